@@ -1,0 +1,25 @@
+//! Baton's wire contracts between services: one module per `baton.<context>.v1` package.
+//!
+//! Services never depend on each other's crates; they meet here, through these generated
+//! clients and servers.
+
+/// Messages shared by several contexts.
+pub mod common {
+    pub mod v1 {
+        tonic::include_proto!("baton.common.v1");
+    }
+}
+
+/// The session-registry context.
+pub mod registry {
+    pub mod v1 {
+        tonic::include_proto!("baton.registry.v1");
+    }
+}
+
+/// The protobuf timestamp type every context uses.
+pub use prost_types::Timestamp;
+
+/// Encoded `FileDescriptorSet` of every Baton proto, for gRPC server reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/baton_descriptor.bin"));

@@ -1,0 +1,320 @@
+//! gRPC plumbing every service and client shares.
+//!
+//! Inbound: [`serve`] wraps a service's routes in one tower stack (trace, service token, global
+//! concurrency limit, per-request timeout, load shedding) and registers health and reflection.
+//! Handlers read the caller's tenant and "now" with [`CallContext::from_request`].
+//!
+//! Outbound: [`Outbound::request`] stamps every call with the service token, the tenant, the
+//! test instant (when the test clock is on) and the current W3C trace context.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use subtle::ConstantTimeEq;
+use tokio::net::TcpListener;
+use tonic::body::Body;
+use tonic::server::NamedService;
+use tonic::service::Routes;
+use tonic::transport::server::TcpIncoming;
+use tonic::transport::{Channel, Endpoint, Server};
+use tonic::{Request, Status};
+use tower::{Layer, Service};
+use tracing::Instrument;
+use uuid::Uuid;
+
+use crate::clock::{Clock, TEST_NOW_KEY};
+use crate::config::Secret;
+use crate::error::ApiError;
+use crate::telemetry;
+
+/// Metadata key naming the tenant a call acts for.
+pub const TENANT_KEY: &str = "x-baton-tenant";
+
+/// Settings of a gRPC server.
+#[derive(Debug, Clone)]
+pub struct ServerSettings {
+    /// Bearer token every call must carry.
+    pub service_token: Secret,
+    /// Longest a single call may run before it is cancelled.
+    pub request_timeout: Duration,
+    /// Most calls in flight across all connections; beyond it, calls are shed.
+    pub max_concurrent_requests: usize,
+}
+
+impl ServerSettings {
+    pub fn new(service_token: Secret) -> ServerSettings {
+        ServerSettings {
+            service_token,
+            request_timeout: Duration::from_secs(10),
+            max_concurrent_requests: 512,
+        }
+    }
+}
+
+/// Serves `routes` on `listener` until `shutdown` resolves, with health and reflection added.
+/// `service_name` is the fully-qualified gRPC name reported SERVING to health checks.
+pub async fn serve<S>(
+    listener: TcpListener,
+    settings: ServerSettings,
+    service: S,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), tonic::transport::Error>
+where
+    S: Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
+        + NamedService
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+{
+    let (health_reporter, health_service) = tonic_health::server::health_reporter();
+    health_reporter.set_service_status(S::NAME, tonic_health::ServingStatus::Serving).await;
+    health_reporter.set_service_status("", tonic_health::ServingStatus::Serving).await;
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(baton_proto::FILE_DESCRIPTOR_SET)
+        .build_v1()
+        .map_err(|error| {
+            tracing::error!(error = %error, "reflection descriptor set invalid");
+        })
+        .ok();
+    let mut routes = Routes::new(service).add_service(health_service);
+    if let Some(reflection) = reflection {
+        routes = routes.add_service(reflection);
+    }
+    Server::builder()
+        // Cancel a call that outlives its budget rather than hold a connection forever.
+        .timeout(settings.request_timeout)
+        // Refuse work when the limit below is saturated instead of queueing without bound.
+        .load_shed(true)
+        // Span first so that refusals and auth failures are traced too.
+        .layer(TraceLayer)
+        // Then the service token: nothing unauthenticated reaches a handler.
+        .layer(ServiceTokenLayer::new(settings.service_token))
+        // Bound the calls in flight across every connection.
+        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
+            settings.max_concurrent_requests,
+        ))
+        .add_routes(routes)
+        .serve_with_incoming_shutdown(TcpIncoming::from(listener), shutdown)
+        .await
+}
+
+/// What a handler needs from the call's metadata: who it acts for and when "now" is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallContext {
+    pub tenant_id: Uuid,
+    pub now: DateTime<Utc>,
+}
+
+impl CallContext {
+    /// Reads the tenant (required) and the test instant (honoured only in test-clock mode).
+    pub fn from_request<T>(request: &Request<T>, clock: &Clock) -> Result<CallContext, Status> {
+        let metadata = request.metadata();
+        let tenant_id = metadata
+            .get(TENANT_KEY)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|text| Uuid::parse_str(text).ok())
+            .ok_or_else(|| {
+                Status::from(ApiError::invalid_input(format!(
+                    "metadata {TENANT_KEY} must be a tenant uuid"
+                )))
+            })?;
+        let test_now = metadata.get(TEST_NOW_KEY).and_then(|value| value.to_str().ok());
+        let now = clock.now_for(test_now).map_err(Status::from)?;
+        Ok(CallContext { tenant_id, now })
+    }
+}
+
+/// Stamps outgoing calls with the service token, tenant, test instant and trace context.
+#[derive(Debug, Clone)]
+pub struct Outbound {
+    authorization: Arc<str>,
+}
+
+/// The identity and clock of one outgoing call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboundCall {
+    pub tenant_id: Uuid,
+    /// The test instant to forward (only ever set when the caller runs the test clock).
+    pub test_now: Option<String>,
+}
+
+impl Outbound {
+    pub fn new(service_token: &Secret) -> Outbound {
+        Outbound {
+            authorization: Arc::from(format!("Bearer {}", service_token.expose())),
+        }
+    }
+
+    /// Wraps `message` in a request carrying the call's metadata.
+    pub fn request<T>(&self, call: &OutboundCall, message: T) -> Request<T> {
+        let mut request = Request::new(message);
+        let metadata = request.metadata_mut();
+        if let Ok(value) = self.authorization.parse() {
+            metadata.insert("authorization", value);
+        }
+        if let Ok(value) = call.tenant_id.to_string().parse() {
+            metadata.insert(TENANT_KEY, value);
+        }
+        if let Some(value) = call.test_now.as_deref().and_then(|text| text.parse().ok()) {
+            metadata.insert(TEST_NOW_KEY, value);
+        }
+        telemetry::inject_current_into_metadata(metadata);
+        request
+    }
+}
+
+/// A lazily-connecting channel to `address` (`host:port` or a full `http://` URI).
+pub fn channel(address: &str) -> Result<Channel, ApiError> {
+    let uri = if address.contains("://") {
+        address.to_string()
+    } else {
+        format!("http://{address}")
+    };
+    let endpoint = Endpoint::from_shared(uri)
+        .map_err(|error| ApiError::internal(format!("invalid service address: {error}")))?
+        .connect_timeout(Duration::from_secs(3))
+        .timeout(Duration::from_secs(10))
+        .tcp_nodelay(true)
+        .http2_keep_alive_interval(Duration::from_secs(30))
+        .keep_alive_while_idle(true);
+    Ok(endpoint.connect_lazy())
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// Rejects calls without `authorization: Bearer <service token>` (health checks exempt, so
+/// orchestrators can probe without the secret).
+#[derive(Clone)]
+pub struct ServiceTokenLayer {
+    expected: Arc<[u8]>,
+}
+
+impl ServiceTokenLayer {
+    pub fn new(token: Secret) -> ServiceTokenLayer {
+        ServiceTokenLayer {
+            expected: Arc::from(format!("Bearer {}", token.expose()).into_bytes()),
+        }
+    }
+}
+
+impl<S> Layer<S> for ServiceTokenLayer {
+    type Service = ServiceTokenService<S>;
+
+    fn layer(&self, inner: S) -> ServiceTokenService<S> {
+        ServiceTokenService {
+            inner,
+            expected: self.expected.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct ServiceTokenService<S> {
+    inner: S,
+    expected: Arc<[u8]>,
+}
+
+impl<S, B> Service<http::Request<B>> for ServiceTokenService<S>
+where
+    S: Service<http::Request<B>, Response = http::Response<Body>> + Send,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = http::Response<Body>;
+    type Error = S::Error;
+    type Future = BoxFuture<Result<http::Response<Body>, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let exempt = request.uri().path().starts_with("/grpc.health.v1.Health/");
+        let presented = request
+            .headers()
+            .get("authorization")
+            .map(|value| value.as_bytes())
+            .unwrap_or_default();
+        let authorized = exempt || bool::from(presented.ct_eq(&self.expected));
+        if !authorized {
+            let status = Status::unauthenticated("missing or invalid service token");
+            return Box::pin(async move { Ok(status.into_http()) });
+        }
+        Box::pin(self.inner.call(request))
+    }
+}
+
+/// Opens one server span per call, parented on the caller's W3C trace context.
+#[derive(Clone, Copy)]
+pub struct TraceLayer;
+
+impl<S> Layer<S> for TraceLayer {
+    type Service = TraceService<S>;
+
+    fn layer(&self, inner: S) -> TraceService<S> {
+        TraceService { inner }
+    }
+}
+
+#[derive(Clone)]
+pub struct TraceService<S> {
+    inner: S,
+}
+
+impl<S, B> Service<http::Request<B>> for TraceService<S>
+where
+    S: Service<http::Request<B>, Response = http::Response<Body>> + Send,
+    S::Future: Send + 'static,
+    S::Error: Send + 'static,
+{
+    type Response = http::Response<Body>;
+    type Error = S::Error;
+    type Future = BoxFuture<Result<http::Response<Body>, S::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let path = request.uri().path();
+        let (service, method) = path
+            .trim_start_matches('/')
+            .split_once('/')
+            .unwrap_or((path, ""));
+        let span = tracing::info_span!(
+            "grpc.server",
+            otel.name = %format!("{service}/{method}"),
+            otel.kind = "server",
+            rpc.system = "grpc",
+            rpc.service = %service,
+            rpc.method = %method,
+            rpc.grpc.status_code = tracing::field::Empty,
+        );
+        telemetry::set_parent_from_headers(&span, request.headers());
+        let future = self.inner.call(request);
+        let record_span = span.clone();
+        Box::pin(
+            async move {
+                let result = future.await;
+                if let Ok(response) = &result {
+                    let code = response
+                        .headers()
+                        .get("grpc-status")
+                        .and_then(|value| value.to_str().ok())
+                        .unwrap_or("0")
+                        .to_string();
+                    record_span.record("rpc.grpc.status_code", code.as_str());
+                }
+                result
+            }
+            .instrument(span),
+        )
+    }
+}

@@ -1,0 +1,23 @@
+//! `baton-kit`: what every Baton service shares.
+//!
+//! Config from the environment, telemetry, database helpers (pool, tenant transaction,
+//! per-context migrations), gRPC plumbing (server stack, call context, outbound metadata), the
+//! error-code table both transports answer from, the clock, text rules shared by contexts and
+//! shutdown signals. Nothing here knows a domain.
+
+pub mod clock;
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod grpc;
+pub mod selector;
+pub mod shutdown;
+pub mod telemetry;
+pub mod text;
+
+pub use clock::Clock;
+pub use config::{ConfigError, Env, Secret};
+pub use error::{ApiError, ErrorCode};
+
+#[cfg(feature = "testing")]
+pub mod testing;

@@ -1,0 +1,213 @@
+//! The gRPC adapter: turns `baton.registry.v1` requests into validated commands, calls the
+//! registry, and turns answers and domain errors back into messages and `Status`.
+
+use tonic::{Request, Response, Status};
+
+use baton_kit::clock::{to_timestamp, Clock};
+use baton_kit::error::ApiError;
+use baton_kit::grpc::CallContext;
+use baton_kit::selector::Selector;
+use baton_proto::common::v1 as common;
+use baton_proto::registry::v1 as proto;
+use baton_proto::registry::v1::session_registry_server::SessionRegistry;
+
+use crate::decide::OpenCommand;
+use crate::service::Registry;
+use crate::session::{Liveness, Session, Source};
+use crate::validate;
+
+/// The `SessionRegistry` gRPC service.
+#[derive(Debug, Clone)]
+pub struct RegistryGrpc {
+    registry: Registry,
+    clock: Clock,
+}
+
+impl RegistryGrpc {
+    pub fn new(registry: Registry, clock: Clock) -> RegistryGrpc {
+        RegistryGrpc { registry, clock }
+    }
+}
+
+fn key_of(key: Option<&proto::SessionKey>) -> Result<(String, String), ApiError> {
+    let key = key.ok_or_else(|| ApiError::invalid_input("key is required"))?;
+    validate::natural_key(&key.agent, &key.session_id)
+}
+
+fn source_from_proto(value: i32) -> Result<Source, ApiError> {
+    match proto::Source::try_from(value) {
+        Ok(proto::Source::Startup) => Ok(Source::Startup),
+        Ok(proto::Source::Resume) => Ok(Source::Resume),
+        _ => Err(ApiError::invalid_input("source must be startup or resume")),
+    }
+}
+
+fn source_to_proto(source: Source) -> proto::Source {
+    match source {
+        Source::Startup => proto::Source::Startup,
+        Source::Resume => proto::Source::Resume,
+    }
+}
+
+fn open_command(request: &proto::OpenRequest) -> Result<OpenCommand, ApiError> {
+    let (agent, session_id) = key_of(request.key.as_ref())?;
+    let briefed_memories = match &request.briefed_memories {
+        None => None,
+        Some(briefed) => {
+            validate::briefed_count(briefed.items.len())?;
+            let rows = briefed
+                .items
+                .iter()
+                .map(|row| validate::briefed_memory(&row.id, &row.topic, &row.status))
+                .collect::<Result<Vec<_>, _>>()?;
+            Some(rows)
+        }
+    };
+    Ok(OpenCommand {
+        agent,
+        session_id,
+        source: source_from_proto(request.source)?,
+        project: validate::optional_project(request.project.as_deref())?,
+        scope: validate::optional_scope(request.scope.as_deref())?,
+        selector: Selector::from_proto(request.selector.clone())?,
+        briefed_memories,
+    })
+}
+
+fn liveness_to_proto(liveness: Liveness) -> proto::Liveness {
+    match liveness {
+        Liveness::Live => proto::Liveness::Live,
+        Liveness::Stale => proto::Liveness::Stale,
+        Liveness::ClosedExplicitly => proto::Liveness::ClosedExplicitly,
+        Liveness::ClosedImplicitly => proto::Liveness::ClosedImplicitly,
+    }
+}
+
+fn session_to_proto(session: &Session, liveness: Liveness) -> proto::Session {
+    proto::Session {
+        session_run_id: session.id.to_string(),
+        agent: session.agent.clone(),
+        session_id: session.session_id.clone(),
+        source: source_to_proto(session.source).into(),
+        project: session.project.clone(),
+        scope: session.scope.clone(),
+        selector: Some(session.selector.to_proto()),
+        activation_epoch: session.activation_epoch,
+        opened_at: Some(to_timestamp(session.opened_at)),
+        closed_at: session.closed_at.map(to_timestamp),
+        last_seen_at: Some(to_timestamp(session.last_seen_at)),
+        briefing_delivered_at: session.briefing_delivered_at.map(to_timestamp),
+        briefed_memories: session
+            .briefed_memories
+            .iter()
+            .map(|row| common::BriefedMemory {
+                id: row.id.to_string(),
+                topic: row.topic.clone(),
+                status: row.status.clone(),
+            })
+            .collect(),
+        liveness: liveness_to_proto(liveness).into(),
+    }
+}
+
+#[tonic::async_trait]
+impl SessionRegistry for RegistryGrpc {
+    #[tracing::instrument(name = "registry.open", skip_all, fields(created, reopened))]
+    async fn open(
+        &self,
+        request: Request<proto::OpenRequest>,
+    ) -> Result<Response<proto::OpenResponse>, Status> {
+        let call = CallContext::from_request(&request, &self.clock)?;
+        let command = open_command(request.get_ref())?;
+        let opened = self.registry.open(call.tenant_id, &command, call.now).await?;
+        tracing::Span::current()
+            .record("created", opened.created)
+            .record("reopened", opened.reopened);
+        let session = &opened.session;
+        Ok(Response::new(proto::OpenResponse {
+            session_run_id: session.id.to_string(),
+            activation_epoch: session.activation_epoch,
+            source: source_to_proto(command.source).into(),
+            created: opened.created,
+            reopened: opened.reopened,
+            opened_at: Some(to_timestamp(session.opened_at)),
+            last_seen_at: Some(to_timestamp(session.last_seen_at)),
+            briefing_delivered_at: session.briefing_delivered_at.map(to_timestamp),
+        }))
+    }
+
+    #[tracing::instrument(name = "registry.heartbeat", skip_all, fields(resurrected))]
+    async fn heartbeat(
+        &self,
+        request: Request<proto::HeartbeatRequest>,
+    ) -> Result<Response<proto::HeartbeatResponse>, Status> {
+        let call = CallContext::from_request(&request, &self.clock)?;
+        let message = request.get_ref();
+        let (agent, session_id) = key_of(message.key.as_ref())?;
+        if let Some(excerpt) = &message.last_message_excerpt {
+            validate::excerpt(excerpt)?;
+        }
+        let beat = self
+            .registry
+            .heartbeat(
+                call.tenant_id,
+                &agent,
+                &session_id,
+                message.last_message_excerpt.as_deref(),
+                call.now,
+            )
+            .await?;
+        tracing::Span::current().record("resurrected", beat.resurrected);
+        Ok(Response::new(proto::HeartbeatResponse {
+            session_run_id: beat.id.to_string(),
+            activation_epoch: beat.activation_epoch,
+            last_seen_at: Some(to_timestamp(beat.last_seen_at)),
+            resurrected: beat.resurrected,
+        }))
+    }
+
+    #[tracing::instrument(name = "registry.close", skip_all, fields(already_closed))]
+    async fn close(
+        &self,
+        request: Request<proto::CloseRequest>,
+    ) -> Result<Response<proto::CloseResponse>, Status> {
+        let call = CallContext::from_request(&request, &self.clock)?;
+        let (agent, session_id) = key_of(request.get_ref().key.as_ref())?;
+        let closed = self
+            .registry
+            .close(call.tenant_id, &agent, &session_id, call.now)
+            .await?;
+        tracing::Span::current().record("already_closed", closed.already_closed);
+        Ok(Response::new(proto::CloseResponse {
+            session_run_id: closed.id.to_string(),
+            activation_epoch: closed.activation_epoch,
+            closed_at: Some(to_timestamp(closed.closed_at)),
+            already_closed: closed.already_closed,
+        }))
+    }
+
+    #[tracing::instrument(name = "registry.get_session", skip_all)]
+    async fn get_session(
+        &self,
+        request: Request<proto::GetSessionRequest>,
+    ) -> Result<Response<proto::GetSessionResponse>, Status> {
+        let call = CallContext::from_request(&request, &self.clock)?;
+        let session = match &request.get_ref().lookup {
+            Some(proto::get_session_request::Lookup::SessionRunId(text)) => {
+                let id = baton_kit::text::session_run_id("sessionRunId", text)?;
+                self.registry.get_by_id(call.tenant_id, id).await?
+            }
+            Some(proto::get_session_request::Lookup::Key(key)) => {
+                let (agent, session_id) = key_of(Some(key))?;
+                self.registry
+                    .get_by_key(call.tenant_id, &agent, &session_id)
+                    .await?
+            }
+            None => return Err(ApiError::invalid_input("lookup is required").into()),
+        };
+        let liveness = self.registry.lease().of(&session, call.now);
+        Ok(Response::new(proto::GetSessionResponse {
+            session: Some(session_to_proto(&session, liveness)),
+        }))
+    }
+}

@@ -1,0 +1,202 @@
+//! The registry's operations: validate nothing (the adapter did), decide with the pure
+//! functions of [`crate::decide`], apply under the row lock, commit once.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use baton_kit::db::begin_tenant;
+use baton_kit::error::ApiError;
+
+use crate::decide::{self, CloseDecision, HeartbeatDecision, OpenCommand, OpenDecision};
+use crate::session::{Lease, Session};
+use crate::store;
+
+/// The registry's state: its pool and lease.
+#[derive(Debug, Clone)]
+pub struct Registry {
+    pool: PgPool,
+    lease: Lease,
+}
+
+/// The answer to an open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opened {
+    pub session: Session,
+    pub created: bool,
+    pub reopened: bool,
+}
+
+/// The answer to a heartbeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Beat {
+    pub id: Uuid,
+    pub activation_epoch: i64,
+    pub last_seen_at: DateTime<Utc>,
+    pub resurrected: bool,
+}
+
+/// The answer to a close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed {
+    pub id: Uuid,
+    pub activation_epoch: i64,
+    pub closed_at: DateTime<Utc>,
+    pub already_closed: bool,
+}
+
+impl Registry {
+    pub fn new(pool: PgPool, lease: Lease) -> Registry {
+        Registry { pool, lease }
+    }
+
+    pub fn lease(&self) -> Lease {
+        self.lease
+    }
+
+    /// Table A. The tenant+project advisory lock is taken first (on the row's frozen project
+    /// when the row exists), then the row lock; the insert races resolve through the unique
+    /// natural key, after which the loser decides against the winner's row.
+    pub async fn open(
+        &self,
+        tenant_id: Uuid,
+        command: &OpenCommand,
+        now: DateTime<Utc>,
+    ) -> Result<Opened, ApiError> {
+        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
+        let existing_project =
+            store::project_of(&mut transaction, tenant_id, &command.agent, &command.session_id)
+                .await?;
+        let lock_project = match &existing_project {
+            Some(project) => project.as_deref(),
+            None => command.project.as_deref(),
+        };
+        store::lock_project(&mut transaction, tenant_id, lock_project).await?;
+        if existing_project.is_none() {
+            let fresh = decide::new_session(Uuid::now_v7(), command, now);
+            if let Some(inserted) =
+                store::insert_if_absent(&mut transaction, tenant_id, &fresh).await?
+            {
+                transaction.commit().await?;
+                return Ok(Opened {
+                    session: inserted,
+                    created: true,
+                    reopened: false,
+                });
+            }
+        }
+        let row = store::lock_by_key(&mut transaction, tenant_id, &command.agent, &command.session_id)
+            .await?
+            .ok_or_else(|| ApiError::internal("session row vanished under its lock"))?;
+        let decision = decide::decide_open(Some(&row), command, now, self.lease);
+        if decision == OpenDecision::Conflict {
+            return Err(ApiError::conflict(
+                "session already open with a different project, scope or selector",
+            ));
+        }
+        let next = decide::transition_open(&row, decision, command, now);
+        store::update(&mut transaction, tenant_id, &next).await?;
+        transaction.commit().await?;
+        Ok(Opened {
+            session: next,
+            created: false,
+            reopened: matches!(decision, OpenDecision::Reopen { .. }),
+        })
+    }
+
+    /// Table B. A live row is refreshed in one statement; anything else (absent, closed, stale,
+    /// or closed between the two) takes the locked path and resurrects exactly once.
+    pub async fn heartbeat(
+        &self,
+        tenant_id: Uuid,
+        agent: &str,
+        session_id: &str,
+        excerpt: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Beat, ApiError> {
+        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
+        let cutoff = now - self.lease.duration;
+        if let Some(refreshed) = store::refresh_if_live(
+            &mut transaction,
+            tenant_id,
+            agent,
+            session_id,
+            now,
+            cutoff,
+            excerpt,
+        )
+        .await?
+        {
+            transaction.commit().await?;
+            return Ok(Beat {
+                id: refreshed.id,
+                activation_epoch: refreshed.activation_epoch,
+                last_seen_at: refreshed.last_seen_at,
+                resurrected: false,
+            });
+        }
+        let row = store::lock_by_key(&mut transaction, tenant_id, agent, session_id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("no session with that agent and sessionId"))?;
+        let decision = decide::decide_heartbeat(&row, now, self.lease);
+        let next = decide::transition_heartbeat(&row, decision, now);
+        store::update(&mut transaction, tenant_id, &next).await?;
+        if let Some(excerpt) = excerpt {
+            store::set_excerpt(&mut transaction, tenant_id, row.id, excerpt).await?;
+        }
+        transaction.commit().await?;
+        Ok(Beat {
+            id: next.id,
+            activation_epoch: next.activation_epoch,
+            last_seen_at: next.last_seen_at,
+            resurrected: decision == HeartbeatDecision::Resurrect,
+        })
+    }
+
+    /// Table C.
+    pub async fn close(
+        &self,
+        tenant_id: Uuid,
+        agent: &str,
+        session_id: &str,
+        now: DateTime<Utc>,
+    ) -> Result<Closed, ApiError> {
+        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
+        let row = store::lock_by_key(&mut transaction, tenant_id, agent, session_id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("no session with that agent and sessionId"))?;
+        let decision = decide::decide_close(&row);
+        let next = decide::transition_close(&row, decision, now);
+        if decision == CloseDecision::Stamp {
+            store::update(&mut transaction, tenant_id, &next).await?;
+        }
+        transaction.commit().await?;
+        Ok(Closed {
+            id: next.id,
+            activation_epoch: next.activation_epoch,
+            closed_at: next.closed_at.unwrap_or(now),
+            already_closed: decision == CloseDecision::AlreadyClosed,
+        })
+    }
+
+    /// A row by run id (read-only: no lease refresh).
+    pub async fn get_by_id(&self, tenant_id: Uuid, id: Uuid) -> Result<Session, ApiError> {
+        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
+        let row = store::find_by_id(&mut transaction, tenant_id, id).await?;
+        transaction.commit().await?;
+        row.ok_or_else(|| ApiError::not_found("no session with that sessionRunId"))
+    }
+
+    /// A row by natural key (read-only: no lease refresh).
+    pub async fn get_by_key(
+        &self,
+        tenant_id: Uuid,
+        agent: &str,
+        session_id: &str,
+    ) -> Result<Session, ApiError> {
+        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
+        let row = store::find_by_key(&mut transaction, tenant_id, agent, session_id).await?;
+        transaction.commit().await?;
+        row.ok_or_else(|| ApiError::not_found("no session with that agent and sessionId"))
+    }
+}

@@ -1,0 +1,79 @@
+//! Field rules of the registry's inputs (CONTRACT sections 1–4). Whatever transport a request
+//! arrives on, it passes through here before any decision.
+
+use baton_kit::error::ApiError;
+use baton_kit::text;
+
+use crate::session::BriefedMemory;
+
+/// Most briefed rows one open may stamp (MAX_BRIEFED_MEMORIES).
+pub const MAX_BRIEFED_MEMORIES: usize = 100;
+/// Longest heartbeat excerpt in UTF-16 units (MAX_SESSION_EXCERPT_LENGTH).
+pub const MAX_EXCERPT_LENGTH: usize = 4000;
+
+/// The natural key, trimmed and checked.
+pub fn natural_key(agent: &str, session_id: &str) -> Result<(String, String), ApiError> {
+    Ok((text::agent(agent)?, text::session_id(session_id)?))
+}
+
+/// An optional project facet (trimmed 1..256).
+pub fn optional_project(project: Option<&str>) -> Result<Option<String>, ApiError> {
+    project.map(text::project).transpose()
+}
+
+/// An optional scope facet (slug 1..64, not trimmed).
+pub fn optional_scope(scope: Option<&str>) -> Result<Option<String>, ApiError> {
+    scope.map(text::scope).transpose()
+}
+
+/// One briefed row: uuid id (lower-cased), topic trimmed 1..256, status trimmed 1..64.
+pub fn briefed_memory(id: &str, topic: &str, status: &str) -> Result<BriefedMemory, ApiError> {
+    Ok(BriefedMemory {
+        id: text::session_run_id("briefedMemories[].id", id)?,
+        topic: text::trimmed("briefedMemories[].topic", topic, 256)?,
+        status: text::trimmed("briefedMemories[].status", status, 64)?,
+    })
+}
+
+/// At most [`MAX_BRIEFED_MEMORIES`] rows.
+pub fn briefed_count(count: usize) -> Result<(), ApiError> {
+    if count > MAX_BRIEFED_MEMORIES {
+        return Err(ApiError::invalid_input(format!(
+            "briefedMemories holds at most {MAX_BRIEFED_MEMORIES} rows"
+        )));
+    }
+    Ok(())
+}
+
+/// The excerpt: 1..4000 UTF-16 units, stored as sent (not trimmed).
+pub fn excerpt(text_value: &str) -> Result<(), ApiError> {
+    text::bounded("lastMessageExcerpt", text_value, MAX_EXCERPT_LENGTH)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_bounds_count_utf16_units() {
+        assert!(excerpt(&"a".repeat(4000)).is_ok());
+        assert!(excerpt(&"a".repeat(4001)).is_err());
+        assert!(excerpt("").is_err());
+        assert!(excerpt("   ").is_ok(), "not trimmed");
+        assert!(excerpt(&"😀".repeat(2000)).is_ok());
+        assert!(excerpt(&format!("{}a", "😀".repeat(2000))).is_err());
+    }
+
+    #[test]
+    fn briefed_rows_are_trimmed_and_lower_cased() {
+        let row = briefed_memory("0190B3A4-7D2E-7C41-9A3B-2F1E4D5C6B7A", "  ship it ", " open ")
+            .expect("valid");
+        assert_eq!(row.id.to_string(), "0190b3a4-7d2e-7c41-9a3b-2f1e4d5c6b7a");
+        assert_eq!(row.topic, "ship it");
+        assert_eq!(row.status, "open");
+        assert!(briefed_memory("nope", "t", "s").is_err());
+        assert!(briefed_memory("0190b3a4-7d2e-7c41-9a3b-2f1e4d5c6b7a", " ", "s").is_err());
+        assert!(briefed_count(100).is_ok());
+        assert!(briefed_count(101).is_err());
+    }
+}
