@@ -1,1 +1,61 @@
-fn main() {}
+//! `baton`: serve any Baton service (or all of them in one process), migrate the database, and
+//! administer tenants. This is the only place services are composed.
+
+mod migrate;
+mod serve;
+mod tenant;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "baton",
+    version,
+    about = "Baton: session continuity for AI coding agents"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one service, or every service in one process.
+    Serve {
+        #[arg(value_enum)]
+        target: serve::Target,
+        /// Skip creating roles and schemas and applying migrations at start.
+        #[arg(long)]
+        no_migrate: bool,
+    },
+    /// Create roles and schemas and apply every context's migrations (idempotent).
+    Migrate,
+    /// Administer tenants.
+    Tenant {
+        #[command(subcommand)]
+        command: TenantCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TenantCommand {
+    /// Create a tenant and print `{"tenantId": ..., "apiKey": ...}` once; the key is never
+    /// stored in clear and cannot be shown again.
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let env = baton_kit::config::Env::from_process();
+    match cli.command {
+        Command::Serve { target, no_migrate } => serve::run(&env, target, !no_migrate).await,
+        Command::Migrate => migrate::run(&env).await,
+        Command::Tenant {
+            command: TenantCommand::Create { name },
+        } => tenant::create(&env, &name).await,
+    }
+}

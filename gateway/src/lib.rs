@@ -1,0 +1,133 @@
+//! `baton-gateway`: the hook-facing REST API (CONTRACT.md), translated into gRPC calls on the
+//! services behind it. It owns only who is calling (schema `gateway`: tenants and API keys);
+//! every domain answer comes from a service.
+
+pub mod auth;
+pub mod config;
+pub mod health;
+pub mod http_layers;
+pub mod keys;
+pub mod openapi;
+pub mod rate_limit;
+pub mod response;
+pub mod routes;
+pub mod state;
+pub mod strict;
+pub mod tenants;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::middleware::{from_fn, from_fn_with_state};
+use axum::routing::{get, post};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use baton_kit::clock::Clock;
+use baton_kit::db::{self, ContextDb};
+use baton_kit::error::ApiError;
+use baton_kit::grpc::{self, Outbound};
+use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
+
+pub use config::GatewayConfig;
+
+use crate::auth::KeyResolver;
+use crate::http_layers::Limits;
+use crate::rate_limit::RateLimiter;
+use crate::routes::sessions;
+use crate::state::AppState;
+
+/// The gateway's place in the database.
+pub const DB: ContextDb = ContextDb {
+    schema: "gateway",
+    owner_role: "baton_gateway_owner",
+    runtime_role: "baton_gateway",
+};
+
+/// The gateway's migrations, embedded at build time.
+pub fn migrator() -> sqlx::migrate::Migrator {
+    sqlx::migrate!("./migrations")
+}
+
+/// Errors that stop the gateway.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Database(#[from] db::DbError),
+    #[error(transparent)]
+    Client(#[from] ApiError),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// The whole HTTP surface. Layers, outermost first: request span and metrics, then in-flight
+/// bound, timeout and body limit; `/api/v1` routes add rate limit and API-key auth before any
+/// body is read.
+pub fn router(state: AppState, limits: Limits) -> Router {
+    let api = Router::new()
+        .route("/agent-sessions/open", post(sessions::open))
+        .route("/agent-sessions/heartbeat", post(sessions::heartbeat))
+        .route("/agent-sessions/close", post(sessions::close))
+        .route("/agent-sessions/{session_run_id}", get(sessions::row))
+        .fallback(response::not_found)
+        .method_not_allowed_fallback(response::method_not_allowed)
+        .layer(from_fn_with_state(state.clone(), auth::require_api_key))
+        // Added after the auth layer, so it stays public.
+        .route("/openapi.json", get(openapi::document));
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .nest("/api/v1", api)
+        .fallback(response::not_found)
+        .layer(from_fn_with_state(limits, http_layers::limits))
+        .layer(from_fn(http_layers::trace))
+        .with_state(state)
+}
+
+/// Builds the shared state: database pool, service clients, key cache, rate limiter.
+pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
+    let pool = db::connect_runtime(
+        &config.common.database_url,
+        config.database_url.as_deref(),
+        &DB,
+        config.common.database_max_connections,
+    )
+    .await?;
+    let registry_channel = grpc::channel(&config.registry_addr)?;
+    Ok(AppState {
+        registry: SessionRegistryClient::new(registry_channel.clone()),
+        registry_channel,
+        keys: KeyResolver::new(pool.clone(), config.key_cache_ttl),
+        pool,
+        outbound: Outbound::new(&config.common.service_token),
+        clock: Clock::new(config.common.test_clock),
+        limiter: Arc::new(RateLimiter::new(
+            config.rate_limit_requests,
+            config.rate_limit_window,
+        )),
+    })
+}
+
+/// Serves the gateway on an already-bound listener until `shutdown` resolves, then drains.
+pub async fn serve(
+    config: GatewayConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    let state = state(&config).await?;
+    let limits = Limits {
+        body_limit: config.body_limit,
+        request_timeout: config.request_timeout,
+        in_flight: Arc::new(Semaphore::new(config.max_in_flight)),
+    };
+    let app = router(state, limits);
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await?;
+    Ok(())
+}

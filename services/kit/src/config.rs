@@ -92,7 +92,13 @@ impl Env {
     }
 
     /// An integer within `[min, max]`.
-    pub fn bounded_u64(&self, key: &str, default: u64, min: u64, max: u64) -> Result<u64, ConfigError> {
+    pub fn bounded_u64(
+        &self,
+        key: &str,
+        default: u64,
+        min: u64,
+        max: u64,
+    ) -> Result<u64, ConfigError> {
         let value = self.parse(key, default)?;
         if value < min || value > max {
             return Err(ConfigError::new(
@@ -207,7 +213,10 @@ pub const DEFAULT_DATABASE_URL: &str = "postgres://127.0.0.1:5432/baton";
 impl CommonConfig {
     pub fn from_env(env: &Env) -> Result<CommonConfig, ConfigError> {
         let service_token = env.secret("BATON_SERVICE_TOKEN").ok_or_else(|| {
-            ConfigError::new("BATON_SERVICE_TOKEN", "required (shared secret for internal gRPC)")
+            ConfigError::new(
+                "BATON_SERVICE_TOKEN",
+                "required (shared secret for internal gRPC)",
+            )
         })?;
         if service_token.expose().len() < MIN_SERVICE_TOKEN_LEN {
             return Err(ConfigError::new(
@@ -219,8 +228,12 @@ impl CommonConfig {
             database_url: env.string("BATON_DATABASE_URL", DEFAULT_DATABASE_URL),
             service_token,
             test_clock: env.bool("BATON_TEST_CLOCK", false)?,
-            database_max_connections: env.bounded_u64("BATON_DATABASE_MAX_CONNECTIONS", 16, 1, 1000)?
-                as u32,
+            database_max_connections: env.bounded_u64(
+                "BATON_DATABASE_MAX_CONNECTIONS",
+                16,
+                1,
+                1000,
+            )? as u32,
         })
     }
 }
@@ -236,8 +249,14 @@ mod tests {
             env.duration("A", Duration::ZERO),
             Ok(Duration::from_secs(86_400))
         );
-        assert_eq!(env.duration("B", Duration::ZERO), Ok(Duration::from_secs(90)));
-        assert_eq!(env.duration("D", Duration::from_secs(5)), Ok(Duration::from_secs(5)));
+        assert_eq!(
+            env.duration("B", Duration::ZERO),
+            Ok(Duration::from_secs(90))
+        );
+        assert_eq!(
+            env.duration("D", Duration::from_secs(5)),
+            Ok(Duration::from_secs(5))
+        );
         let error = env.duration("C", Duration::ZERO).expect_err("malformed");
         assert_eq!(error.key, "C");
     }

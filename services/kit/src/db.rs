@@ -46,16 +46,14 @@ fn options(url: &str) -> Result<PgConnectOptions, DbError> {
 
 /// The database name a URL points at (`baton` by default).
 pub fn database_name(url: &str) -> Result<String, DbError> {
-    Ok(options(url)?
-        .get_database()
-        .unwrap_or("baton")
-        .to_string())
+    Ok(options(url)?.get_database().unwrap_or("baton").to_string())
 }
 
 /// Creates the URL's database when it does not exist yet (connecting to `postgres` to do so).
 pub async fn ensure_database(admin_url: &str) -> Result<(), DbError> {
     let name = database_name(admin_url)?;
-    let mut connection = PgConnection::connect_with(&options(admin_url)?.database("postgres")).await?;
+    let mut connection =
+        PgConnection::connect_with(&options(admin_url)?.database("postgres")).await?;
     let exists: bool =
         sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
             .bind(&name)
@@ -63,7 +61,10 @@ pub async fn ensure_database(admin_url: &str) -> Result<(), DbError> {
             .await?;
     if !exists {
         let statement = format!("CREATE DATABASE {}", quote_ident(&name));
-        match sqlx::raw_sql(sqlx::AssertSqlSafe(statement)).execute(&mut connection).await {
+        match sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
+            .execute(&mut connection)
+            .await
+        {
             Ok(_) => {}
             // A concurrent creator won: the database exists, which is all we wanted.
             Err(sqlx::Error::Database(error)) if error.code().as_deref() == Some("42P04") => {}
@@ -77,8 +78,12 @@ pub async fn ensure_database(admin_url: &str) -> Result<(), DbError> {
 /// Drops a database, disconnecting its sessions (tests).
 pub async fn drop_database(admin_url: &str) -> Result<(), DbError> {
     let name = database_name(admin_url)?;
-    let mut connection = PgConnection::connect_with(&options(admin_url)?.database("postgres")).await?;
-    let statement = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", quote_ident(&name));
+    let mut connection =
+        PgConnection::connect_with(&options(admin_url)?.database("postgres")).await?;
+    let statement = format!(
+        "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+        quote_ident(&name)
+    );
     sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
         .execute(&mut connection)
         .await?;
@@ -136,7 +141,9 @@ async fn run_with_retry(connection: &mut PgConnection, statement: String) -> Res
             .await
         {
             Ok(_) => return Ok(()),
-            Err(sqlx::Error::Database(error)) if attempt < 10 && is_concurrent_catalog_error(&*error) => {
+            Err(sqlx::Error::Database(error))
+                if attempt < 10 && is_concurrent_catalog_error(&*error) =>
+            {
                 attempt += 1;
                 tokio::time::sleep(Duration::from_millis(20 * attempt)).await;
             }
@@ -146,7 +153,10 @@ async fn run_with_retry(connection: &mut PgConnection, statement: String) -> Res
 }
 
 fn is_concurrent_catalog_error(error: &dyn sqlx::error::DatabaseError) -> bool {
-    matches!(error.code().as_deref(), Some("XX000") | Some("23505") | Some("40P01"))
+    matches!(
+        error.code().as_deref(),
+        Some("XX000") | Some("23505") | Some("40P01")
+    )
 }
 
 /// Prepares the context and applies its migrations as the owner role, with the migration table

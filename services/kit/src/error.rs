@@ -109,7 +109,9 @@ impl ErrorCode {
 
     /// Parses the contract string back into a code.
     pub fn from_contract_str(text: &str) -> Option<ErrorCode> {
-        ErrorCode::ALL.into_iter().find(|code| code.as_str() == text)
+        ErrorCode::ALL
+            .into_iter()
+            .find(|code| code.as_str() == text)
     }
 
     /// The code a failed RPC stands for: the `x-baton-error` metadata when present, else the
@@ -230,7 +232,11 @@ mod tests {
             (ErrorCode::NotFound, "not_found", 404),
             (ErrorCode::Conflict, "conflict", 409),
             (ErrorCode::DuplicateMemory, "duplicate_memory", 409),
-            (ErrorCode::ResourceLimitExceeded, "resource_limit_exceeded", 409),
+            (
+                ErrorCode::ResourceLimitExceeded,
+                "resource_limit_exceeded",
+                409,
+            ),
             (ErrorCode::InvalidTransition, "invalid_transition", 409),
             (ErrorCode::AccountDeleted, "account_deleted", 410),
             (ErrorCode::RateLimited, "rate_limited", 429),

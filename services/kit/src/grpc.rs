@@ -74,8 +74,12 @@ where
     S::Future: Send + 'static,
 {
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
-    health_reporter.set_service_status(S::NAME, tonic_health::ServingStatus::Serving).await;
-    health_reporter.set_service_status("", tonic_health::ServingStatus::Serving).await;
+    health_reporter
+        .set_service_status(S::NAME, tonic_health::ServingStatus::Serving)
+        .await;
+    health_reporter
+        .set_service_status("", tonic_health::ServingStatus::Serving)
+        .await;
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(baton_proto::FILE_DESCRIPTOR_SET)
         .build_v1()
@@ -125,7 +129,9 @@ impl CallContext {
                     "metadata {TENANT_KEY} must be a tenant uuid"
                 )))
             })?;
-        let test_now = metadata.get(TEST_NOW_KEY).and_then(|value| value.to_str().ok());
+        let test_now = metadata
+            .get(TEST_NOW_KEY)
+            .and_then(|value| value.to_str().ok());
         let now = clock.now_for(test_now).map_err(Status::from)?;
         Ok(CallContext { tenant_id, now })
     }

@@ -128,11 +128,11 @@ mod tests {
 
     #[test]
     fn include_unscoped_defaults_to_false() {
-        let omitted = parse(r#"{"kind":"scope_project","scope":"w","project":"p"}"#).expect("valid");
-        let explicit = parse(
-            r#"{"includeUnscoped":false,"project":"p","scope":"w","kind":"scope_project"}"#,
-        )
-        .expect("valid");
+        let omitted =
+            parse(r#"{"kind":"scope_project","scope":"w","project":"p"}"#).expect("valid");
+        let explicit =
+            parse(r#"{"includeUnscoped":false,"project":"p","scope":"w","kind":"scope_project"}"#)
+                .expect("valid");
         assert_eq!(omitted, explicit);
     }
 

@@ -176,7 +176,11 @@ pub fn transition_open(
 }
 
 /// The row after a heartbeat decision.
-pub fn transition_heartbeat(row: &Session, decision: HeartbeatDecision, now: DateTime<Utc>) -> Session {
+pub fn transition_heartbeat(
+    row: &Session,
+    decision: HeartbeatDecision,
+    now: DateTime<Utc>,
+) -> Session {
     match decision {
         HeartbeatDecision::Refresh => Session {
             last_seen_at: floor(row.last_seen_at, now),

@@ -11,7 +11,10 @@ fn lease() -> Lease {
 }
 
 fn t(hours: i64) -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().expect("valid") + Duration::hours(hours)
+    Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
+        .single()
+        .expect("valid")
+        + Duration::hours(hours)
 }
 
 fn briefed() -> Vec<BriefedMemory> {
@@ -91,21 +94,108 @@ fn open_table_a() {
         ..command(Source::Resume)
     };
     let cases: Vec<(&str, Option<State>, OpenCommand, OpenDecision)> = vec![
-        ("A1 absent startup", None, command(Source::Startup), OpenDecision::Insert),
-        ("A2 absent resume", None, command(Source::Resume), OpenDecision::Insert),
-        ("A3 live startup differ", Some(State::Live), changed_project.clone(), OpenDecision::Conflict),
-        ("A3 stale startup differ", Some(State::Stale), changed_project.clone(), OpenDecision::Conflict),
-        ("A3 explicit startup differ", Some(State::Explicit), changed_project.clone(), OpenDecision::Conflict),
-        ("A3 implicit startup differ", Some(State::Implicit), changed_project, OpenDecision::Conflict),
-        ("A4 live startup equal", Some(State::Live), command(Source::Startup), OpenDecision::Refresh),
-        ("A4 live startup equal with key", Some(State::Live), with_briefing.clone(), OpenDecision::Refresh),
-        ("A5 live resume", Some(State::Live), resume_with_briefing.clone(), OpenDecision::Activate),
-        ("A6 explicit startup", Some(State::Explicit), command(Source::Startup), OpenDecision::Reopen { restamp_briefing: false }),
-        ("A6 implicit startup key", Some(State::Implicit), with_briefing.clone(), OpenDecision::Reopen { restamp_briefing: true }),
-        ("A6 stale startup key", Some(State::Stale), with_briefing, OpenDecision::Reopen { restamp_briefing: true }),
-        ("A7 explicit resume", Some(State::Explicit), resume_with_briefing.clone(), OpenDecision::Reopen { restamp_briefing: false }),
-        ("A7 implicit resume", Some(State::Implicit), command(Source::Resume), OpenDecision::Reopen { restamp_briefing: false }),
-        ("A7 stale resume", Some(State::Stale), resume_with_briefing, OpenDecision::Reopen { restamp_briefing: false }),
+        (
+            "A1 absent startup",
+            None,
+            command(Source::Startup),
+            OpenDecision::Insert,
+        ),
+        (
+            "A2 absent resume",
+            None,
+            command(Source::Resume),
+            OpenDecision::Insert,
+        ),
+        (
+            "A3 live startup differ",
+            Some(State::Live),
+            changed_project.clone(),
+            OpenDecision::Conflict,
+        ),
+        (
+            "A3 stale startup differ",
+            Some(State::Stale),
+            changed_project.clone(),
+            OpenDecision::Conflict,
+        ),
+        (
+            "A3 explicit startup differ",
+            Some(State::Explicit),
+            changed_project.clone(),
+            OpenDecision::Conflict,
+        ),
+        (
+            "A3 implicit startup differ",
+            Some(State::Implicit),
+            changed_project,
+            OpenDecision::Conflict,
+        ),
+        (
+            "A4 live startup equal",
+            Some(State::Live),
+            command(Source::Startup),
+            OpenDecision::Refresh,
+        ),
+        (
+            "A4 live startup equal with key",
+            Some(State::Live),
+            with_briefing.clone(),
+            OpenDecision::Refresh,
+        ),
+        (
+            "A5 live resume",
+            Some(State::Live),
+            resume_with_briefing.clone(),
+            OpenDecision::Activate,
+        ),
+        (
+            "A6 explicit startup",
+            Some(State::Explicit),
+            command(Source::Startup),
+            OpenDecision::Reopen {
+                restamp_briefing: false,
+            },
+        ),
+        (
+            "A6 implicit startup key",
+            Some(State::Implicit),
+            with_briefing.clone(),
+            OpenDecision::Reopen {
+                restamp_briefing: true,
+            },
+        ),
+        (
+            "A6 stale startup key",
+            Some(State::Stale),
+            with_briefing,
+            OpenDecision::Reopen {
+                restamp_briefing: true,
+            },
+        ),
+        (
+            "A7 explicit resume",
+            Some(State::Explicit),
+            resume_with_briefing.clone(),
+            OpenDecision::Reopen {
+                restamp_briefing: false,
+            },
+        ),
+        (
+            "A7 implicit resume",
+            Some(State::Implicit),
+            command(Source::Resume),
+            OpenDecision::Reopen {
+                restamp_briefing: false,
+            },
+        ),
+        (
+            "A7 stale resume",
+            Some(State::Stale),
+            resume_with_briefing,
+            OpenDecision::Reopen {
+                restamp_briefing: false,
+            },
+        ),
     ];
     for (name, state, open, expected) in cases {
         let (session, now) = match state {
@@ -115,7 +205,11 @@ fn open_table_a() {
             }
             None => (None, t(12)),
         };
-        assert_eq!(decide_open(session.as_ref(), &open, now, lease()), expected, "{name}");
+        assert_eq!(
+            decide_open(session.as_ref(), &open, now, lease()),
+            expected,
+            "{name}"
+        );
     }
 }
 
@@ -143,12 +237,18 @@ fn selector_comparison_is_typed() {
         },
         ..command(Source::Startup)
     };
-    assert_eq!(decide_open(Some(&session), &personal, now, lease()), OpenDecision::Conflict);
+    assert_eq!(
+        decide_open(Some(&session), &personal, now, lease()),
+        OpenDecision::Conflict
+    );
     let absent_scope = OpenCommand {
         scope: None,
         ..command(Source::Startup)
     };
-    assert_eq!(decide_open(Some(&session), &absent_scope, now, lease()), OpenDecision::Conflict);
+    assert_eq!(
+        decide_open(Some(&session), &absent_scope, now, lease()),
+        OpenDecision::Conflict
+    );
 }
 
 #[test]
@@ -189,7 +289,10 @@ fn open_transitions() {
         &with_briefing,
         later,
     );
-    assert_eq!(untouched.briefing_delivered_at, closed.briefing_delivered_at);
+    assert_eq!(
+        untouched.briefing_delivered_at,
+        closed.briefing_delivered_at
+    );
     assert_eq!(untouched.briefed_memories, closed.briefed_memories);
 }
 
@@ -207,9 +310,17 @@ fn heartbeat_table_b() {
         assert_eq!(decision, expected, "{state:?}");
         let after = transition_heartbeat(&session, decision, now);
         assert_eq!(after.closed_at, None, "{state:?}");
-        assert_eq!(after.last_seen_at, now.max(session.last_seen_at), "{state:?}");
+        assert_eq!(
+            after.last_seen_at,
+            now.max(session.last_seen_at),
+            "{state:?}"
+        );
         let epoch_step = i64::from(expected == HeartbeatDecision::Resurrect);
-        assert_eq!(after.activation_epoch, session.activation_epoch + epoch_step, "{state:?}");
+        assert_eq!(
+            after.activation_epoch,
+            session.activation_epoch + epoch_step,
+            "{state:?}"
+        );
     }
 }
 
@@ -246,7 +357,10 @@ fn close_table_c() {
     for state in [State::Explicit, State::Implicit] {
         let (session, now) = in_state(state);
         assert_eq!(decide_close(&session), CloseDecision::AlreadyClosed);
-        assert_eq!(transition_close(&session, CloseDecision::AlreadyClosed, now), session);
+        assert_eq!(
+            transition_close(&session, CloseDecision::AlreadyClosed, now),
+            session
+        );
     }
 }
 
@@ -260,7 +374,19 @@ fn resurrection_effects_table_d() {
     assert_eq!(back.briefed_memories, closed.briefed_memories);
     assert_eq!(back.briefing_delivered_at, closed.briefing_delivered_at);
     assert_eq!(
-        (&back.opened_at, &back.source, &back.project, &back.scope, &back.selector),
-        (&closed.opened_at, &closed.source, &closed.project, &closed.scope, &closed.selector)
+        (
+            &back.opened_at,
+            &back.source,
+            &back.project,
+            &back.scope,
+            &back.selector
+        ),
+        (
+            &closed.opened_at,
+            &closed.source,
+            &closed.project,
+            &closed.scope,
+            &closed.selector
+        )
     );
 }

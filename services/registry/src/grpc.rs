@@ -3,7 +3,7 @@
 
 use tonic::{Request, Response, Status};
 
-use baton_kit::clock::{to_timestamp, Clock};
+use baton_kit::clock::{Clock, to_timestamp};
 use baton_kit::error::ApiError;
 use baton_kit::grpc::CallContext;
 use baton_kit::selector::Selector;
@@ -119,7 +119,10 @@ impl SessionRegistry for RegistryGrpc {
     ) -> Result<Response<proto::OpenResponse>, Status> {
         let call = CallContext::from_request(&request, &self.clock)?;
         let command = open_command(request.get_ref())?;
-        let opened = self.registry.open(call.tenant_id, &command, call.now).await?;
+        let opened = self
+            .registry
+            .open(call.tenant_id, &command, call.now)
+            .await?;
         tracing::Span::current()
             .record("created", opened.created)
             .record("reopened", opened.reopened);

@@ -62,6 +62,12 @@ pub async fn serve(
     let clock = Clock::new(config.common.test_clock);
     let grpc = grpc::RegistryGrpc::new(registry, clock);
     let settings = ServerSettings::new(config.common.service_token.clone());
-    baton_kit::grpc::serve(listener, settings, SessionRegistryServer::new(grpc), shutdown).await?;
+    baton_kit::grpc::serve(
+        listener,
+        settings,
+        SessionRegistryServer::new(grpc),
+        shutdown,
+    )
+    .await?;
     Ok(())
 }

@@ -64,9 +64,13 @@ impl Registry {
         now: DateTime<Utc>,
     ) -> Result<Opened, ApiError> {
         let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
-        let existing_project =
-            store::project_of(&mut transaction, tenant_id, &command.agent, &command.session_id)
-                .await?;
+        let existing_project = store::project_of(
+            &mut transaction,
+            tenant_id,
+            &command.agent,
+            &command.session_id,
+        )
+        .await?;
         let lock_project = match &existing_project {
             Some(project) => project.as_deref(),
             None => command.project.as_deref(),
@@ -85,9 +89,14 @@ impl Registry {
                 });
             }
         }
-        let row = store::lock_by_key(&mut transaction, tenant_id, &command.agent, &command.session_id)
-            .await?
-            .ok_or_else(|| ApiError::internal("session row vanished under its lock"))?;
+        let row = store::lock_by_key(
+            &mut transaction,
+            tenant_id,
+            &command.agent,
+            &command.session_id,
+        )
+        .await?
+        .ok_or_else(|| ApiError::internal("session row vanished under its lock"))?;
         let decision = decide::decide_open(Some(&row), command, now, self.lease);
         if decision == OpenDecision::Conflict {
             return Err(ApiError::conflict(

@@ -118,7 +118,9 @@ mod tests {
     use chrono::TimeZone;
 
     fn at(hours: i64, millis: i64) -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().expect("valid")
+        Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
+            .single()
+            .expect("valid")
             + Duration::hours(hours)
             + Duration::milliseconds(millis)
     }

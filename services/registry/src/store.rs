@@ -2,8 +2,8 @@
 //! a decision and its write share one lock and one commit.
 
 use chrono::{DateTime, Utc};
-use sqlx::types::Json;
 use sqlx::PgConnection;
+use sqlx::types::Json;
 use uuid::Uuid;
 
 use baton_kit::selector::Selector;

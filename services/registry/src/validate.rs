@@ -66,8 +66,12 @@ mod tests {
 
     #[test]
     fn briefed_rows_are_trimmed_and_lower_cased() {
-        let row = briefed_memory("0190B3A4-7D2E-7C41-9A3B-2F1E4D5C6B7A", "  ship it ", " open ")
-            .expect("valid");
+        let row = briefed_memory(
+            "0190B3A4-7D2E-7C41-9A3B-2F1E4D5C6B7A",
+            "  ship it ",
+            " open ",
+        )
+        .expect("valid");
         assert_eq!(row.id.to_string(), "0190b3a4-7d2e-7c41-9a3b-2f1e4d5c6b7a");
         assert_eq!(row.topic, "ship it");
         assert_eq!(row.status, "open");

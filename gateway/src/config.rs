@@ -1,0 +1,72 @@
+//! Gateway settings.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use baton_kit::config::{CommonConfig, ConfigError, Env};
+
+/// Everything the gateway needs to start.
+#[derive(Debug, Clone)]
+pub struct GatewayConfig {
+    pub common: CommonConfig,
+    /// HTTP listen address (`BATON_GATEWAY__LISTEN`, default 127.0.0.1:8080).
+    pub listen: SocketAddr,
+    /// Full database URL for the gateway role (`BATON_GATEWAY__DATABASE_URL`).
+    pub database_url: Option<String>,
+    /// Registry's gRPC address (`BATON_REGISTRY__ADDR`).
+    pub registry_addr: String,
+    /// Requests per key per window (`BATON_RATE_LIMIT__REQUESTS`, 300).
+    pub rate_limit_requests: u32,
+    /// The window (`BATON_RATE_LIMIT__WINDOW`, 60s).
+    pub rate_limit_window: Duration,
+    /// Largest request body in bytes (`BATON_GATEWAY__BODY_LIMIT`, 64 KiB).
+    pub body_limit: usize,
+    /// Longest a request may take (`BATON_GATEWAY__REQUEST_TIMEOUT`, 15s).
+    pub request_timeout: Duration,
+    /// How long a verified key is trusted without a database read (`BATON_API_KEY_CACHE_TTL`, 30s).
+    pub key_cache_ttl: Duration,
+    /// Most requests in flight; beyond it requests are refused with 503 (`BATON_GATEWAY__MAX_IN_FLIGHT`).
+    pub max_in_flight: usize,
+}
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
+pub const DEFAULT_REGISTRY_ADDR: &str = "127.0.0.1:50051";
+
+impl GatewayConfig {
+    pub fn from_env(env: &Env) -> Result<GatewayConfig, ConfigError> {
+        Ok(GatewayConfig {
+            common: CommonConfig::from_env(env)?,
+            listen: env.socket_addr("BATON_GATEWAY__LISTEN", DEFAULT_LISTEN)?,
+            database_url: env.optional_string("BATON_GATEWAY__DATABASE_URL"),
+            registry_addr: env.string("BATON_REGISTRY__ADDR", DEFAULT_REGISTRY_ADDR),
+            rate_limit_requests: env.bounded_u64(
+                "BATON_RATE_LIMIT__REQUESTS",
+                300,
+                1,
+                10_000_000,
+            )? as u32,
+            rate_limit_window: env.bounded_duration(
+                "BATON_RATE_LIMIT__WINDOW",
+                Duration::from_secs(60),
+                Duration::from_secs(1),
+                Duration::from_secs(3600),
+            )?,
+            body_limit: env.bounded_u64("BATON_GATEWAY__BODY_LIMIT", 64 * 1024, 1024, 16 << 20)?
+                as usize,
+            request_timeout: env.bounded_duration(
+                "BATON_GATEWAY__REQUEST_TIMEOUT",
+                Duration::from_secs(15),
+                Duration::from_millis(100),
+                Duration::from_secs(300),
+            )?,
+            key_cache_ttl: env.bounded_duration(
+                "BATON_API_KEY_CACHE_TTL",
+                Duration::from_secs(30),
+                Duration::ZERO,
+                Duration::from_secs(3600),
+            )?,
+            max_in_flight: env.bounded_u64("BATON_GATEWAY__MAX_IN_FLIGHT", 1024, 1, 1_000_000)?
+                as usize,
+        })
+    }
+}

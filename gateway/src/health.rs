@@ -1,0 +1,49 @@
+//! `/healthz` (the process answers) and `/readyz` (the services it needs answer too).
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+
+use crate::state::AppState;
+
+/// Liveness: the process is serving HTTP.
+pub async fn healthz() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+/// Readiness: the gateway's database and every service behind it answer within a second.
+pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
+    let database = tokio::time::timeout(
+        Duration::from_secs(1),
+        sqlx::query("SELECT 1").execute(&state.pool),
+    )
+    .await
+    .is_ok_and(|result| result.is_ok());
+    let registry = serving(&state, "baton.registry.v1.SessionRegistry").await;
+    let ready = database && registry;
+    let status = if ready {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let body = json!({
+        "status": if ready { "ready" } else { "not_ready" },
+        "checks": {"database": database, "registry": registry},
+    });
+    (status, Json(body))
+}
+
+async fn serving(state: &AppState, service: &str) -> bool {
+    let mut client = HealthClient::new(state.registry_channel.clone());
+    let request = HealthCheckRequest {
+        service: service.to_string(),
+    };
+    let answer = tokio::time::timeout(Duration::from_secs(1), client.check(request)).await;
+    matches!(answer, Ok(Ok(response)) if response.get_ref().status == ServingStatus::Serving as i32)
+}

@@ -1,0 +1,38 @@
+//! The OpenAPI document, generated from the handlers' request and response types.
+
+use axum::Json;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::routes::sessions;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Baton", description = "Hook-facing session lifecycle API."),
+    paths(sessions::open, sessions::heartbeat, sessions::close, sessions::row),
+    components(schemas(
+        sessions::OpenBody, sessions::OpenAnswer, sessions::HeartbeatBody,
+        sessions::HeartbeatAnswer, sessions::CloseBody, sessions::CloseAnswer,
+        sessions::SessionRow, sessions::BriefedRow, sessions::SessionSource,
+        sessions::ErrorAnswer
+    )),
+    modifiers(&ApiKeyScheme)
+)]
+pub struct ApiDoc;
+
+struct ApiKeyScheme;
+
+impl Modify for ApiKeyScheme {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "api_key",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-API-Key"))),
+        );
+    }
+}
+
+/// `GET /api/v1/openapi.json` (public: it documents the API, it serves no data).
+pub async fn document() -> Json<utoipa::openapi::OpenApi> {
+    Json(ApiDoc::openapi())
+}

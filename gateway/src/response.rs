@@ -1,0 +1,98 @@
+//! How the gateway answers: JSON bodies, and errors as `{"error": code}` with the status from
+//! the shared code table.
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use baton_kit::error::{ApiError, ErrorCode};
+
+/// An error answer. The detail is logged at debug level and never sent: the contract's error
+/// body carries only the code (its optional `detail` is reserved for policy refusals, which use
+/// [`HttpError::with_public_detail`]).
+#[derive(Debug, Clone)]
+pub struct HttpError {
+    pub code: ErrorCode,
+    detail: String,
+    public_detail: Option<String>,
+    retry_after_seconds: Option<u64>,
+}
+
+impl HttpError {
+    pub fn new(code: ErrorCode, detail: impl Into<String>) -> HttpError {
+        HttpError {
+            code,
+            detail: detail.into(),
+            public_detail: None,
+            retry_after_seconds: None,
+        }
+    }
+
+    /// Sends `detail` in the body's `detail` key (bounded, never user content).
+    pub fn with_public_detail(mut self, detail: impl Into<String>) -> HttpError {
+        self.public_detail = Some(detail.into());
+        self
+    }
+
+    /// Adds `Retry-After` (rate limiting).
+    pub fn with_retry_after(mut self, seconds: u64) -> HttpError {
+        self.retry_after_seconds = Some(seconds);
+        self
+    }
+}
+
+impl From<ApiError> for HttpError {
+    fn from(error: ApiError) -> HttpError {
+        HttpError::new(error.code, error.detail)
+    }
+}
+
+impl From<tonic::Status> for HttpError {
+    fn from(status: tonic::Status) -> HttpError {
+        HttpError::from(ApiError::from(status))
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<&'a str>,
+}
+
+impl IntoResponse for HttpError {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.code.http_status())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        if status.is_server_error() {
+            tracing::warn!(error = self.code.as_str(), detail = %self.detail, "request failed");
+        } else {
+            tracing::debug!(error = self.code.as_str(), detail = %self.detail, "request refused");
+        }
+        let body = ErrorBody {
+            error: self.code.as_str(),
+            detail: self.public_detail.as_deref(),
+        };
+        let mut response = (status, Json(body)).into_response();
+        if let Some(seconds) = self.retry_after_seconds {
+            if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
+                response.headers_mut().insert("retry-after", value);
+            }
+        }
+        response
+    }
+}
+
+/// The result type of every handler.
+pub type HttpResult<T> = Result<T, HttpError>;
+
+/// 404 for routes that do not exist.
+pub async fn not_found() -> HttpError {
+    HttpError::new(ErrorCode::NotFound, "no such route")
+}
+
+/// 405 for a known path with the wrong method.
+pub async fn method_not_allowed() -> HttpError {
+    HttpError::new(ErrorCode::MethodNotAllowed, "method not allowed")
+}

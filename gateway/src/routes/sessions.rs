@@ -1,0 +1,325 @@
+//! `/api/v1/agent-sessions`: open, heartbeat, close and the row read (CONTRACT sections 2–4
+//! and 8). Each handler parses strictly, forwards one RPC to registry and shapes the answer.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use baton_kit::error::ErrorCode;
+use baton_kit::selector::Selector;
+use baton_kit::text;
+use baton_proto::common::v1 as common;
+use baton_proto::registry::v1 as proto;
+
+use crate::response::{HttpError, HttpResult};
+use crate::routes::{iso_of, optional_iso};
+use crate::state::{AppState, Caller};
+use crate::strict::{self, StrictJson};
+
+/// `source` of an open: `compact` and `clear` are not sources (400).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionSource {
+    Startup,
+    Resume,
+}
+
+impl SessionSource {
+    fn to_proto(self) -> proto::Source {
+        match self {
+            SessionSource::Startup => proto::Source::Startup,
+            SessionSource::Resume => proto::Source::Resume,
+        }
+    }
+
+    fn from_proto(value: i32) -> SessionSource {
+        match proto::Source::try_from(value) {
+            Ok(proto::Source::Resume) => SessionSource::Resume,
+            _ => SessionSource::Startup,
+        }
+    }
+}
+
+/// A commitment the agent was shown: `{id, topic, status}`.
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BriefedRow {
+    pub id: String,
+    pub topic: String,
+    pub status: String,
+}
+
+/// `POST /agent-sessions/open` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OpenBody {
+    pub agent: String,
+    pub session_id: String,
+    pub source: SessionSource,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub project: Option<String>,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub scope: Option<String>,
+    /// Defaults to `{"kind":"all"}`.
+    #[serde(default, deserialize_with = "strict::present")]
+    #[schema(value_type = Option<Object>)]
+    pub selector: Option<Selector>,
+    /// Present (even `[]`) stamps the briefing delivery; at most 100 rows.
+    #[serde(default, deserialize_with = "strict::present")]
+    pub briefed_memories: Option<Vec<BriefedRow>>,
+}
+
+/// `POST /agent-sessions/open` answer.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenAnswer {
+    pub session_run_id: String,
+    pub activation_epoch: i64,
+    pub source: SessionSource,
+    pub created: bool,
+    pub reopened: bool,
+    pub opened_at: String,
+    pub last_seen_at: String,
+    pub briefing_delivered_at: Option<String>,
+}
+
+/// `POST /agent-sessions/heartbeat` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct HeartbeatBody {
+    pub agent: String,
+    pub session_id: String,
+    /// 1..4000 UTF-16 units, stored as sent.
+    #[serde(default, deserialize_with = "strict::present")]
+    pub last_message_excerpt: Option<String>,
+}
+
+/// `POST /agent-sessions/heartbeat` answer.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HeartbeatAnswer {
+    pub session_run_id: String,
+    pub activation_epoch: i64,
+    pub last_seen_at: String,
+    pub resurrected: bool,
+}
+
+/// `POST /agent-sessions/close` body: the natural key only.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CloseBody {
+    pub agent: String,
+    pub session_id: String,
+}
+
+/// `POST /agent-sessions/close` answer.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CloseAnswer {
+    pub session_run_id: String,
+    pub activation_epoch: i64,
+    pub closed_at: String,
+    pub already_closed: bool,
+}
+
+/// `GET /agent-sessions/{sessionRunId}` answer: never the excerpt or the watermark.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionRow {
+    pub session_run_id: String,
+    pub agent: String,
+    pub session_id: String,
+    pub source: SessionSource,
+    pub project: Option<String>,
+    pub scope: Option<String>,
+    #[schema(value_type = Object)]
+    pub selector: Selector,
+    pub activation_epoch: i64,
+    /// `idle` until the triage context has handled the run.
+    pub triage_status: String,
+    pub opened_at: String,
+    pub closed_at: Option<String>,
+    pub last_seen_at: String,
+    pub briefing_delivered_at: Option<String>,
+    pub briefed_memories: Vec<BriefedRow>,
+}
+
+/// The contract's error body.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorAnswer {
+    /// e.g. `invalid_input`, `not_found`, `conflict`.
+    pub error: String,
+    pub detail: Option<String>,
+}
+
+fn key(agent: String, session_id: String) -> Option<proto::SessionKey> {
+    Some(proto::SessionKey { agent, session_id })
+}
+
+/// Open or reactivate a session (CONTRACT table A).
+#[utoipa::path(post, path = "/api/v1/agent-sessions/open", request_body = OpenBody,
+    responses((status = 200, body = OpenAnswer), (status = 400, body = ErrorAnswer),
+        (status = 401, body = ErrorAnswer), (status = 409, body = ErrorAnswer)),
+    security(("api_key" = [])))]
+pub async fn open(
+    State(state): State<AppState>,
+    Caller(call): Caller,
+    StrictJson(body): StrictJson<OpenBody>,
+) -> HttpResult<Json<OpenAnswer>> {
+    let request = proto::OpenRequest {
+        key: key(body.agent, body.session_id),
+        source: body.source.to_proto().into(),
+        project: body.project,
+        scope: body.scope,
+        selector: body.selector.map(|selector| selector.to_proto()),
+        briefed_memories: body.briefed_memories.map(|rows| proto::BriefedMemories {
+            items: rows
+                .into_iter()
+                .map(|row| common::BriefedMemory {
+                    id: row.id,
+                    topic: row.topic,
+                    status: row.status,
+                })
+                .collect(),
+        }),
+    };
+    let answer = state
+        .registry
+        .clone()
+        .open(state.outbound.request(&call, request))
+        .await?
+        .into_inner();
+    Ok(Json(OpenAnswer {
+        session_run_id: answer.session_run_id,
+        activation_epoch: answer.activation_epoch,
+        source: body.source,
+        created: answer.created,
+        reopened: answer.reopened,
+        opened_at: iso_of(answer.opened_at.as_ref()),
+        last_seen_at: iso_of(answer.last_seen_at.as_ref()),
+        briefing_delivered_at: optional_iso(answer.briefing_delivered_at.as_ref()),
+    }))
+}
+
+/// Refresh the lease; resurrects a closed or expired session (CONTRACT table B).
+#[utoipa::path(post, path = "/api/v1/agent-sessions/heartbeat", request_body = HeartbeatBody,
+    responses((status = 200, body = HeartbeatAnswer), (status = 400, body = ErrorAnswer),
+        (status = 404, body = ErrorAnswer)),
+    security(("api_key" = [])))]
+pub async fn heartbeat(
+    State(state): State<AppState>,
+    Caller(call): Caller,
+    StrictJson(body): StrictJson<HeartbeatBody>,
+) -> HttpResult<Json<HeartbeatAnswer>> {
+    let request = proto::HeartbeatRequest {
+        key: key(body.agent, body.session_id),
+        last_message_excerpt: body.last_message_excerpt,
+    };
+    let answer = state
+        .registry
+        .clone()
+        .heartbeat(state.outbound.request(&call, request))
+        .await?
+        .into_inner();
+    Ok(Json(HeartbeatAnswer {
+        session_run_id: answer.session_run_id,
+        activation_epoch: answer.activation_epoch,
+        last_seen_at: iso_of(answer.last_seen_at.as_ref()),
+        resurrected: answer.resurrected,
+    }))
+}
+
+/// Close by natural key; idempotent (CONTRACT table C).
+#[utoipa::path(post, path = "/api/v1/agent-sessions/close", request_body = CloseBody,
+    responses((status = 200, body = CloseAnswer), (status = 400, body = ErrorAnswer),
+        (status = 404, body = ErrorAnswer)),
+    security(("api_key" = [])))]
+pub async fn close(
+    State(state): State<AppState>,
+    Caller(call): Caller,
+    StrictJson(body): StrictJson<CloseBody>,
+) -> HttpResult<Json<CloseAnswer>> {
+    let request = proto::CloseRequest {
+        key: key(body.agent, body.session_id),
+    };
+    let answer = state
+        .registry
+        .clone()
+        .close(state.outbound.request(&call, request))
+        .await?
+        .into_inner();
+    Ok(Json(CloseAnswer {
+        session_run_id: answer.session_run_id,
+        activation_epoch: answer.activation_epoch,
+        closed_at: iso_of(answer.closed_at.as_ref()),
+        already_closed: answer.already_closed,
+    }))
+}
+
+/// Parses a run id path segment: malformed, unknown and foreign ids are all 400 (CONTRACT
+/// section 7), so a caller cannot probe other tenants' ids.
+pub fn run_id_param(text: &str) -> Result<String, HttpError> {
+    text::contract_uuid(text)
+        .map(|id| id.to_string())
+        .ok_or_else(|| HttpError::new(ErrorCode::InvalidInput, "sessionRunId must be a uuid"))
+}
+
+/// Maps "no such run" to the 400 the contract answers for unknown and foreign run ids.
+pub fn unknown_run_is_invalid(error: HttpError) -> HttpError {
+    if error.code == ErrorCode::NotFound {
+        HttpError::new(ErrorCode::InvalidInput, "unknown sessionRunId")
+    } else {
+        error
+    }
+}
+
+/// Read one session row (CONTRACT section 8). Never refreshes the lease.
+#[utoipa::path(get, path = "/api/v1/agent-sessions/{sessionRunId}",
+    params(("sessionRunId" = String, Path, description = "run id (uuid)")),
+    responses((status = 200, body = SessionRow), (status = 400, body = ErrorAnswer)),
+    security(("api_key" = [])))]
+pub async fn row(
+    State(state): State<AppState>,
+    Caller(call): Caller,
+    Path(session_run_id): Path<String>,
+) -> HttpResult<Json<SessionRow>> {
+    let run_id = run_id_param(&session_run_id)?;
+    let request = proto::GetSessionRequest {
+        lookup: Some(proto::get_session_request::Lookup::SessionRunId(run_id)),
+    };
+    let session = state
+        .registry
+        .clone()
+        .get_session(state.outbound.request(&call, request))
+        .await
+        .map_err(|status| unknown_run_is_invalid(status.into()))?
+        .into_inner()
+        .session
+        .ok_or_else(|| HttpError::new(ErrorCode::Internal, "registry answered no session"))?;
+    let selector = Selector::from_proto(session.selector.clone())?;
+    Ok(Json(SessionRow {
+        session_run_id: session.session_run_id,
+        agent: session.agent,
+        session_id: session.session_id,
+        source: SessionSource::from_proto(session.source),
+        project: session.project,
+        scope: session.scope,
+        selector,
+        activation_epoch: session.activation_epoch,
+        triage_status: "idle".to_string(),
+        opened_at: iso_of(session.opened_at.as_ref()),
+        closed_at: optional_iso(session.closed_at.as_ref()),
+        last_seen_at: iso_of(session.last_seen_at.as_ref()),
+        briefing_delivered_at: optional_iso(session.briefing_delivered_at.as_ref()),
+        briefed_memories: session
+            .briefed_memories
+            .into_iter()
+            .map(|row| BriefedRow {
+                id: row.id,
+                topic: row.topic,
+                status: row.status,
+            })
+            .collect(),
+    }))
+}

@@ -1,0 +1,68 @@
+//! What every handler shares.
+
+use std::sync::Arc;
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use sqlx::PgPool;
+use tonic::transport::Channel;
+
+use baton_kit::clock::{Clock, TEST_NOW_KEY, parse_instant};
+use baton_kit::error::ErrorCode;
+use baton_kit::grpc::{Outbound, OutboundCall};
+use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
+
+use crate::auth::{KeyResolver, Principal};
+use crate::rate_limit::RateLimiter;
+use crate::response::HttpError;
+
+/// The gateway's shared state: clients of the services behind it, auth and limits.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub registry: SessionRegistryClient<Channel>,
+    /// The channel to registry, kept for readiness probes.
+    pub registry_channel: Channel,
+    pub pool: PgPool,
+    pub outbound: Outbound,
+    pub clock: Clock,
+    pub keys: KeyResolver,
+    pub limiter: Arc<RateLimiter>,
+}
+
+/// The caller of a request as outgoing RPCs see it: tenant from the key, and the test instant
+/// when the test clock is on (a malformed one is 400).
+#[derive(Debug, Clone)]
+pub struct Caller(pub OutboundCall);
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = HttpError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Caller, HttpError> {
+        let principal = parts
+            .extensions
+            .get::<Principal>()
+            .copied()
+            .ok_or_else(|| HttpError::new(ErrorCode::Unauthorized, "no principal"))?;
+        let test_now = if state.clock.test_mode() {
+            match parts.headers.get(TEST_NOW_KEY) {
+                None => None,
+                Some(value) => {
+                    let text = value
+                        .to_str()
+                        .ok()
+                        .filter(|text| parse_instant(text).is_some());
+                    let text = text.ok_or_else(|| {
+                        HttpError::new(ErrorCode::InvalidInput, "X-Baton-Test-Now is not RFC 3339")
+                    })?;
+                    Some(text.to_string())
+                }
+            }
+        } else {
+            None
+        };
+        Ok(Caller(OutboundCall {
+            tenant_id: principal.tenant_id,
+            test_now,
+        }))
+    }
+}

@@ -1,0 +1,193 @@
+//! Strict request parsing (CONTRACT section 0, "Validation semantics").
+//!
+//! A body that is not JSON is 400 `invalid_request`; JSON that does not fit the route's shape —
+//! an unknown or misspelled key, a wrong type, a `null` where a value is optional, a number
+//! given as a string — is 400 `invalid_input`. Bodies larger than the configured limit are 413.
+//! Query strings are parsed the same way: unknown and repeated keys are errors.
+
+use axum::body::Body;
+use axum::extract::{FromRequest, Request};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+
+use baton_kit::error::ErrorCode;
+
+use crate::response::HttpError;
+
+/// Largest body accepted when no limit is configured on the router state.
+pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
+
+/// The body limit the router was built with, stored as a request extension.
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit(pub usize);
+
+/// A JSON body parsed strictly into `T`.
+#[derive(Debug)]
+pub struct StrictJson<T>(pub T);
+
+impl<S, T> FromRequest<S> for StrictJson<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = HttpError;
+
+    async fn from_request(request: Request<Body>, _state: &S) -> Result<Self, Self::Rejection> {
+        let limit = request
+            .extensions()
+            .get::<BodyLimit>()
+            .map_or(DEFAULT_BODY_LIMIT, |limit| limit.0);
+        let bytes = axum::body::to_bytes(request.into_body(), limit)
+            .await
+            .map_err(|_| HttpError::new(ErrorCode::PayloadTooLarge, "request body too large"))?;
+        parse_body(&bytes).map(StrictJson)
+    }
+}
+
+/// Parses body bytes: malformed JSON and shape errors are told apart.
+pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, HttpError> {
+    let value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|_| HttpError::new(ErrorCode::InvalidRequest, "body is not valid JSON"))?;
+    serde_json::from_value(value)
+        .map_err(|error| HttpError::new(ErrorCode::InvalidInput, error.to_string()))
+}
+
+/// For `#[serde(default, deserialize_with = "strict::present")]`: an optional key that, when
+/// present, must hold a value (`null` is rejected, as Zod's `.optional()` does).
+pub fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
+}
+
+/// Parses a query string into pairs, refusing repeated keys.
+pub fn query_pairs(query: Option<&str>) -> Result<Vec<(String, String)>, HttpError> {
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for piece in query
+        .unwrap_or("")
+        .split('&')
+        .filter(|piece| !piece.is_empty())
+    {
+        let (raw_key, raw_value) = piece.split_once('=').unwrap_or((piece, ""));
+        let key = percent_decode(raw_key)?;
+        let value = percent_decode(raw_value)?;
+        if pairs.iter().any(|(existing, _)| *existing == key) {
+            return Err(HttpError::new(
+                ErrorCode::InvalidInput,
+                format!("query parameter {key} repeated"),
+            ));
+        }
+        pairs.push((key, value));
+    }
+    Ok(pairs)
+}
+
+/// Refuses any query key outside `allowed`.
+pub fn only_keys(pairs: &[(String, String)], allowed: &[&str]) -> Result<(), HttpError> {
+    match pairs
+        .iter()
+        .find(|(key, _)| !allowed.contains(&key.as_str()))
+    {
+        Some((key, _)) => Err(HttpError::new(
+            ErrorCode::InvalidInput,
+            format!("unknown query parameter {key}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+fn percent_decode(text: &str) -> Result<String, HttpError> {
+    let bytes = text.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'+' => {
+                decoded.push(b' ');
+                index += 1;
+            }
+            b'%' => {
+                let hex = bytes
+                    .get(index + 1..index + 3)
+                    .and_then(|pair| std::str::from_utf8(pair).ok())
+                    .and_then(|pair| u8::from_str_radix(pair, 16).ok())
+                    .ok_or_else(|| HttpError::new(ErrorCode::InvalidInput, "bad query escape"))?;
+                decoded.push(hex);
+                index += 3;
+            }
+            byte => {
+                decoded.push(byte);
+                index += 1;
+            }
+        }
+    }
+    String::from_utf8(decoded)
+        .map_err(|_| HttpError::new(ErrorCode::InvalidInput, "query is not UTF-8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    struct Body {
+        #[allow(dead_code)]
+        session_id: String,
+        #[serde(default, deserialize_with = "present")]
+        turn_count: Option<u32>,
+    }
+
+    fn code_of(bytes: &str) -> Option<ErrorCode> {
+        parse_body::<Body>(bytes.as_bytes())
+            .err()
+            .map(|error| error.code)
+    }
+
+    #[test]
+    fn malformed_json_and_shape_errors_differ() {
+        let table = [
+            (r#"{"sessionId":"a"}"#, None),
+            (r#"{"sessionId":"a","turnCount":4}"#, None),
+            (r#"{"sessionId":"a""#, Some(ErrorCode::InvalidRequest)),
+            ("", Some(ErrorCode::InvalidRequest)),
+            (r#"{"sessionid":"a"}"#, Some(ErrorCode::InvalidInput)),
+            (
+                r#"{"sessionId":"a","extra":1}"#,
+                Some(ErrorCode::InvalidInput),
+            ),
+            (
+                r#"{"sessionId":"a","turnCount":"4"}"#,
+                Some(ErrorCode::InvalidInput),
+            ),
+            (
+                r#"{"sessionId":"a","turnCount":null}"#,
+                Some(ErrorCode::InvalidInput),
+            ),
+            (
+                r#"{"sessionId":"a","turnCount":1.5}"#,
+                Some(ErrorCode::InvalidInput),
+            ),
+            (
+                r#"{"sessionId":"a","turnCount":-1}"#,
+                Some(ErrorCode::InvalidInput),
+            ),
+            (r#"[]"#, Some(ErrorCode::InvalidInput)),
+        ];
+        for (body, expected) in table {
+            assert_eq!(code_of(body), expected, "{body}");
+        }
+    }
+
+    #[test]
+    fn query_keys_are_unique_and_decoded() {
+        let pairs = query_pairs(Some("scope=work&project=my%20repo&x=a+b")).expect("valid");
+        assert_eq!(pairs[1], ("project".to_string(), "my repo".to_string()));
+        assert_eq!(pairs[2].1, "a b");
+        assert!(query_pairs(Some("scope=work&scope=personal")).is_err());
+        assert!(only_keys(&pairs, &["scope", "project"]).is_err());
+        assert!(only_keys(&pairs[..2], &["scope", "project"]).is_ok());
+    }
+}

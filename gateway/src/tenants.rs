@@ -1,0 +1,60 @@
+//! The tenant directory: creating tenants and keys, resolving a presented key.
+
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use crate::keys;
+
+/// A tenant and the one key created with it (shown once).
+#[derive(Debug, Clone)]
+pub struct CreatedTenant {
+    pub tenant_id: Uuid,
+    pub api_key: String,
+}
+
+/// A stored key, as the auth check needs it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct StoredKey {
+    pub tenant_id: Uuid,
+    pub secret_sha256: Vec<u8>,
+}
+
+/// Creates a tenant with one API key, in one transaction.
+pub async fn create_tenant(pool: &PgPool, name: &str) -> Result<CreatedTenant, sqlx::Error> {
+    let tenant_id = Uuid::now_v7();
+    let key = keys::generate();
+    let mut transaction = pool.begin().await?;
+    sqlx::query("INSERT INTO gateway.tenants (id, name) VALUES ($1, $2)")
+        .bind(tenant_id)
+        .bind(name)
+        .execute(&mut *transaction)
+        .await?;
+    sqlx::query(
+        "INSERT INTO gateway.api_keys (prefix, tenant_id, secret_sha256) VALUES ($1, $2, $3)",
+    )
+    .bind(&key.prefix)
+    .bind(tenant_id)
+    .bind(&key.secret_sha256)
+    .execute(&mut *transaction)
+    .await?;
+    transaction.commit().await?;
+    Ok(CreatedTenant {
+        tenant_id,
+        api_key: key.text,
+    })
+}
+
+/// The live key with this prefix (not revoked, tenant not deleted), recording its use.
+#[tracing::instrument(name = "db.gateway.find_key", skip_all)]
+pub async fn find_live_key(pool: &PgPool, prefix: &str) -> Result<Option<StoredKey>, sqlx::Error> {
+    sqlx::query_as(
+        "UPDATE gateway.api_keys AS k SET last_used_at = now() \
+         FROM gateway.tenants AS t \
+         WHERE k.prefix = $1 AND k.revoked_at IS NULL \
+           AND t.id = k.tenant_id AND t.deleted_at IS NULL \
+         RETURNING k.tenant_id, k.secret_sha256",
+    )
+    .bind(prefix)
+    .fetch_optional(pool)
+    .await
+}
