@@ -1,0 +1,91 @@
+//! Registry against a real Postgres: one fresh database per test.
+
+mod concurrency;
+mod grpc;
+mod lifecycle;
+mod security;
+
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use baton_kit::db;
+use baton_kit::selector::Selector;
+use baton_kit::testing::{init_logging, TestDatabase};
+use baton_registry::decide::OpenCommand;
+use baton_registry::service::Registry;
+use baton_registry::session::{Lease, Source};
+
+pub const LEASE: Duration = Duration::from_secs(24 * 3600);
+
+/// A migrated test database and a registry on it.
+pub struct Harness {
+    pub database: TestDatabase,
+    pub registry: Registry,
+    pub runtime_pool: PgPool,
+}
+
+impl Harness {
+    pub async fn new() -> Harness {
+        init_logging();
+        let database = TestDatabase::create().await;
+        db::migrate_context(database.url(), &baton_registry::DB, baton_registry::migrator())
+            .await
+            .expect("migrate registry");
+        let runtime_pool = db::connect_runtime(database.url(), None, &baton_registry::DB, 32)
+            .await
+            .expect("connect as the runtime role");
+        let registry = Registry::new(runtime_pool.clone(), Lease::new(LEASE));
+        Harness {
+            database,
+            registry,
+            runtime_pool,
+        }
+    }
+
+    /// An admin pool on the test database (superuser: sees through RLS for assertions).
+    pub async fn admin(&self) -> PgPool {
+        PgPool::connect(self.database.url()).await.expect("admin pool")
+    }
+
+    /// The stored excerpt of a row, read as admin.
+    pub async fn excerpt(&self, id: Uuid) -> Option<String> {
+        let admin = self.admin().await;
+        sqlx::query_scalar("SELECT last_message_excerpt FROM registry.agent_sessions WHERE id = $1")
+            .bind(id)
+            .fetch_one(&admin)
+            .await
+            .expect("row exists")
+    }
+}
+
+/// A fixed instant plus `hours`.
+pub fn t(hours: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 3, 1, 8, 0, 0).single().expect("valid") + chrono::Duration::hours(hours)
+}
+
+pub fn startup(session_id: &str) -> OpenCommand {
+    OpenCommand {
+        agent: "claude-code".to_string(),
+        session_id: session_id.to_string(),
+        source: Source::Startup,
+        project: Some("baton".to_string()),
+        scope: Some("work".to_string()),
+        selector: Selector::Scope {
+            scope: "work".to_string(),
+        },
+        briefed_memories: None,
+    }
+}
+
+pub fn resume(session_id: &str) -> OpenCommand {
+    OpenCommand {
+        source: Source::Resume,
+        project: None,
+        scope: None,
+        selector: Selector::All {},
+        ..startup(session_id)
+    }
+}
