@@ -1,1 +1,243 @@
+//! Harness for end-to-end tests: the real `baton` binary on free ports against a fresh
+//! database, tenants created with the real CLI, and a small HTTP client.
+//!
+//! The binary is found next to the test executable (`target/<profile>/baton`); `make test`
+//! builds it first.
 
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use baton_kit::testing::TestDatabase;
+
+/// The service token every test process shares.
+pub const SERVICE_TOKEN: &str = "e2e-test-service-token";
+
+/// Path of a workspace binary built alongside the tests.
+pub fn binary(name: &str) -> PathBuf {
+    let executable = std::env::current_exe().expect("test executable path");
+    let profile_dir = executable
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps");
+    let path = profile_dir.join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --workspace --bins` (make test does)",
+        path.display()
+    );
+    path
+}
+
+/// A running `baton serve all` with its own database.
+pub struct Baton {
+    pub database: TestDatabase,
+    pub base_url: String,
+    child: Child,
+    extra_env: Vec<(String, String)>,
+}
+
+impl Baton {
+    /// Starts `baton serve all` with the test clock on and default limits.
+    pub async fn start() -> Baton {
+        Baton::start_with(&[]).await
+    }
+
+    /// Starts with extra environment variables (e.g. a tight rate limit).
+    pub async fn start_with(extra_env: &[(&str, &str)]) -> Baton {
+        baton_kit::testing::init_logging();
+        let database = TestDatabase::create().await;
+        let extra_env: Vec<(String, String)> = extra_env
+            .iter()
+            .map(|(key, value)| (key.to_string(), value.to_string()))
+            .collect();
+        let mut command = Command::new(binary("baton"));
+        command
+            .args(["serve", "all"])
+            .envs(base_env(database.url()))
+            .envs(extra_env.iter().cloned())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        let mut child = command.spawn().expect("spawn baton serve all");
+        let stdout = child.stdout.take().expect("stdout");
+        let address = tokio::time::timeout(Duration::from_secs(60), wait_for_gateway(stdout))
+            .await
+            .expect("baton announced its gateway address in time");
+        Baton {
+            database,
+            base_url: format!("http://{address}"),
+            child,
+            extra_env,
+        }
+    }
+
+    /// Creates a tenant with the real CLI; returns (tenant id, API key).
+    pub async fn create_tenant(&self, name: &str) -> Tenant {
+        let output = Command::new(binary("baton"))
+            .args(["tenant", "create", "--name", name])
+            .envs(base_env(self.database.url()))
+            .envs(self.extra_env.iter().cloned())
+            .output()
+            .await
+            .expect("run baton tenant create");
+        assert!(output.status.success(), "tenant create failed: {output:?}");
+        let line: Value = serde_json::from_slice(&output.stdout).expect("one JSON line");
+        Tenant {
+            tenant_id: line["tenantId"].as_str().expect("tenantId").to_string(),
+            api_key: line["apiKey"].as_str().expect("apiKey").to_string(),
+        }
+    }
+
+    /// An HTTP client for one tenant.
+    pub fn client(&self, tenant: &Tenant) -> Client {
+        Client {
+            base_url: self.base_url.clone(),
+            api_key: Some(tenant.api_key.clone()),
+            http: reqwest::Client::new(),
+            test_now: None,
+        }
+    }
+
+    /// An HTTP client without a key.
+    pub fn anonymous(&self) -> Client {
+        Client {
+            base_url: self.base_url.clone(),
+            api_key: None,
+            http: reqwest::Client::new(),
+            test_now: None,
+        }
+    }
+
+    /// Stops the process (also done on drop).
+    pub async fn stop(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+fn base_env(database_url: &str) -> Vec<(String, String)> {
+    [
+        ("BATON_DATABASE_URL", database_url),
+        ("BATON_SERVICE_TOKEN", SERVICE_TOKEN),
+        ("BATON_TEST_CLOCK", "1"),
+        ("BATON_GATEWAY__LISTEN", "127.0.0.1:0"),
+        ("BATON_REGISTRY__LISTEN", "127.0.0.1:0"),
+        ("BATON_LOG", "info"),
+    ]
+    .into_iter()
+    .map(|(key, value)| (key.to_string(), value.to_string()))
+    .collect()
+}
+
+async fn wait_for_gateway(stdout: tokio::process::ChildStdout) -> String {
+    let mut lines = BufReader::new(stdout).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if std::env::var_os("TEST_LOG").is_some() {
+            eprintln!("{line}");
+        }
+        let Ok(event) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        if event["message"] == "listening" && event["service"] == "gateway" {
+            let address = event["addr"].as_str().expect("addr").to_string();
+            // Keep draining stdout so the child never blocks on a full pipe.
+            tokio::spawn(async move {
+                while let Ok(Some(line)) = lines.next_line().await {
+                    if std::env::var_os("TEST_LOG").is_some() {
+                        eprintln!("{line}");
+                    }
+                }
+            });
+            return address;
+        }
+    }
+    panic!("baton exited before announcing the gateway");
+}
+
+/// A tenant created through the CLI.
+#[derive(Debug, Clone)]
+pub struct Tenant {
+    pub tenant_id: String,
+    pub api_key: String,
+}
+
+/// A tiny JSON client.
+#[derive(Debug, Clone)]
+pub struct Client {
+    base_url: String,
+    api_key: Option<String>,
+    http: reqwest::Client,
+    test_now: Option<String>,
+}
+
+/// A response: status and JSON body (Null when empty), plus headers.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+    pub headers: reqwest::header::HeaderMap,
+}
+
+impl Client {
+    /// The same client, with requests stamped `X-Baton-Test-Now: <instant>`.
+    pub fn at(&self, instant: &str) -> Client {
+        Client {
+            test_now: Some(instant.to_string()),
+            ..self.clone()
+        }
+    }
+
+    /// The same client with a different key.
+    pub fn with_key(&self, key: &str) -> Client {
+        Client {
+            api_key: Some(key.to_string()),
+            ..self.clone()
+        }
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> Answer {
+        self.post_raw(path, body.to_string()).await
+    }
+
+    pub async fn post_raw(&self, path: &str, body: String) -> Answer {
+        let request = self
+            .http
+            .post(format!("{}{path}", self.base_url))
+            .header("content-type", "application/json")
+            .body(body);
+        self.send(request).await
+    }
+
+    pub async fn get(&self, path: &str) -> Answer {
+        self.send(self.http.get(format!("{}{path}", self.base_url)))
+            .await
+    }
+
+    async fn send(&self, mut request: reqwest::RequestBuilder) -> Answer {
+        if let Some(key) = &self.api_key {
+            request = request.header("x-api-key", key);
+        }
+        if let Some(instant) = &self.test_now {
+            request = request.header("x-baton-test-now", instant);
+        }
+        let response = request.send().await.expect("request sent");
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.expect("body");
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+        };
+        Answer {
+            status,
+            body,
+            headers,
+        }
+    }
+}

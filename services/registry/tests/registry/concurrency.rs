@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use baton_kit::error::ErrorCode;
 
-use crate::{startup, t, Harness};
+use crate::{Harness, startup, t};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sixty_four_identical_startups_per_key_make_one_row_with_one_id() {
@@ -48,7 +48,11 @@ async fn sixty_four_identical_startups_per_key_make_one_row_with_one_id() {
 async fn sixteen_heartbeats_on_an_expired_lease_advance_the_epoch_once() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
-    harness.registry.open(tenant, &startup("stale"), t(0)).await.expect("open");
+    harness
+        .registry
+        .open(tenant, &startup("stale"), t(0))
+        .await
+        .expect("open");
     let beats = (0..16).map(|_| {
         let registry = harness.registry.clone();
         tokio::spawn(async move {

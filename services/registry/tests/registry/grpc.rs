@@ -4,9 +4,9 @@ use tokio::net::TcpListener;
 use tonic::Code;
 use uuid::Uuid;
 
+use baton_kit::ErrorCode;
 use baton_kit::config::Env;
 use baton_kit::grpc::{Outbound, OutboundCall};
-use baton_kit::ErrorCode;
 use baton_proto::registry::v1 as proto;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
 use baton_registry::RegistryConfig;
@@ -23,7 +23,11 @@ async fn serve(harness: &Harness) -> String {
     let config = RegistryConfig::from_env(&env).expect("config");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let address = listener.local_addr().expect("address").to_string();
-    tokio::spawn(baton_registry::serve(config, listener, std::future::pending()));
+    tokio::spawn(baton_registry::serve(
+        config,
+        listener,
+        std::future::pending(),
+    ));
     address
 }
 
@@ -37,7 +41,9 @@ async fn rpc_calls_need_the_service_token_and_a_tenant() {
         agent: "codex".to_string(),
         session_id: "g".to_string(),
     };
-    let request = proto::CloseRequest { key: Some(key.clone()) };
+    let request = proto::CloseRequest {
+        key: Some(key.clone()),
+    };
 
     let anonymous = client.close(request.clone()).await.expect_err("no token");
     assert_eq!(anonymous.code(), Code::Unauthenticated);
@@ -47,18 +53,25 @@ async fn rpc_calls_need_the_service_token_and_a_tenant() {
         tenant_id: Uuid::now_v7(),
         test_now: None,
     };
-    let refused = client.close(wrong.request(&call, request.clone())).await.expect_err("bad token");
+    let refused = client
+        .close(wrong.request(&call, request.clone()))
+        .await
+        .expect_err("bad token");
     assert_eq!(refused.code(), Code::Unauthenticated);
 
     let outbound = Outbound::new(&baton_kit::Secret::new(TOKEN.into()));
     let mut no_tenant = tonic::Request::new(request.clone());
-    no_tenant
-        .metadata_mut()
-        .insert("authorization", format!("Bearer {TOKEN}").parse().expect("ascii"));
+    no_tenant.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {TOKEN}").parse().expect("ascii"),
+    );
     let missing = client.close(no_tenant).await.expect_err("no tenant");
     assert_eq!(ErrorCode::from_status(&missing), ErrorCode::InvalidInput);
 
-    let not_found = client.close(outbound.request(&call, request)).await.expect_err("404");
+    let not_found = client
+        .close(outbound.request(&call, request))
+        .await
+        .expect_err("404");
     assert_eq!(ErrorCode::from_status(&not_found), ErrorCode::NotFound);
 }
 
@@ -66,7 +79,8 @@ async fn rpc_calls_need_the_service_token_and_a_tenant() {
 async fn open_then_read_by_natural_key_over_grpc() {
     let harness = Harness::new().await;
     let address = serve(&harness).await;
-    let mut client = SessionRegistryClient::new(baton_kit::grpc::channel(&address).expect("channel"));
+    let mut client =
+        SessionRegistryClient::new(baton_kit::grpc::channel(&address).expect("channel"));
     let outbound = Outbound::new(&baton_kit::Secret::new(TOKEN.into()));
     let call = OutboundCall {
         tenant_id: Uuid::now_v7(),

@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use baton_kit::db;
 use baton_kit::selector::Selector;
-use baton_kit::testing::{init_logging, TestDatabase};
+use baton_kit::testing::{TestDatabase, init_logging};
 use baton_registry::decide::OpenCommand;
 use baton_registry::service::Registry;
 use baton_registry::session::{Lease, Source};
@@ -31,9 +31,13 @@ impl Harness {
     pub async fn new() -> Harness {
         init_logging();
         let database = TestDatabase::create().await;
-        db::migrate_context(database.url(), &baton_registry::DB, baton_registry::migrator())
-            .await
-            .expect("migrate registry");
+        db::migrate_context(
+            database.url(),
+            &baton_registry::DB,
+            baton_registry::migrator(),
+        )
+        .await
+        .expect("migrate registry");
         let runtime_pool = db::connect_runtime(database.url(), None, &baton_registry::DB, 32)
             .await
             .expect("connect as the runtime role");
@@ -47,7 +51,9 @@ impl Harness {
 
     /// An admin pool on the test database (superuser: sees through RLS for assertions).
     pub async fn admin(&self) -> PgPool {
-        PgPool::connect(self.database.url()).await.expect("admin pool")
+        PgPool::connect(self.database.url())
+            .await
+            .expect("admin pool")
     }
 
     /// The stored excerpt of a row, read as admin.
@@ -63,7 +69,10 @@ impl Harness {
 
 /// A fixed instant plus `hours`.
 pub fn t(hours: i64) -> DateTime<Utc> {
-    Utc.with_ymd_and_hms(2026, 3, 1, 8, 0, 0).single().expect("valid") + chrono::Duration::hours(hours)
+    Utc.with_ymd_and_hms(2026, 3, 1, 8, 0, 0)
+        .single()
+        .expect("valid")
+        + chrono::Duration::hours(hours)
 }
 
 pub fn startup(session_id: &str) -> OpenCommand {

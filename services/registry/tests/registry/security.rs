@@ -2,17 +2,16 @@
 
 use uuid::Uuid;
 
-use crate::{startup, t, Harness};
+use crate::{Harness, startup, t};
 
 #[tokio::test]
 async fn runtime_role_is_not_owner_superuser_or_bypassrls() {
     let harness = Harness::new().await;
-    let (superuser, bypass): (bool, bool) = sqlx::query_as(
-        "SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user",
-    )
-    .fetch_one(&harness.runtime_pool)
-    .await
-    .expect("role attributes");
+    let (superuser, bypass): (bool, bool) =
+        sqlx::query_as("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user")
+            .fetch_one(&harness.runtime_pool)
+            .await
+            .expect("role attributes");
     assert!(!superuser && !bypass);
     let current: String = sqlx::query_scalar("SELECT current_user::text")
         .fetch_one(&harness.runtime_pool)
@@ -39,7 +38,11 @@ async fn runtime_role_is_not_owner_superuser_or_bypassrls() {
 async fn another_tenant_sees_zero_rows_and_no_tenant_sees_nothing() {
     let harness = Harness::new().await;
     let owner = Uuid::now_v7();
-    harness.registry.open(owner, &startup("mine"), t(0)).await.expect("open");
+    harness
+        .registry
+        .open(owner, &startup("mine"), t(0))
+        .await
+        .expect("open");
     let mut transaction = baton_kit::db::begin_tenant(&harness.runtime_pool, Uuid::now_v7())
         .await
         .expect("begin");
@@ -68,12 +71,19 @@ async fn another_tenant_sees_zero_rows_and_no_tenant_sees_nothing() {
 async fn runtime_role_cannot_delete_sessions() {
     let harness = Harness::new().await;
     let owner = Uuid::now_v7();
-    harness.registry.open(owner, &startup("keep"), t(0)).await.expect("open");
+    harness
+        .registry
+        .open(owner, &startup("keep"), t(0))
+        .await
+        .expect("open");
     let mut transaction = baton_kit::db::begin_tenant(&harness.runtime_pool, owner)
         .await
         .expect("begin");
     let deleted = sqlx::query("DELETE FROM registry.agent_sessions")
         .execute(&mut *transaction)
         .await;
-    assert!(deleted.is_err(), "a close is an update; DELETE is not granted");
+    assert!(
+        deleted.is_err(),
+        "a close is an update; DELETE is not granted"
+    );
 }

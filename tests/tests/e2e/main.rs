@@ -1,0 +1,38 @@
+//! End-to-end: the real `baton serve all` process on free ports against real Postgres, tenants
+//! from the real CLI, everything over HTTP.
+
+mod auth;
+mod lease;
+mod sessions;
+mod surface;
+mod trace;
+mod validation;
+
+use serde_json::{Value, json};
+
+/// An open body for the conventional test session.
+pub fn startup(session_id: &str) -> Value {
+    json!({
+        "agent": "claude-code",
+        "sessionId": session_id,
+        "source": "startup",
+        "project": "baton",
+        "scope": "work",
+        "selector": {"kind": "scope", "scope": "work"},
+    })
+}
+
+pub fn key(session_id: &str) -> Value {
+    json!({"agent": "claude-code", "sessionId": session_id})
+}
+
+/// Whether a string is in `toISOString` form.
+pub fn is_iso(value: &Value) -> bool {
+    let Some(text) = value.as_str() else {
+        return false;
+    };
+    text.len() == 24
+        && text.ends_with('Z')
+        && chrono::DateTime::parse_from_rfc3339(text).is_ok()
+        && text.as_bytes()[19] == b'.'
+}

@@ -1,0 +1,39 @@
+//! Health, readiness, the OpenAPI document and unknown routes.
+
+use serde_json::json;
+
+use baton_tests::Baton;
+
+#[tokio::test]
+async fn health_readiness_openapi_and_unknown_routes() {
+    let baton = Baton::start().await;
+    let anonymous = baton.anonymous();
+    assert_eq!(anonymous.get("/healthz").await.status, 200);
+    let ready = anonymous.get("/readyz").await;
+    assert_eq!(ready.status, 200, "{:?}", ready.body);
+    assert_eq!(
+        ready.body["checks"],
+        json!({"database": true, "registry": true})
+    );
+
+    let openapi = anonymous.get("/api/v1/openapi.json").await;
+    assert_eq!(openapi.status, 200);
+    let paths = openapi.body["paths"].as_object().expect("paths");
+    for path in [
+        "/api/v1/agent-sessions/open",
+        "/api/v1/agent-sessions/heartbeat",
+        "/api/v1/agent-sessions/close",
+        "/api/v1/agent-sessions/{sessionRunId}",
+    ] {
+        assert!(paths.contains_key(path), "{path}");
+    }
+    let schemas = &openapi.body["components"]["schemas"];
+    assert!(schemas["OpenBody"]["properties"]["briefedMemories"].is_object());
+
+    let tenant = baton.create_tenant("routes").await;
+    let missing = baton.client(&tenant).get("/api/v1/nothing-here").await;
+    assert_eq!(
+        (missing.status, missing.body),
+        (404, json!({"error": "not_found"}))
+    );
+}
