@@ -75,10 +75,11 @@ impl IntoResponse for HttpError {
             detail: self.public_detail.as_deref(),
         };
         let mut response = (status, Json(body)).into_response();
-        if let Some(seconds) = self.retry_after_seconds {
-            if let Ok(value) = HeaderValue::from_str(&seconds.to_string()) {
-                response.headers_mut().insert("retry-after", value);
-            }
+        if let Some(value) = self
+            .retry_after_seconds
+            .and_then(|seconds| HeaderValue::from_str(&seconds.to_string()).ok())
+        {
+            response.headers_mut().insert("retry-after", value);
         }
         response
     }

@@ -133,8 +133,8 @@ mod tests {
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    #[allow(dead_code)]
     struct Body {
-        #[allow(dead_code)]
         session_id: String,
         #[serde(default, deserialize_with = "present")]
         turn_count: Option<u32>,

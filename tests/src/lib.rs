@@ -17,20 +17,26 @@ use baton_kit::testing::TestDatabase;
 /// The service token every test process shares.
 pub const SERVICE_TOKEN: &str = "e2e-test-service-token";
 
-/// Path of a workspace binary built alongside the tests.
+/// Path of a workspace binary built alongside the caller: next to it (a benchmark binary in
+/// `target/<profile>/`) or one level up (a test in `target/<profile>/deps/`).
 pub fn binary(name: &str) -> PathBuf {
-    let executable = std::env::current_exe().expect("test executable path");
-    let profile_dir = executable
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps");
-    let path = profile_dir.join(name);
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo build --workspace --bins` (make test does)",
-        path.display()
-    );
-    path
+    let executable = std::env::current_exe().expect("executable path");
+    let candidates = executable
+        .ancestors()
+        .skip(1)
+        .take(2)
+        .map(|dir| dir.join(name))
+        .collect::<Vec<_>>();
+    candidates
+        .iter()
+        .find(|path| path.is_file())
+        .cloned()
+        .unwrap_or_else(|| {
+            panic!(
+                "{name} is missing next to {}: run `cargo build --workspace --bins` (make test does)",
+                executable.display()
+            )
+        })
 }
 
 /// A running `baton serve all` with its own database.

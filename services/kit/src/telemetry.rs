@@ -17,6 +17,7 @@ use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
+use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer, Registry};
@@ -88,29 +89,45 @@ pub fn init(service_name: &str) -> Result<Telemetry, TelemetryError> {
     } else {
         None
     };
-    let otel_layer = tracer_provider.as_ref().map(|provider| {
-        tracing_opentelemetry::layer()
-            .with_tracer(provider.tracer("baton"))
-            .boxed()
-    });
-    let _ = Registry::default()
-        .with(otel_layer)
-        .with(json_log_layer())
-        .try_init();
+    match &tracer_provider {
+        // Exporting: spans must exist for the exporter whatever the log level, so the log filter
+        // applies to the log layer only.
+        Some(provider) => {
+            let otel_layer = tracing_opentelemetry::layer()
+                .with_tracer(provider.tracer("baton"))
+                .with_filter(LevelFilter::INFO);
+            let _ = Registry::default()
+                .with(otel_layer)
+                .with(json_log_layer().with_filter(log_filter()))
+                .try_init();
+        }
+        // Not exporting: one global filter, so disabled spans cost nothing on the hot path.
+        None => {
+            let _ = Registry::default()
+                .with(log_filter())
+                .with(json_log_layer())
+                .try_init();
+        }
+    }
     Ok(Telemetry {
         tracer_provider,
         meter_provider,
     })
 }
 
-/// The JSON log layer with the configured filter.
+/// The log filter: `BATON_LOG`, else `RUST_LOG`, else [`DEFAULT_FILTER`].
+pub fn log_filter() -> EnvFilter {
+    let filter = std::env::var("BATON_LOG")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .unwrap_or_else(|_| DEFAULT_FILTER.to_string());
+    EnvFilter::new(filter)
+}
+
+/// JSON lines on stdout, one object per event with its fields at the top level.
 pub fn json_log_layer<S>() -> Box<dyn Layer<S> + Send + Sync>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
 {
-    let filter = std::env::var("BATON_LOG")
-        .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| DEFAULT_FILTER.to_string());
     tracing_subscriber::fmt::layer()
         .json()
         .flatten_event(true)
@@ -118,7 +135,6 @@ where
         .with_span_list(false)
         .with_target(true)
         .with_writer(std::io::stdout)
-        .with_filter(EnvFilter::new(filter))
         .boxed()
 }
 

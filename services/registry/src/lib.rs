@@ -8,6 +8,7 @@
 pub mod config;
 pub mod decide;
 pub mod grpc;
+pub mod live_batch;
 pub mod service;
 pub mod session;
 pub mod store;

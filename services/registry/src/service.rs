@@ -9,14 +9,16 @@ use baton_kit::db::begin_tenant;
 use baton_kit::error::ApiError;
 
 use crate::decide::{self, CloseDecision, HeartbeatDecision, OpenCommand, OpenDecision};
+use crate::live_batch::LiveRefresher;
 use crate::session::{Lease, Session};
-use crate::store;
+use crate::store::{self, LiveRefresh};
 
-/// The registry's state: its pool and lease.
+/// The registry's state: its pool, lease and the heartbeat batcher.
 #[derive(Debug, Clone)]
 pub struct Registry {
     pool: PgPool,
     lease: Lease,
+    live: LiveRefresher,
 }
 
 /// The answer to an open.
@@ -46,8 +48,13 @@ pub struct Closed {
 }
 
 impl Registry {
+    /// Starts the heartbeat batcher on the current runtime.
     pub fn new(pool: PgPool, lease: Lease) -> Registry {
-        Registry { pool, lease }
+        Registry {
+            live: LiveRefresher::start(pool.clone()),
+            pool,
+            lease,
+        }
     }
 
     pub fn lease(&self) -> Lease {
@@ -113,7 +120,7 @@ impl Registry {
         })
     }
 
-    /// Table B. A live row is refreshed in one statement; anything else (absent, closed, stale,
+    /// Table B. A live row is refreshed through the batcher (one statement for a whole batch); anything else (absent, closed, stale,
     /// or closed between the two) takes the locked path and resurrects exactly once.
     pub async fn heartbeat(
         &self,
@@ -123,20 +130,15 @@ impl Registry {
         excerpt: Option<&str>,
         now: DateTime<Utc>,
     ) -> Result<Beat, ApiError> {
-        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
-        let cutoff = now - self.lease.duration;
-        if let Some(refreshed) = store::refresh_if_live(
-            &mut transaction,
+        let live = LiveRefresh {
             tenant_id,
-            agent,
-            session_id,
+            agent: agent.to_string(),
+            session_id: session_id.to_string(),
             now,
-            cutoff,
-            excerpt,
-        )
-        .await?
-        {
-            transaction.commit().await?;
+            cutoff: now - self.lease.duration,
+            excerpt: excerpt.map(str::to_string),
+        };
+        if let Some(refreshed) = self.live.refresh(live).await? {
             return Ok(Beat {
                 id: refreshed.id,
                 activation_epoch: refreshed.activation_epoch,
@@ -144,6 +146,7 @@ impl Registry {
                 resurrected: false,
             });
         }
+        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
         let row = store::lock_by_key(&mut transaction, tenant_id, agent, session_id)
             .await?
             .ok_or_else(|| ApiError::not_found("no session with that agent and sessionId"))?;

@@ -2,8 +2,8 @@
 //! a decision and its write share one lock and one commit.
 
 use chrono::{DateTime, Utc};
-use sqlx::PgConnection;
 use sqlx::types::Json;
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use baton_kit::selector::Selector;
@@ -236,41 +236,56 @@ pub async fn set_excerpt(
     Ok(())
 }
 
-/// The result of the heartbeat fast path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+/// One live refresh of a batch: the natural key and the request's clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveRefresh {
+    pub tenant_id: Uuid,
+    pub agent: String,
+    pub session_id: String,
+    pub now: DateTime<Utc>,
+    /// `now − lease`: the row is live when `last_seen_at` is strictly after it.
+    pub cutoff: DateTime<Utc>,
+    pub excerpt: Option<String>,
+}
+
+/// A refreshed row, with the natural key it answers.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Refreshed {
+    pub tenant_id: Uuid,
+    pub agent: String,
+    pub session_id: String,
     pub id: Uuid,
     pub activation_epoch: i64,
     pub last_seen_at: DateTime<Utc>,
 }
 
-/// Table B's "live" row in one statement: floor the lease (and store the excerpt) only when the
-/// row is live at `now`. `None` means the row is absent, closed or stale, and the caller takes
-/// the locked path. The predicate is `Lease::liveness == Live` written in SQL.
-#[tracing::instrument(name = "db.registry.refresh_live", skip_all)]
-pub async fn refresh_if_live(
-    connection: &mut PgConnection,
-    tenant_id: Uuid,
-    agent: &str,
-    session_id: &str,
-    now: DateTime<Utc>,
-    lease_cutoff: DateTime<Utc>,
-    excerpt: Option<&str>,
-) -> Result<Option<Refreshed>, sqlx::Error> {
+/// Table B's "live" row for a whole batch in one statement and one round trip
+/// (`registry.refresh_live_batch`, run in its own implicit transaction that sets each tenant in
+/// turn). Only rows live at their request's `now` are refreshed and returned; the predicate is
+/// `Lease::liveness == Live` written in SQL. Keys must be unique and sorted (see the batcher).
+#[tracing::instrument(name = "db.registry.refresh_live_batch", skip_all, fields(batch = refreshes.len()))]
+pub async fn refresh_live_batch(
+    pool: &PgPool,
+    refreshes: &[LiveRefresh],
+) -> Result<Vec<Refreshed>, sqlx::Error> {
+    let column = |pick: fn(&LiveRefresh) -> String| refreshes.iter().map(pick).collect::<Vec<_>>();
+    let tenant_ids: Vec<Uuid> = refreshes.iter().map(|refresh| refresh.tenant_id).collect();
+    let nows: Vec<DateTime<Utc>> = refreshes.iter().map(|refresh| refresh.now).collect();
+    let cutoffs: Vec<DateTime<Utc>> = refreshes.iter().map(|refresh| refresh.cutoff).collect();
+    let excerpts: Vec<Option<String>> = refreshes
+        .iter()
+        .map(|refresh| refresh.excerpt.clone())
+        .collect();
     sqlx::query_as(
-        "UPDATE registry.agent_sessions \
-         SET last_seen_at = greatest(last_seen_at, $4), \
-             last_message_excerpt = coalesce($6, last_message_excerpt) \
-         WHERE tenant_id = $1 AND agent = $2 AND session_id = $3 \
-           AND closed_at IS NULL AND last_seen_at > $5 \
-         RETURNING id, activation_epoch, last_seen_at",
+        "SELECT tenant_id, agent, session_id, id, activation_epoch, last_seen_at \
+         FROM registry.refresh_live_batch($1, $2, $3, $4, $5, $6)",
     )
-    .bind(tenant_id)
-    .bind(agent)
-    .bind(session_id)
-    .bind(now)
-    .bind(lease_cutoff)
-    .bind(excerpt)
-    .fetch_optional(connection)
+    .bind(tenant_ids)
+    .bind(column(|refresh| refresh.agent.clone()))
+    .bind(column(|refresh| refresh.session_id.clone()))
+    .bind(nows)
+    .bind(cutoffs)
+    .bind(excerpts)
+    .fetch_all(pool)
     .await
 }
