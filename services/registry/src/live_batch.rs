@@ -98,7 +98,7 @@ pub fn merge(refreshes: &[LiveRefresh]) -> Vec<LiveRefresh> {
             .or_insert_with(|| refresh.clone());
     }
     let mut sorted: Vec<LiveRefresh> = merged.into_values().collect();
-    sorted.sort_by(|left, right| key_of(left).cmp(&key_of(right)));
+    sorted.sort_by_key(key_of);
     sorted
 }
 
