@@ -98,3 +98,59 @@ async fn concurrent_startups_of_one_key_with_different_projects_leave_one_winner
         assert_eq!(result.code, ErrorCode::Conflict);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_burst_of_heartbeats_over_live_and_stale_rows_answers_each_correctly() {
+    let harness = Harness::new().await;
+    let tenants = [Uuid::now_v7(), Uuid::now_v7()];
+    for tenant in tenants {
+        for index in 0..20 {
+            let opened_at = if index % 2 == 0 { t(0) } else { t(20) };
+            harness
+                .registry
+                .open(tenant, &startup(&format!("burst-{index}")), opened_at)
+                .await
+                .expect("open");
+        }
+    }
+    // At t(30) even rows (last seen t(0)) are stale, odd rows (t(20)) are live. Every row gets
+    // three heartbeats in the same burst, so batches carry duplicates and several tenants.
+    let mut beats = Vec::new();
+    for tenant in tenants {
+        for index in 0..20 {
+            for copy in 0..3 {
+                let registry = harness.registry.clone();
+                beats.push(tokio::spawn(async move {
+                    let excerpt = format!("copy-{copy}");
+                    let session_id = format!("burst-{index}");
+                    let beat = registry
+                        .heartbeat(tenant, "claude-code", &session_id, Some(&excerpt), t(30))
+                        .await
+                        .expect("beat");
+                    (index, beat)
+                }));
+            }
+        }
+    }
+    let results: Vec<_> = join_all(beats)
+        .await
+        .into_iter()
+        .map(|joined| joined.expect("task"))
+        .collect();
+    for (index, beat) in &results {
+        let expected_epoch = if index % 2 == 0 { 2 } else { 1 };
+        assert_eq!(beat.activation_epoch, expected_epoch, "row {index}");
+        assert_eq!(beat.last_seen_at, t(30));
+    }
+    let resurrections = results.iter().filter(|(_, beat)| beat.resurrected).count();
+    assert_eq!(resurrections, 20, "each stale row resurrects exactly once");
+    let admin = harness.admin().await;
+    let epochs: Vec<i64> = sqlx::query_scalar(
+        "SELECT activation_epoch FROM registry.agent_sessions ORDER BY activation_epoch",
+    )
+    .fetch_all(&admin)
+    .await
+    .expect("epochs");
+    assert_eq!(epochs.iter().filter(|epoch| **epoch == 2).count(), 20);
+    assert_eq!(epochs.iter().filter(|epoch| **epoch == 1).count(), 20);
+}
