@@ -304,23 +304,51 @@ where
             rpc.grpc.status_code = tracing::field::Empty,
         );
         telemetry::set_parent_from_headers(&span, request.headers());
+        let (service, method) = (service.to_string(), method.to_string());
         let future = self.inner.call(request);
         let record_span = span.clone();
+        let started = std::time::Instant::now();
         Box::pin(
             async move {
                 let result = future.await;
-                if let Ok(response) = &result {
-                    let code = response
+                let code = match &result {
+                    Ok(response) => response
                         .headers()
                         .get("grpc-status")
                         .and_then(|value| value.to_str().ok())
                         .unwrap_or("0")
-                        .to_string();
-                    record_span.record("rpc.grpc.status_code", code.as_str());
-                }
+                        .to_string(),
+                    Err(_) => "2".to_string(),
+                };
+                record_span.record("rpc.grpc.status_code", code.as_str());
+                record_rpc_metrics(service, method, code, started.elapsed());
                 result
             }
             .instrument(span),
         )
     }
+}
+
+/// `rpc.server.duration` per service, method and gRPC status (OpenTelemetry semantic names).
+fn record_rpc_metrics(service: String, method: String, code: String, elapsed: Duration) {
+    use opentelemetry::KeyValue;
+    use opentelemetry::metrics::Histogram;
+    use std::sync::OnceLock;
+    static DURATION: OnceLock<Histogram<f64>> = OnceLock::new();
+    let histogram = DURATION.get_or_init(|| {
+        opentelemetry::global::meter("baton")
+            .f64_histogram("rpc.server.duration")
+            .with_unit("s")
+            .with_description("gRPC calls served, by method and status")
+            .build()
+    });
+    histogram.record(
+        elapsed.as_secs_f64(),
+        &[
+            KeyValue::new("rpc.system", "grpc"),
+            KeyValue::new("rpc.service", service),
+            KeyValue::new("rpc.method", method),
+            KeyValue::new("rpc.grpc.status_code", code),
+        ],
+    );
 }
