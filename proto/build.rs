@@ -8,6 +8,7 @@ use prost::Message;
 const PROTOS: &[&str] = &[
     "baton/common/v1/common.proto",
     "baton/registry/v1/registry.proto",
+    "baton/provenance/v1/provenance.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -17,6 +17,13 @@ pub mod registry {
     }
 }
 
+/// The provenance context.
+pub mod provenance {
+    pub mod v1 {
+        tonic::include_proto!("baton.provenance.v1");
+    }
+}
+
 /// The protobuf timestamp type every context uses.
 pub use prost_types::Timestamp;
 

@@ -135,6 +135,15 @@ impl CallContext {
         let now = clock.now_for(test_now).map_err(Status::from)?;
         Ok(CallContext { tenant_id, now })
     }
+
+    /// The identity of a call this handler makes onward: same tenant, and the same instant
+    /// when the test clock is on.
+    pub fn onward(&self, clock: &Clock) -> OutboundCall {
+        OutboundCall {
+            tenant_id: self.tenant_id,
+            test_now: clock.test_mode().then(|| crate::clock::iso(self.now)),
+        }
+    }
 }
 
 /// Stamps outgoing calls with the service token, tenant, test instant and trace context.

@@ -107,6 +107,39 @@ pub fn decide_close(row: &Session) -> CloseDecision {
     }
 }
 
+/// What a write carrying this run's id does to it (table E, rows with an id).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttachDecision {
+    /// Live: attach and floor the lease.
+    Floor,
+    /// Stale or implicitly closed: resurrect (table D), then attach, in one transaction.
+    Resurrect,
+    /// Explicitly closed: the write succeeds unattributed; that protection never expires.
+    Unattributed,
+}
+
+/// Table E for a run the tenant owns (a foreign or unknown id never reaches here: the write
+/// fails upstream).
+pub fn decide_attach(row: &Session, now: DateTime<Utc>, lease: Lease) -> AttachDecision {
+    match lease.of(row, now) {
+        Liveness::Live => AttachDecision::Floor,
+        Liveness::Stale | Liveness::ClosedImplicitly => AttachDecision::Resurrect,
+        Liveness::ClosedExplicitly => AttachDecision::Unattributed,
+    }
+}
+
+/// The row after an attach decision.
+pub fn transition_attach(row: &Session, decision: AttachDecision, now: DateTime<Utc>) -> Session {
+    match decision {
+        AttachDecision::Floor => Session {
+            last_seen_at: floor(row.last_seen_at, now),
+            ..row.clone()
+        },
+        AttachDecision::Resurrect => resurrect(row, now),
+        AttachDecision::Unattributed => row.clone(),
+    }
+}
+
 /// `floor(x)`: the lease never moves backwards.
 pub fn floor(last_seen_at: DateTime<Utc>, now: DateTime<Utc>) -> DateTime<Utc> {
     last_seen_at.max(now)

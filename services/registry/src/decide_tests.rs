@@ -390,3 +390,30 @@ fn resurrection_effects_table_d() {
         )
     );
 }
+
+#[test]
+fn attach_table_e() {
+    let cases = [
+        (State::Live, AttachDecision::Floor),
+        (State::Stale, AttachDecision::Resurrect),
+        (State::Implicit, AttachDecision::Resurrect),
+        (State::Explicit, AttachDecision::Unattributed),
+    ];
+    for (state, expected) in cases {
+        let (session, now) = in_state(state);
+        let decision = decide_attach(&session, now, lease());
+        assert_eq!(decision, expected, "{state:?}");
+        let after = transition_attach(&session, decision, now);
+        match decision {
+            AttachDecision::Floor => {
+                assert_eq!(after.last_seen_at, now);
+                assert_eq!(after.activation_epoch, session.activation_epoch);
+            }
+            AttachDecision::Resurrect => {
+                assert_eq!(after.closed_at, None);
+                assert_eq!(after.activation_epoch, session.activation_epoch + 1);
+            }
+            AttachDecision::Unattributed => assert_eq!(after, session, "nothing written"),
+        }
+    }
+}

@@ -213,4 +213,40 @@ impl SessionRegistry for RegistryGrpc {
             session: Some(session_to_proto(&session, liveness)),
         }))
     }
+
+    #[tracing::instrument(name = "registry.attach_write", skip_all, fields(attached, resurrected))]
+    async fn attach_write(
+        &self,
+        request: Request<proto::AttachWriteRequest>,
+    ) -> Result<Response<proto::AttachWriteResponse>, Status> {
+        let call = CallContext::from_request(&request, &self.clock)?;
+        let id = baton_kit::text::session_run_id("sessionRunId", &request.get_ref().session_run_id)?;
+        let attached = self.registry.attach_write(call.tenant_id, id, call.now).await?;
+        tracing::Span::current()
+            .record("attached", attached.attached)
+            .record("resurrected", attached.resurrected);
+        Ok(Response::new(proto::AttachWriteResponse {
+            attached: attached.attached,
+            session_run_id: attached.id.to_string(),
+            resurrected: attached.resurrected,
+            activation_epoch: attached.activation_epoch,
+        }))
+    }
+
+    #[tracing::instrument(name = "registry.sole_open_session", skip_all, fields(found))]
+    async fn sole_open_session(
+        &self,
+        request: Request<proto::SoleOpenSessionRequest>,
+    ) -> Result<Response<proto::SoleOpenSessionResponse>, Status> {
+        let call = CallContext::from_request(&request, &self.clock)?;
+        let project = validate::optional_project(request.get_ref().project.as_deref())?;
+        let found = self
+            .registry
+            .sole_open_session(call.tenant_id, project.as_deref(), call.now)
+            .await?;
+        tracing::Span::current().record("found", found.is_some());
+        Ok(Response::new(proto::SoleOpenSessionResponse {
+            session_run_id: found.map(|id| id.to_string()),
+        }))
+    }
 }

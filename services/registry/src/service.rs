@@ -8,7 +8,9 @@ use uuid::Uuid;
 use baton_kit::db::begin_tenant;
 use baton_kit::error::ApiError;
 
-use crate::decide::{self, CloseDecision, HeartbeatDecision, OpenCommand, OpenDecision};
+use crate::decide::{
+    self, AttachDecision, CloseDecision, HeartbeatDecision, OpenCommand, OpenDecision,
+};
 use crate::live_batch::LiveRefresher;
 use crate::session::{Lease, Session};
 use crate::store::{self, LiveRefresh};
@@ -36,6 +38,15 @@ pub struct Beat {
     pub activation_epoch: i64,
     pub last_seen_at: DateTime<Utc>,
     pub resurrected: bool,
+}
+
+/// The answer to an attach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attached {
+    pub id: Uuid,
+    pub attached: bool,
+    pub resurrected: bool,
+    pub activation_epoch: i64,
 }
 
 /// The answer to a close.
@@ -189,6 +200,56 @@ impl Registry {
             closed_at: next.closed_at.unwrap_or(now),
             already_closed: decision == CloseDecision::AlreadyClosed,
         })
+    }
+
+    /// Table E for a write carrying a run id: NOT_FOUND for an unknown or foreign run, else the
+    /// attach decision applied under the row lock.
+    pub async fn attach_write(
+        &self,
+        tenant_id: Uuid,
+        id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<Attached, ApiError> {
+        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
+        let row = store::lock_by_id(&mut transaction, tenant_id, id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("no session with that sessionRunId"))?;
+        let decision = decide::decide_attach(&row, now, self.lease);
+        let next = decide::transition_attach(&row, decision, now);
+        if decision != AttachDecision::Unattributed {
+            store::update(&mut transaction, tenant_id, &next).await?;
+        }
+        transaction.commit().await?;
+        Ok(Attached {
+            id: next.id,
+            attached: decision != AttachDecision::Unattributed,
+            resurrected: decision == AttachDecision::Resurrect,
+            activation_epoch: next.activation_epoch,
+        })
+    }
+
+    /// The single-open default (table E, rows without an id): under the tenant+project advisory
+    /// lock that `open` also takes, the one leased-open run of the project gets its lease
+    /// floored and is returned; zero or several runs return `None`.
+    pub async fn sole_open_session(
+        &self,
+        tenant_id: Uuid,
+        project: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<Option<Uuid>, ApiError> {
+        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
+        store::lock_project(&mut transaction, tenant_id, project).await?;
+        let open =
+            store::lock_open_of_project(&mut transaction, tenant_id, project, now - self.lease.duration)
+                .await?;
+        let [only] = open.as_slice() else {
+            transaction.commit().await?;
+            return Ok(None);
+        };
+        let next = decide::transition_attach(only, AttachDecision::Floor, now);
+        store::update(&mut transaction, tenant_id, &next).await?;
+        transaction.commit().await?;
+        Ok(Some(next.id))
     }
 
     /// A row by run id (read-only: no lease refresh).

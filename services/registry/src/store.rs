@@ -78,6 +78,50 @@ pub async fn lock_by_key(
     Ok(record.map(Session::from))
 }
 
+/// The row for a run id, locked for update.
+#[tracing::instrument(name = "db.registry.lock_by_id", skip_all)]
+pub async fn lock_by_id(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    id: Uuid,
+) -> Result<Option<Session>, sqlx::Error> {
+    let record: Option<SessionRecord> = sqlx::query_as(concat!(
+        "SELECT ",
+        session_columns!(),
+        " FROM registry.agent_sessions WHERE tenant_id = $1 AND id = $2 FOR UPDATE"
+    ))
+    .bind(tenant_id)
+    .bind(id)
+    .fetch_optional(connection)
+    .await?;
+    Ok(record.map(Session::from))
+}
+
+/// Up to two leased-open rows of a project (NULL matches NULL), locked: enough to tell zero,
+/// one and several apart.
+#[tracing::instrument(name = "db.registry.lock_open_of_project", skip_all)]
+pub async fn lock_open_of_project(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    project: Option<&str>,
+    lease_cutoff: DateTime<Utc>,
+) -> Result<Vec<Session>, sqlx::Error> {
+    let records: Vec<SessionRecord> = sqlx::query_as(concat!(
+        "SELECT ",
+        session_columns!(),
+        " FROM registry.agent_sessions \
+          WHERE tenant_id = $1 AND project IS NOT DISTINCT FROM $2 \
+            AND closed_at IS NULL AND last_seen_at > $3 \
+          ORDER BY id LIMIT 2 FOR UPDATE"
+    ))
+    .bind(tenant_id)
+    .bind(project)
+    .bind(lease_cutoff)
+    .fetch_all(connection)
+    .await?;
+    Ok(records.into_iter().map(Session::from).collect())
+}
+
 /// The row for a natural key, unlocked.
 #[tracing::instrument(name = "db.registry.find_by_key", skip_all)]
 pub async fn find_by_key(

@@ -1,0 +1,115 @@
+//! `provenance.memory_events`: append-only. The runtime role can insert and read, nothing else.
+
+use chrono::{DateTime, Utc};
+use sqlx::types::Json;
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use baton_kit::error::ApiError;
+
+use crate::memory::{ActorKind, EventKind};
+
+/// Appends one event; returns its uuidv7 id.
+#[tracing::instrument(name = "db.provenance.insert_event", skip_all, fields(kind = kind.as_str()))]
+pub async fn insert(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    memory_id: Uuid,
+    kind: EventKind,
+    actor: ActorKind,
+    payload: Option<&serde_json::Value>,
+    now: DateTime<Utc>,
+) -> Result<Uuid, ApiError> {
+    let id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO provenance.memory_events (tenant_id, id, memory_id, event_kind, actor_kind, payload, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(tenant_id)
+    .bind(id)
+    .bind(memory_id)
+    .bind(kind.as_str())
+    .bind(actor.as_str())
+    .bind(payload.map(Json))
+    .bind(now)
+    .execute(connection)
+    .await?;
+    Ok(id)
+}
+
+/// One event of a memory's history: metadata and the payload's shape, never its values (the
+/// shape is computed in the database so values never leave it).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct HistoryRow {
+    pub id: Uuid,
+    pub event_kind: String,
+    pub actor_kind: String,
+    pub created_at: DateTime<Utc>,
+    pub json_type: Option<String>,
+    pub byte_length: Option<i32>,
+}
+
+/// A memory's events, oldest first.
+#[tracing::instrument(name = "db.provenance.history", skip_all)]
+pub async fn history(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    memory_id: Uuid,
+) -> Result<Vec<HistoryRow>, ApiError> {
+    Ok(sqlx::query_as(
+        "SELECT id, event_kind, actor_kind, created_at, jsonb_typeof(payload) AS json_type, \
+                octet_length(payload::text) AS byte_length \
+         FROM provenance.memory_events WHERE tenant_id = $1 AND memory_id = $2 ORDER BY id",
+    )
+    .bind(tenant_id)
+    .bind(memory_id)
+    .fetch_all(connection)
+    .await?)
+}
+
+/// The ids of a run's first `limit` events in id order (index-only on the session index).
+#[tracing::instrument(name = "db.provenance.run_event_ids", skip_all)]
+pub async fn run_event_ids(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    session_run_id: Uuid,
+    limit: i64,
+) -> Result<Vec<Uuid>, ApiError> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM provenance.memory_events \
+         WHERE tenant_id = $1 AND (payload->>'sessionRunId') = $2 \
+         ORDER BY id LIMIT $3",
+    )
+    .bind(tenant_id)
+    .bind(session_run_id.to_string())
+    .bind(limit)
+    .fetch_all(connection)
+    .await?)
+}
+
+/// One row of the typed provenance read.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct RunEventRow {
+    pub id: Uuid,
+    pub memory_id: Uuid,
+    pub event_kind: String,
+    pub actor_kind: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The events with these ids, in id order.
+#[tracing::instrument(name = "db.provenance.events_by_id", skip_all)]
+pub async fn by_ids(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    ids: &[Uuid],
+) -> Result<Vec<RunEventRow>, ApiError> {
+    Ok(sqlx::query_as(
+        "SELECT id, memory_id, event_kind, actor_kind, created_at FROM provenance.memory_events \
+         WHERE tenant_id = $1 AND id = ANY($2) ORDER BY id",
+    )
+    .bind(tenant_id)
+    .bind(ids)
+    .fetch_all(connection)
+    .await?)
+}
