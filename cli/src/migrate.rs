@@ -20,6 +20,13 @@ pub async fn migrate_all(admin_url: &str) -> anyhow::Result<()> {
     db::migrate_context(admin_url, &baton_registry::DB, baton_registry::migrator())
         .await
         .context("migrating registry")?;
+    db::migrate_context(
+        admin_url,
+        &baton_provenance::DB,
+        baton_provenance::migrator(),
+    )
+    .await
+    .context("migrating provenance")?;
     db::migrate_context(admin_url, &baton_gateway::DB, baton_gateway::migrator())
         .await
         .context("migrating gateway")?;

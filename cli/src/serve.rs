@@ -10,6 +10,7 @@ use tokio::task::JoinSet;
 use baton_gateway::GatewayConfig;
 use baton_kit::config::Env;
 use baton_kit::shutdown::{self, Shutdown};
+use baton_provenance::ProvenanceConfig;
 use baton_registry::RegistryConfig;
 
 use crate::migrate;
@@ -19,6 +20,7 @@ use crate::migrate;
 pub enum Target {
     All,
     Registry,
+    Provenance,
     Gateway,
 }
 
@@ -52,6 +54,11 @@ async fn run_services(env: &Env, target: Target, migrate_first: bool) -> anyhow:
     } else {
         None
     };
+    let mut provenance_config = if wants(Target::Provenance) {
+        Some(ProvenanceConfig::from_env(env)?)
+    } else {
+        None
+    };
     let mut gateway_config = if wants(Target::Gateway) {
         Some(GatewayConfig::from_env(env)?)
     } else {
@@ -65,15 +72,31 @@ async fn run_services(env: &Env, target: Target, migrate_first: bool) -> anyhow:
     let mut services = JoinSet::new();
     if let Some(config) = registry_config {
         let listener = bind("registry", config.listen).await?;
+        // In one process every service talks to the registry it just bound.
+        let bound = listener.local_addr()?.to_string();
         if let Some(gateway) = gateway_config.as_mut() {
-            // In one process the gateway talks to the registry it just bound.
-            gateway.registry_addr = listener.local_addr()?.to_string();
+            gateway.registry_addr = bound.clone();
+        }
+        if let Some(provenance) = provenance_config.as_mut() {
+            provenance.registry_addr = bound;
         }
         let stop = stop.clone();
         services.spawn(async move {
             baton_registry::serve(config, listener, stop.wait())
                 .await
                 .context("registry")
+        });
+    }
+    if let Some(config) = provenance_config {
+        let listener = bind("provenance", config.listen).await?;
+        if let Some(gateway) = gateway_config.as_mut() {
+            gateway.provenance_addr = listener.local_addr()?.to_string();
+        }
+        let stop = stop.clone();
+        services.spawn(async move {
+            baton_provenance::serve(config, listener, stop.wait())
+                .await
+                .context("provenance")
         });
     }
     if let Some(config) = gateway_config {

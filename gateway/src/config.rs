@@ -15,6 +15,8 @@ pub struct GatewayConfig {
     pub database_url: Option<String>,
     /// Registry's gRPC address (`BATON_REGISTRY__ADDR`).
     pub registry_addr: String,
+    /// Provenance's gRPC address (`BATON_PROVENANCE__ADDR`).
+    pub provenance_addr: String,
     /// Requests per key per window (`BATON_RATE_LIMIT__REQUESTS`, 300).
     pub rate_limit_requests: u32,
     /// The window (`BATON_RATE_LIMIT__WINDOW`, 60s).
@@ -31,6 +33,7 @@ pub struct GatewayConfig {
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub const DEFAULT_REGISTRY_ADDR: &str = "127.0.0.1:50051";
+pub const DEFAULT_PROVENANCE_ADDR: &str = "127.0.0.1:50052";
 
 impl GatewayConfig {
     pub fn from_env(env: &Env) -> Result<GatewayConfig, ConfigError> {
@@ -39,6 +42,7 @@ impl GatewayConfig {
             listen: env.socket_addr("BATON_GATEWAY__LISTEN", DEFAULT_LISTEN)?,
             database_url: env.optional_string("BATON_GATEWAY__DATABASE_URL"),
             registry_addr: env.string("BATON_REGISTRY__ADDR", DEFAULT_REGISTRY_ADDR),
+            provenance_addr: env.string("BATON_PROVENANCE__ADDR", DEFAULT_PROVENANCE_ADDR),
             rate_limit_requests: env.bounded_u64(
                 "BATON_RATE_LIMIT__REQUESTS",
                 300,

@@ -25,8 +25,9 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
     )
     .await
     .is_ok_and(|result| result.is_ok());
-    let registry = serving(&state, "baton.registry.v1.SessionRegistry").await;
-    let ready = database && registry;
+    let registry = serving(&state.registry_channel, "baton.registry.v1.SessionRegistry").await;
+    let provenance = serving(&state.provenance_channel, "baton.provenance.v1.Provenance").await;
+    let ready = database && registry && provenance;
     let status = if ready {
         StatusCode::OK
     } else {
@@ -34,13 +35,13 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
     };
     let body = json!({
         "status": if ready { "ready" } else { "not_ready" },
-        "checks": {"database": database, "registry": registry},
+        "checks": {"database": database, "registry": registry, "provenance": provenance},
     });
     (status, Json(body))
 }
 
-async fn serving(state: &AppState, service: &str) -> bool {
-    let mut client = HealthClient::new(state.registry_channel.clone());
+async fn serving(channel: &tonic::transport::Channel, service: &str) -> bool {
+    let mut client = HealthClient::new(channel.clone());
     let request = HealthCheckRequest {
         service: service.to_string(),
     };

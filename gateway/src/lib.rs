@@ -29,6 +29,7 @@ use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::error::ApiError;
 use baton_kit::grpc::{self, Outbound};
+use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
 
 pub use config::GatewayConfig;
@@ -36,7 +37,7 @@ pub use config::GatewayConfig;
 use crate::auth::KeyResolver;
 use crate::http_layers::Limits;
 use crate::rate_limit::RateLimiter;
-use crate::routes::sessions;
+use crate::routes::{briefing, events, memories, sessions};
 use crate::state::AppState;
 
 /// The gateway's place in the database.
@@ -71,6 +72,14 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         .route("/agent-sessions/heartbeat", post(sessions::heartbeat))
         .route("/agent-sessions/close", post(sessions::close))
         .route("/agent-sessions/{session_run_id}", get(sessions::row))
+        .route("/agent-sessions/{session_run_id}/events", get(events::list))
+        .route("/memories", post(memories::remember))
+        .route("/memories/{id}", get(memories::read))
+        .route("/memories/{id}/history", get(memories::history))
+        .route("/memories/{id}/revise", post(memories::revise))
+        .route("/memories/{id}/resolve", post(memories::resolve))
+        .route("/memories/{id}/archive", post(memories::archive))
+        .route("/briefing", get(briefing::briefing))
         .fallback(response::not_found)
         .method_not_allowed_fallback(response::method_not_allowed)
         .layer(from_fn_with_state(state.clone(), auth::require_api_key))
@@ -96,9 +105,12 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
     )
     .await?;
     let registry_channel = grpc::channel(&config.registry_addr)?;
+    let provenance_channel = grpc::channel(&config.provenance_addr)?;
     Ok(AppState {
         registry: SessionRegistryClient::new(registry_channel.clone()),
         registry_channel,
+        provenance: ProvenanceClient::new(provenance_channel.clone()),
+        provenance_channel,
         keys: KeyResolver::new(pool.clone(), config.key_cache_ttl),
         pool,
         outbound: Outbound::new(&config.common.service_token),

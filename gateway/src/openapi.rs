@@ -4,17 +4,23 @@ use axum::Json;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::sessions;
+use crate::routes::{briefing, events, memories, sessions};
 
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Baton", description = "Hook-facing session lifecycle API."),
-    paths(sessions::open, sessions::heartbeat, sessions::close, sessions::row),
+    paths(sessions::open, sessions::heartbeat, sessions::close, sessions::row, events::list,
+        memories::remember, memories::revise, memories::resolve, memories::archive,
+        memories::read, memories::history, briefing::briefing),
     components(schemas(
         sessions::OpenBody, sessions::OpenAnswer, sessions::HeartbeatBody,
         sessions::HeartbeatAnswer, sessions::CloseBody, sessions::CloseAnswer,
         sessions::SessionRow, sessions::BriefedRow, sessions::SessionSource,
-        sessions::ErrorAnswer
+        sessions::ErrorAnswer, events::RunEventsPage, events::RunEvent,
+        memories::RememberBody, memories::RememberAnswer, memories::ReviseBody,
+        memories::ReviseAnswer, memories::ResolveBody, memories::ResolveAnswer,
+        memories::ArchiveBody, memories::ArchiveAnswer, memories::MemoryView,
+        memories::HistoryAnswer, briefing::BriefingAnswer
     )),
     modifiers(&ApiKeyScheme)
 )]

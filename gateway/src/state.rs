@@ -10,6 +10,7 @@ use tonic::transport::Channel;
 use baton_kit::clock::{Clock, TEST_NOW_KEY, parse_instant};
 use baton_kit::error::ErrorCode;
 use baton_kit::grpc::{Outbound, OutboundCall};
+use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
 
 use crate::auth::{KeyResolver, Principal};
@@ -20,8 +21,10 @@ use crate::response::HttpError;
 #[derive(Debug, Clone)]
 pub struct AppState {
     pub registry: SessionRegistryClient<Channel>,
-    /// The channel to registry, kept for readiness probes.
+    pub provenance: ProvenanceClient<Channel>,
+    /// Channels to the services behind the gateway, kept for readiness probes.
     pub registry_channel: Channel,
+    pub provenance_channel: Channel,
     pub pool: PgPool,
     pub outbound: Outbound,
     pub clock: Clock,

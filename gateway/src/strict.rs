@@ -21,6 +21,25 @@ pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
 #[derive(Debug, Clone, Copy)]
 pub struct BodyLimit(pub usize);
 
+/// The raw body, read within the configured limit (413 beyond it).
+#[derive(Debug)]
+pub struct LimitedBody(pub axum::body::Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for LimitedBody {
+    type Rejection = HttpError;
+
+    async fn from_request(request: Request<Body>, _state: &S) -> Result<Self, Self::Rejection> {
+        let limit = request
+            .extensions()
+            .get::<BodyLimit>()
+            .map_or(DEFAULT_BODY_LIMIT, |limit| limit.0);
+        axum::body::to_bytes(request.into_body(), limit)
+            .await
+            .map(LimitedBody)
+            .map_err(|_| HttpError::new(ErrorCode::PayloadTooLarge, "request body too large"))
+    }
+}
+
 /// A JSON body parsed strictly into `T`.
 #[derive(Debug)]
 pub struct StrictJson<T>(pub T);
@@ -32,24 +51,27 @@ where
 {
     type Rejection = HttpError;
 
-    async fn from_request(request: Request<Body>, _state: &S) -> Result<Self, Self::Rejection> {
-        let limit = request
-            .extensions()
-            .get::<BodyLimit>()
-            .map_or(DEFAULT_BODY_LIMIT, |limit| limit.0);
-        let bytes = axum::body::to_bytes(request.into_body(), limit)
-            .await
-            .map_err(|_| HttpError::new(ErrorCode::PayloadTooLarge, "request body too large"))?;
+    async fn from_request(request: Request<Body>, state: &S) -> Result<Self, Self::Rejection> {
+        let LimitedBody(bytes) = LimitedBody::from_request(request, state).await?;
         parse_body(&bytes).map(StrictJson)
     }
 }
 
-/// Parses body bytes: malformed JSON and shape errors are told apart.
-pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, HttpError> {
-    let value: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|_| HttpError::new(ErrorCode::InvalidRequest, "body is not valid JSON"))?;
+/// Body bytes as JSON: anything unparseable is 400 `invalid_request`.
+pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, HttpError> {
+    serde_json::from_slice(bytes)
+        .map_err(|_| HttpError::new(ErrorCode::InvalidRequest, "body is not valid JSON"))
+}
+
+/// JSON into the route's shape: any mismatch is 400 `invalid_input`.
+pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, HttpError> {
     serde_json::from_value(value)
         .map_err(|error| HttpError::new(ErrorCode::InvalidInput, error.to_string()))
+}
+
+/// Parses body bytes: malformed JSON and shape errors are told apart.
+pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, HttpError> {
+    from_value(parse_json(bytes)?)
 }
 
 /// For `#[serde(default, deserialize_with = "strict::present")]`: an optional key that, when
@@ -64,6 +86,14 @@ where
 
 /// Parses a query string into pairs, refusing repeated keys.
 pub fn query_pairs(query: Option<&str>) -> Result<Vec<(String, String)>, HttpError> {
+    query_pairs_allowing(query, &[])
+}
+
+/// Parses a query string into pairs; only the keys in `repeatable` may appear more than once.
+pub fn query_pairs_allowing(
+    query: Option<&str>,
+    repeatable: &[&str],
+) -> Result<Vec<(String, String)>, HttpError> {
     let mut pairs: Vec<(String, String)> = Vec::new();
     for piece in query
         .unwrap_or("")
@@ -73,7 +103,8 @@ pub fn query_pairs(query: Option<&str>) -> Result<Vec<(String, String)>, HttpErr
         let (raw_key, raw_value) = piece.split_once('=').unwrap_or((piece, ""));
         let key = percent_decode(raw_key)?;
         let value = percent_decode(raw_value)?;
-        if pairs.iter().any(|(existing, _)| *existing == key) {
+        if !repeatable.contains(&key.as_str()) && pairs.iter().any(|(existing, _)| *existing == key)
+        {
             return Err(HttpError::new(
                 ErrorCode::InvalidInput,
                 format!("query parameter {key} repeated"),
@@ -82,6 +113,26 @@ pub fn query_pairs(query: Option<&str>) -> Result<Vec<(String, String)>, HttpErr
         pairs.push((key, value));
     }
     Ok(pairs)
+}
+
+/// The value of a key that appears at most once.
+pub fn single<'a>(pairs: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    pairs
+        .iter()
+        .find(|(candidate, _)| candidate == key)
+        .map(|(_, value)| value.as_str())
+}
+
+/// A strictly written non-negative integer (`"4"`; not `"+4"`, `"4.0"`, `""` or `"abc"`).
+pub fn strict_integer(field: &str, text: &str) -> Result<u32, HttpError> {
+    let digits_only = !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit());
+    let value = digits_only.then(|| text.parse::<u32>().ok()).flatten();
+    value.ok_or_else(|| {
+        HttpError::new(
+            ErrorCode::InvalidInput,
+            format!("{field} must be an integer"),
+        )
+    })
 }
 
 /// Refuses any query key outside `allowed`.

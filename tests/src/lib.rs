@@ -132,6 +132,7 @@ fn base_env(database_url: &str) -> Vec<(String, String)> {
         ("BATON_TEST_CLOCK", "1"),
         ("BATON_GATEWAY__LISTEN", "127.0.0.1:0"),
         ("BATON_REGISTRY__LISTEN", "127.0.0.1:0"),
+        ("BATON_PROVENANCE__LISTEN", "127.0.0.1:0"),
         ("BATON_LOG", "info"),
     ]
     .into_iter()

@@ -1,5 +1,8 @@
 //! The `/api/v1` routes, one module per resource.
 
+pub mod briefing;
+pub mod events;
+pub mod memories;
 pub mod sessions;
 
 use chrono::{DateTime, Utc};

@@ -80,7 +80,9 @@ impl Section {
     }
 
     pub fn parse(text: &str) -> Option<Section> {
-        Section::ALL.into_iter().find(|section| section.as_str() == text)
+        Section::ALL
+            .into_iter()
+            .find(|section| section.as_str() == text)
     }
 }
 
@@ -170,7 +172,10 @@ pub struct SectionOf<T> {
     pub has_more: bool,
 }
 
-fn commitment_section(rows: Vec<CommitmentItemRow>, now: DateTime<Utc>) -> SectionOf<CommitmentItem> {
+fn commitment_section(
+    rows: Vec<CommitmentItemRow>,
+    now: DateTime<Utc>,
+) -> SectionOf<CommitmentItem> {
     let count = rows.first().map_or(0, |row| row.total);
     let items: Vec<CommitmentItem> = rows
         .into_iter()
@@ -211,7 +216,11 @@ pub struct Briefing {
 
 impl Provenance {
     /// Builds the briefing in one read transaction.
-    pub async fn briefing(&self, call: &CallContext, query: &BriefingQuery) -> Result<Briefing, ApiError> {
+    pub async fn briefing(
+        &self,
+        call: &CallContext,
+        query: &BriefingQuery,
+    ) -> Result<Briefing, ApiError> {
         let (tenant_id, now) = (call.tenant_id, call.now);
         let filter = filter_of(&query.selector);
         let limit = query.limit();
@@ -228,27 +237,41 @@ impl Provenance {
             preferences: None,
         };
         if query.wants(Section::Commitments) {
-            let rows = briefing::commitments(&mut transaction, tenant_id, &filter, None, limit).await?;
+            let rows =
+                briefing::commitments(&mut transaction, tenant_id, &filter, None, limit).await?;
             briefing.commitments = Some(commitment_section(rows, now));
         }
         if query.wants(Section::Overdue) {
-            let rows = briefing::commitments(&mut transaction, tenant_id, &filter, Some(now), limit).await?;
+            let rows =
+                briefing::commitments(&mut transaction, tenant_id, &filter, Some(now), limit)
+                    .await?;
             briefing.overdue = Some(commitment_section(rows, now));
         }
         if query.wants(Section::Blockers) {
-            let rows = briefing::newest(&mut transaction, tenant_id, &filter, &["blocker"], limit).await?;
+            let rows =
+                briefing::newest(&mut transaction, tenant_id, &filter, &["blocker"], limit).await?;
             briefing.blockers = Some(memory_section(rows));
         }
         if query.wants(Section::StaleCandidates) {
-            let rows = briefing::stale(&mut transaction, tenant_id, &filter, now - STALE_AFTER, limit).await?;
+            let rows = briefing::stale(
+                &mut transaction,
+                tenant_id,
+                &filter,
+                now - STALE_AFTER,
+                limit,
+            )
+            .await?;
             briefing.stale_candidates = Some(memory_section(rows));
         }
         if query.wants(Section::RecentDecisions) {
-            let rows = briefing::newest(&mut transaction, tenant_id, &filter, &["decision"], limit).await?;
+            let rows = briefing::newest(&mut transaction, tenant_id, &filter, &["decision"], limit)
+                .await?;
             briefing.recent_decisions = Some(memory_section(rows));
         }
         if query.wants(Section::Preferences) {
-            let rows = briefing::newest(&mut transaction, tenant_id, &filter, &["preference"], limit).await?;
+            let rows =
+                briefing::newest(&mut transaction, tenant_id, &filter, &["preference"], limit)
+                    .await?;
             briefing.preferences = Some(memory_section(rows));
         }
         transaction.commit().await?;
@@ -266,15 +289,29 @@ mod tests {
         let all = BriefingQuery::new(Selector::All {}, Mode::Brief, &[], None).expect("valid");
         assert!(Section::ALL.iter().all(|section| all.wants(*section)));
         assert_eq!(all.limit(), 3);
-        let full = BriefingQuery::new(Selector::All {}, Mode::Full, &names(&["overdue"]), None).expect("valid");
+        let full = BriefingQuery::new(Selector::All {}, Mode::Full, &names(&["overdue"]), None)
+            .expect("valid");
         assert_eq!(full.limit(), 25);
         assert!(full.wants(Section::Overdue) && !full.wants(Section::Commitments));
-        assert!(BriefingQuery::new(Selector::All {}, Mode::Brief, &names(&["overdue", "overdue"]), None).is_err());
-        assert!(BriefingQuery::new(Selector::All {}, Mode::Brief, &names(&["everything"]), None).is_err());
+        assert!(
+            BriefingQuery::new(
+                Selector::All {},
+                Mode::Brief,
+                &names(&["overdue", "overdue"]),
+                None
+            )
+            .is_err()
+        );
+        assert!(
+            BriefingQuery::new(Selector::All {}, Mode::Brief, &names(&["everything"]), None)
+                .is_err()
+        );
         assert!(BriefingQuery::new(Selector::All {}, Mode::Brief, &[], Some(0)).is_err());
         assert!(BriefingQuery::new(Selector::All {}, Mode::Brief, &[], Some(101)).is_err());
         assert_eq!(
-            BriefingQuery::new(Selector::All {}, Mode::Full, &[], Some(7)).expect("valid").limit(),
+            BriefingQuery::new(Selector::All {}, Mode::Full, &[], Some(7))
+                .expect("valid")
+                .limit(),
             7
         );
     }

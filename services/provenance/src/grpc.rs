@@ -138,7 +138,10 @@ impl provenance_server::Provenance for ProvenanceGrpc {
         let memory = validate::new_memory(message.memory.as_ref())?;
         let actor = validate::actor(message.actor)?;
         let provenance = WriteProvenance::from_proto(message.provenance.as_ref())?;
-        let answer = self.service.remember(&call, &memory, actor, provenance).await?;
+        let answer = self
+            .service
+            .remember(&call, &memory, actor, provenance)
+            .await?;
         tracing::Span::current().record("attributed", answer.stamp.is_some());
         Ok(Response::new(written(&answer, &memory)))
     }
@@ -157,7 +160,14 @@ impl provenance_server::Provenance for ProvenanceGrpc {
         let provenance = WriteProvenance::from_proto(message.provenance.as_ref())?;
         let answer = self
             .service
-            .revise(&call, predecessor_id, &memory, edge_intent, actor, provenance)
+            .revise(
+                &call,
+                predecessor_id,
+                &memory,
+                edge_intent,
+                actor,
+                provenance,
+            )
             .await?;
         tracing::Span::current().record("attributed", answer.stamp.is_some());
         Ok(Response::new(written(&answer, &memory)))
@@ -196,7 +206,9 @@ impl provenance_server::Provenance for ProvenanceGrpc {
         let memory_id = validate::memory_id("memoryId", &message.memory_id)?;
         let actor = validate::actor(message.actor)?;
         let provenance = WriteProvenance::from_proto(message.provenance.as_ref())?;
-        self.service.archive(&call, memory_id, actor, provenance).await?;
+        self.service
+            .archive(&call, memory_id, actor, provenance)
+            .await?;
         Ok(Response::new(proto::ArchiveResponse {
             id: memory_id.to_string(),
             status: "archived".to_string(),
@@ -249,7 +261,10 @@ impl provenance_server::Provenance for ProvenanceGrpc {
         request: Request<proto::ImportRequest>,
     ) -> Result<Response<proto::ImportResponse>, Status> {
         let call = self.call(&request)?;
-        let ids = self.service.import(&call, &request.get_ref().document_json).await?;
+        let ids = self
+            .service
+            .import(&call, &request.get_ref().document_json)
+            .await?;
         tracing::Span::current().record("memories", ids.len());
         Ok(Response::new(proto::ImportResponse {
             memory_ids: ids.iter().map(ToString::to_string).collect(),
@@ -270,7 +285,10 @@ impl provenance_server::Provenance for ProvenanceGrpc {
             .map(|cursor| text::session_run_id("cursor", cursor))
             .transpose()?;
         let limit = message.limit.unwrap_or(crate::run_events::DEFAULT_LIMIT);
-        let page = self.service.run_events(&call, run_id, cursor, limit).await?;
+        let page = self
+            .service
+            .run_events(&call, run_id, cursor, limit)
+            .await?;
         let run = run_id.to_string();
         Ok(Response::new(proto::ListRunEventsResponse {
             items: page
@@ -298,7 +316,10 @@ impl provenance_server::Provenance for ProvenanceGrpc {
         let call = self.call(&request)?;
         let message = request.get_ref();
         let run_id = text::session_run_id("sessionRunId", &message.session_run_id)?;
-        let (ids, truncated) = self.service.run_event_ids(&call, run_id, message.ceiling).await?;
+        let (ids, truncated) = self
+            .service
+            .run_event_ids(&call, run_id, message.ceiling)
+            .await?;
         tracing::Span::current().record("truncated", truncated);
         Ok(Response::new(proto::ListRunEventIdsResponse {
             ids: ids.iter().map(ToString::to_string).collect(),

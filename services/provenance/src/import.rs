@@ -67,7 +67,9 @@ pub fn contains_reserved_key(value: &Value) -> bool {
 }
 
 fn reserved() -> ApiError {
-    ApiError::invalid_input("sessionRunId is reserved for native write provenance and cannot be imported")
+    ApiError::invalid_input(
+        "sessionRunId is reserved for native write provenance and cannot be imported",
+    )
 }
 
 /// A parsed, validated import, ready to write.
@@ -114,7 +116,10 @@ fn plan(document_json: &str) -> Result<Vec<Planned>, ApiError> {
                 .map(|event| {
                     let kind = EventKind::parse(&event.event_kind)
                         .ok_or_else(|| ApiError::invalid_input("eventKind is not an event kind"))?;
-                    let size = event.payload.as_ref().map_or(0, |payload| payload.to_string().chars().count());
+                    let size = event
+                        .payload
+                        .as_ref()
+                        .map_or(0, |payload| payload.to_string().chars().count());
                     if size > MAX_PAYLOAD_CHARS {
                         return Err(ApiError::invalid_input(format!(
                             "an event payload is at most {MAX_PAYLOAD_CHARS} characters"
@@ -130,7 +135,11 @@ fn plan(document_json: &str) -> Result<Vec<Planned>, ApiError> {
 
 impl Provenance {
     /// Imports every memory of the document in one transaction, or none.
-    pub async fn import(&self, call: &CallContext, document_json: &str) -> Result<Vec<Uuid>, ApiError> {
+    pub async fn import(
+        &self,
+        call: &CallContext,
+        document_json: &str,
+    ) -> Result<Vec<Uuid>, ApiError> {
         let planned = plan(document_json)?;
         let (tenant_id, now) = (call.tenant_id, call.now);
         let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
@@ -139,14 +148,37 @@ impl Provenance {
             let id = Uuid::now_v7();
             memories::insert(&mut transaction, tenant_id, id, &item.memory, None, now).await?;
             if item.memory.memory_type == MemoryType::Commitment {
-                memories::insert_commitment(&mut transaction, tenant_id, id, CommitmentStatus::Open, None, now)
-                    .await?;
-            }
-            events::insert(&mut transaction, tenant_id, id, EventKind::Import, ActorKind::Importer, None, now)
+                memories::insert_commitment(
+                    &mut transaction,
+                    tenant_id,
+                    id,
+                    CommitmentStatus::Open,
+                    None,
+                    now,
+                )
                 .await?;
+            }
+            events::insert(
+                &mut transaction,
+                tenant_id,
+                id,
+                EventKind::Import,
+                ActorKind::Importer,
+                None,
+                now,
+            )
+            .await?;
             for (kind, payload) in &item.events {
-                events::insert(&mut transaction, tenant_id, id, *kind, ActorKind::Importer, payload.as_ref(), now)
-                    .await?;
+                events::insert(
+                    &mut transaction,
+                    tenant_id,
+                    id,
+                    *kind,
+                    ActorKind::Importer,
+                    payload.as_ref(),
+                    now,
+                )
+                .await?;
             }
             ids.push(id);
         }

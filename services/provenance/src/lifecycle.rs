@@ -63,7 +63,10 @@ pub fn decide_transition(
             }
         }
         (MemoryType::Blocker, _) => {
-            let closes = matches!(target, CommitmentStatus::Resolved | CommitmentStatus::Expired);
+            let closes = matches!(
+                target,
+                CommitmentStatus::Resolved | CommitmentStatus::Expired
+            );
             match (memory_status, closes) {
                 (MemoryStatus::Archived, true) => TransitionDecision::NoOp,
                 (MemoryStatus::Open, true) => TransitionDecision::ArchiveBlocker,
@@ -123,7 +126,11 @@ mod tests {
         ];
         for from in all {
             for to in all {
-                assert_eq!(allowed(from, to), allowed_pairs.contains(&(from, to)), "{from:?}->{to:?}");
+                assert_eq!(
+                    allowed(from, to),
+                    allowed_pairs.contains(&(from, to)),
+                    "{from:?}->{to:?}"
+                );
             }
         }
     }
@@ -141,18 +148,94 @@ mod tests {
         use MemoryStatus::{Archived, Superseded};
         let open = MemoryStatus::Open;
         let cases = [
-            (MemoryType::Commitment, open, Some(Open), Resolved, TransitionDecision::Commitment { event: EventKind::Resolve }),
-            (MemoryType::Commitment, open, Some(Resolved), Resolved, TransitionDecision::NoOp),
-            (MemoryType::Commitment, open, Some(Resolved), Waiting, TransitionDecision::Invalid),
-            (MemoryType::Commitment, open, Some(Resolved), Open, TransitionDecision::Commitment { event: EventKind::Unresolve }),
-            (MemoryType::Commitment, open, Some(Expired), Resolved, TransitionDecision::Invalid),
-            (MemoryType::Commitment, Superseded, Some(Open), Resolved, TransitionDecision::Invalid),
-            (MemoryType::Blocker, open, None, Resolved, TransitionDecision::ArchiveBlocker),
-            (MemoryType::Blocker, open, None, Expired, TransitionDecision::ArchiveBlocker),
-            (MemoryType::Blocker, Archived, None, Resolved, TransitionDecision::NoOp),
-            (MemoryType::Blocker, open, None, Open, TransitionDecision::Invalid),
-            (MemoryType::Blocker, Superseded, None, Resolved, TransitionDecision::Invalid),
-            (MemoryType::Decision, open, None, Resolved, TransitionDecision::NoCommitment),
+            (
+                MemoryType::Commitment,
+                open,
+                Some(Open),
+                Resolved,
+                TransitionDecision::Commitment {
+                    event: EventKind::Resolve,
+                },
+            ),
+            (
+                MemoryType::Commitment,
+                open,
+                Some(Resolved),
+                Resolved,
+                TransitionDecision::NoOp,
+            ),
+            (
+                MemoryType::Commitment,
+                open,
+                Some(Resolved),
+                Waiting,
+                TransitionDecision::Invalid,
+            ),
+            (
+                MemoryType::Commitment,
+                open,
+                Some(Resolved),
+                Open,
+                TransitionDecision::Commitment {
+                    event: EventKind::Unresolve,
+                },
+            ),
+            (
+                MemoryType::Commitment,
+                open,
+                Some(Expired),
+                Resolved,
+                TransitionDecision::Invalid,
+            ),
+            (
+                MemoryType::Commitment,
+                Superseded,
+                Some(Open),
+                Resolved,
+                TransitionDecision::Invalid,
+            ),
+            (
+                MemoryType::Blocker,
+                open,
+                None,
+                Resolved,
+                TransitionDecision::ArchiveBlocker,
+            ),
+            (
+                MemoryType::Blocker,
+                open,
+                None,
+                Expired,
+                TransitionDecision::ArchiveBlocker,
+            ),
+            (
+                MemoryType::Blocker,
+                Archived,
+                None,
+                Resolved,
+                TransitionDecision::NoOp,
+            ),
+            (
+                MemoryType::Blocker,
+                open,
+                None,
+                Open,
+                TransitionDecision::Invalid,
+            ),
+            (
+                MemoryType::Blocker,
+                Superseded,
+                None,
+                Resolved,
+                TransitionDecision::Invalid,
+            ),
+            (
+                MemoryType::Decision,
+                open,
+                None,
+                Resolved,
+                TransitionDecision::NoCommitment,
+            ),
         ];
         for (memory_type, status, commitment, target, expected) in cases {
             assert_eq!(
@@ -165,9 +248,21 @@ mod tests {
 
     #[test]
     fn revise_carries_or_demotes_live_commitments_only() {
-        assert_eq!(decide_carry(Some(Waiting), MemoryType::Commitment), CarryDecision::Carry { status: Waiting });
-        assert_eq!(decide_carry(Some(Open), MemoryType::Decision), CarryDecision::Demote);
-        assert_eq!(decide_carry(Some(Resolved), MemoryType::Commitment), CarryDecision::Nothing);
-        assert_eq!(decide_carry(None, MemoryType::Commitment), CarryDecision::Nothing);
+        assert_eq!(
+            decide_carry(Some(Waiting), MemoryType::Commitment),
+            CarryDecision::Carry { status: Waiting }
+        );
+        assert_eq!(
+            decide_carry(Some(Open), MemoryType::Decision),
+            CarryDecision::Demote
+        );
+        assert_eq!(
+            decide_carry(Some(Resolved), MemoryType::Commitment),
+            CarryDecision::Nothing
+        );
+        assert_eq!(
+            decide_carry(None, MemoryType::Commitment),
+            CarryDecision::Nothing
+        );
     }
 }

@@ -113,7 +113,9 @@ impl RegistryLink {
     /// Fails with 400 when `id` is not one of the tenant's runs; never attaches or refreshes.
     pub async fn check_owned(&self, call: &OutboundCall, id: Uuid) -> Result<(), ApiError> {
         let request = registry::GetSessionRequest {
-            lookup: Some(registry::get_session_request::Lookup::SessionRunId(id.to_string())),
+            lookup: Some(registry::get_session_request::Lookup::SessionRunId(
+                id.to_string(),
+            )),
         };
         self.client
             .clone()
@@ -126,7 +128,9 @@ impl RegistryLink {
     /// Whether `id` is one of the tenant's runs (NOT_FOUND stays NOT_FOUND).
     pub async fn require_run(&self, call: &OutboundCall, id: Uuid) -> Result<(), ApiError> {
         let request = registry::GetSessionRequest {
-            lookup: Some(registry::get_session_request::Lookup::SessionRunId(id.to_string())),
+            lookup: Some(registry::get_session_request::Lookup::SessionRunId(
+                id.to_string(),
+            )),
         };
         self.client
             .clone()

@@ -39,7 +39,9 @@ pub fn page(first_ids: &[Uuid], cursor: Option<Uuid>, limit: usize) -> Page {
         .filter(|id| cursor.is_none_or(|cursor| *id > cursor))
         .collect();
     let ids: Vec<Uuid> = remaining.iter().copied().take(limit).collect();
-    let next_cursor = (remaining.len() > limit).then(|| ids.last().copied()).flatten();
+    let next_cursor = (remaining.len() > limit)
+        .then(|| ids.last().copied())
+        .flatten();
     Page {
         ids,
         next_cursor,
@@ -67,11 +69,17 @@ impl Provenance {
         if !(1..=MAX_LIMIT).contains(&limit) {
             return Err(ApiError::invalid_input("limit must be 1 to 100"));
         }
-        self.link.require_run(&call.onward(&self.clock), run_id).await?;
+        self.link
+            .require_run(&call.onward(&self.clock), run_id)
+            .await?;
         let mut transaction = begin_tenant(&self.pool, call.tenant_id).await?;
-        let first_ids =
-            events::run_event_ids(&mut transaction, call.tenant_id, run_id, MAX_RUN_EVENTS as i64 + 1)
-                .await?;
+        let first_ids = events::run_event_ids(
+            &mut transaction,
+            call.tenant_id,
+            run_id,
+            MAX_RUN_EVENTS as i64 + 1,
+        )
+        .await?;
         let page = page(&first_ids, cursor, limit as usize);
         let items = if page.ids.is_empty() {
             Vec::new()
@@ -98,9 +106,13 @@ impl Provenance {
             return Err(ApiError::invalid_input("ceiling must be 1 to 500"));
         }
         let mut transaction = begin_tenant(&self.pool, call.tenant_id).await?;
-        let mut ids =
-            events::run_event_ids(&mut transaction, call.tenant_id, run_id, i64::from(ceiling) + 1)
-                .await?;
+        let mut ids = events::run_event_ids(
+            &mut transaction,
+            call.tenant_id,
+            run_id,
+            i64::from(ceiling) + 1,
+        )
+        .await?;
         transaction.commit().await?;
         let truncated = ids.len() > ceiling as usize;
         ids.truncate(ceiling as usize);
@@ -113,13 +125,18 @@ mod tests {
     use super::*;
 
     fn ids(count: usize) -> Vec<Uuid> {
-        (0..count).map(|index| Uuid::from_u128(index as u128 + 1)).collect()
+        (0..count)
+            .map(|index| Uuid::from_u128(index as u128 + 1))
+            .collect()
     }
 
     #[test]
     fn table_i() {
         let empty = page(&[], None, 50);
-        assert_eq!((empty.ids.len(), empty.next_cursor, empty.truncated), (0, None, false));
+        assert_eq!(
+            (empty.ids.len(), empty.next_cursor, empty.truncated),
+            (0, None, false)
+        );
 
         let five = ids(5);
         let first = page(&five, None, 2);
@@ -132,7 +149,10 @@ mod tests {
         assert_eq!(last.next_cursor, None, "absent on the last page");
 
         let exactly = page(&five, None, 5);
-        assert_eq!(exactly.next_cursor, None, "no cursor when the page ends the run");
+        assert_eq!(
+            exactly.next_cursor, None,
+            "no cursor when the page ends the run"
+        );
 
         let many = ids(501);
         let head = page(&many, None, 100);
@@ -147,7 +167,10 @@ mod tests {
     #[test]
     fn the_cursor_compares_ids_not_positions() {
         let five = ids(5);
-        let unknown_cursor = Uuid::from_u128(3) ;
-        assert_eq!(page(&five, Some(unknown_cursor), 10).ids, five[3..].to_vec());
+        let unknown_cursor = Uuid::from_u128(3);
+        assert_eq!(
+            page(&five, Some(unknown_cursor), 10).ids,
+            five[3..].to_vec()
+        );
     }
 }

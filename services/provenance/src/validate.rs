@@ -55,7 +55,8 @@ pub fn new_memory(fields: Option<&proto::MemoryFields>) -> Result<NewMemory, Api
     let due_at = match &fields.due_at {
         None => None,
         Some(timestamp) => Some(
-            from_timestamp(timestamp).ok_or_else(|| ApiError::invalid_input("dueAt is out of range"))?,
+            from_timestamp(timestamp)
+                .ok_or_else(|| ApiError::invalid_input("dueAt is out of range"))?,
         ),
     };
     if due_at.is_some() && memory_type != MemoryType::Commitment {

@@ -16,8 +16,8 @@ use crate::lifecycle::{self, CarryDecision, TransitionDecision};
 use crate::link::{self, Provenance as WriteProvenance};
 use crate::memory::{ActorKind, CommitmentStatus, EventKind, MemoryStatus, MemoryType};
 use crate::service::{Provenance, Written};
-use crate::store::memories::{self, Lineage};
 use crate::store::events;
+use crate::store::memories::{self, Lineage};
 use crate::validate::NewMemory;
 
 /// How a successor relates to its predecessor. Both supersede the predecessor; the intent is
@@ -33,7 +33,9 @@ impl EdgeIntent {
         match text {
             None | Some("supersedes") => Ok(EdgeIntent::Supersedes),
             Some("updates") => Ok(EdgeIntent::Updates),
-            Some(_) => Err(ApiError::invalid_input("edgeIntent must be supersedes or updates")),
+            Some(_) => Err(ApiError::invalid_input(
+                "edgeIntent must be supersedes or updates",
+            )),
         }
     }
 
@@ -69,7 +71,11 @@ impl Provenance {
     ) -> Result<Written, ApiError> {
         let stamp = self
             .link
-            .stamp(&call.onward(&self.clock), provenance, memory.project.as_deref())
+            .stamp(
+                &call.onward(&self.clock),
+                provenance,
+                memory.project.as_deref(),
+            )
             .await?;
         let payload = link::payload(stamp);
         let (tenant_id, now) = (call.tenant_id, call.now);
@@ -91,8 +97,16 @@ impl Provenance {
         } else {
             None
         };
-        events::insert(&mut transaction, tenant_id, id, EventKind::Create, actor, payload.as_ref(), now)
-            .await?;
+        events::insert(
+            &mut transaction,
+            tenant_id,
+            id,
+            EventKind::Create,
+            actor,
+            payload.as_ref(),
+            now,
+        )
+        .await?;
         transaction.commit().await?;
         Ok(Written {
             memory_id: id,
@@ -114,11 +128,17 @@ impl Provenance {
     ) -> Result<Written, ApiError> {
         let predecessor = self.memory(call.tenant_id, predecessor_id).await?;
         if predecessor.status != MemoryStatus::Open {
-            return Err(conflict("the predecessor is already superseded or archived"));
+            return Err(conflict(
+                "the predecessor is already superseded or archived",
+            ));
         }
         let stamp = self
             .link
-            .stamp(&call.onward(&self.clock), provenance, memory.project.as_deref())
+            .stamp(
+                &call.onward(&self.clock),
+                provenance,
+                memory.project.as_deref(),
+            )
             .await?;
         let payload = link::payload(stamp);
         let (tenant_id, now) = (call.tenant_id, call.now);
@@ -127,14 +147,32 @@ impl Provenance {
             .await?
             .ok_or_else(|| ApiError::not_found("no memory with that id"))?;
         let successor_id = Uuid::now_v7();
-        if !memories::supersede(&mut transaction, tenant_id, predecessor_id, successor_id, now).await? {
-            return Err(conflict("the predecessor is already superseded or archived"));
+        if !memories::supersede(
+            &mut transaction,
+            tenant_id,
+            predecessor_id,
+            successor_id,
+            now,
+        )
+        .await?
+        {
+            return Err(conflict(
+                "the predecessor is already superseded or archived",
+            ));
         }
         let lineage = Lineage {
             predecessor_id,
             edge_intent: edge_intent.as_str(),
         };
-        memories::insert(&mut transaction, tenant_id, successor_id, memory, Some(lineage), now).await?;
+        memories::insert(
+            &mut transaction,
+            tenant_id,
+            successor_id,
+            memory,
+            Some(lineage),
+            now,
+        )
+        .await?;
         let predecessor_commitment = predecessor.commitment.as_ref();
         let carry = lifecycle::decide_carry(
             predecessor_commitment.map(|commitment| commitment.status),
@@ -144,22 +182,47 @@ impl Provenance {
             let (status, due_at) = match carry {
                 CarryDecision::Carry { status } => (
                     status,
-                    memory.due_at.or(predecessor_commitment.and_then(|commitment| commitment.due_at)),
+                    memory
+                        .due_at
+                        .or(predecessor_commitment.and_then(|commitment| commitment.due_at)),
                 ),
                 _ => (CommitmentStatus::Open, memory.due_at),
             };
             Some(
-                memories::insert_commitment(&mut transaction, tenant_id, successor_id, status, due_at, now)
-                    .await?,
+                memories::insert_commitment(
+                    &mut transaction,
+                    tenant_id,
+                    successor_id,
+                    status,
+                    due_at,
+                    now,
+                )
+                .await?,
             )
         } else {
             None
         };
         let payload = payload.as_ref();
-        events::insert(&mut transaction, tenant_id, successor_id, EventKind::Create, actor, payload, now)
-            .await?;
-        events::insert(&mut transaction, tenant_id, predecessor_id, EventKind::Supersede, actor, payload, now)
-            .await?;
+        events::insert(
+            &mut transaction,
+            tenant_id,
+            successor_id,
+            EventKind::Create,
+            actor,
+            payload,
+            now,
+        )
+        .await?;
+        events::insert(
+            &mut transaction,
+            tenant_id,
+            predecessor_id,
+            EventKind::Supersede,
+            actor,
+            payload,
+            now,
+        )
+        .await?;
         if let Some(commitment) = predecessor_commitment {
             let implicit = match carry {
                 CarryDecision::Carry { .. } => Some(CommitmentStatus::Resolved),
@@ -177,8 +240,16 @@ impl Provenance {
                 )
                 .await?;
                 let kind = lifecycle::event_for(target);
-                events::insert(&mut transaction, tenant_id, predecessor_id, kind, actor, payload, now)
-                    .await?;
+                events::insert(
+                    &mut transaction,
+                    tenant_id,
+                    predecessor_id,
+                    kind,
+                    actor,
+                    payload,
+                    now,
+                )
+                .await?;
             }
         }
         transaction.commit().await?;
@@ -203,10 +274,16 @@ impl Provenance {
         let decision = lifecycle::decide_transition(
             memory.memory_type,
             memory.status,
-            memory.commitment.as_ref().map(|commitment| commitment.status),
+            memory
+                .commitment
+                .as_ref()
+                .map(|commitment| commitment.status),
             target,
         );
-        let answer_id = memory.commitment.as_ref().map_or(memory.id, |commitment| commitment.id);
+        let answer_id = memory
+            .commitment
+            .as_ref()
+            .map_or(memory.id, |commitment| commitment.id);
         let status_after = |decision: TransitionDecision| match decision {
             TransitionDecision::ArchiveBlocker | TransitionDecision::NoOp
                 if memory.memory_type == MemoryType::Blocker =>
@@ -227,7 +304,9 @@ impl Provenance {
             }
             TransitionDecision::NoOp => {
                 if let WriteProvenance::Given(run) = provenance {
-                    self.link.check_owned(&call.onward(&self.clock), run).await?;
+                    self.link
+                        .check_owned(&call.onward(&self.clock), run)
+                        .await?;
                 }
                 return Ok(Transitioned {
                     commitment_id: answer_id,
@@ -239,7 +318,11 @@ impl Provenance {
         }
         let stamp = self
             .link
-            .stamp(&call.onward(&self.clock), provenance, memory.project.as_deref())
+            .stamp(
+                &call.onward(&self.clock),
+                provenance,
+                memory.project.as_deref(),
+            )
             .await?;
         let payload = link::payload(stamp);
         let (tenant_id, now) = (call.tenant_id, call.now);
@@ -247,8 +330,12 @@ impl Provenance {
         let locked = memories::lock(&mut transaction, tenant_id, memory_id)
             .await?
             .ok_or_else(|| ApiError::not_found("no memory with that id"))?;
-        let current = locked.commitment.as_ref().map(|commitment| commitment.status);
-        let decision = lifecycle::decide_transition(locked.memory_type, locked.status, current, target);
+        let current = locked
+            .commitment
+            .as_ref()
+            .map(|commitment| commitment.status);
+        let decision =
+            lifecycle::decide_transition(locked.memory_type, locked.status, current, target);
         match (decision, &locked.commitment) {
             (TransitionDecision::NoOp, _) => {}
             (TransitionDecision::Commitment { event }, Some(commitment)) => {
@@ -261,8 +348,16 @@ impl Provenance {
                     now,
                 )
                 .await?;
-                events::insert(&mut transaction, tenant_id, memory_id, event, actor, payload.as_ref(), now)
-                    .await?;
+                events::insert(
+                    &mut transaction,
+                    tenant_id,
+                    memory_id,
+                    event,
+                    actor,
+                    payload.as_ref(),
+                    now,
+                )
+                .await?;
             }
             (TransitionDecision::ArchiveBlocker, _) => {
                 memories::set_status(
@@ -310,7 +405,11 @@ impl Provenance {
         }
         let stamp = self
             .link
-            .stamp(&call.onward(&self.clock), provenance, memory.project.as_deref())
+            .stamp(
+                &call.onward(&self.clock),
+                provenance,
+                memory.project.as_deref(),
+            )
             .await?;
         let payload = link::payload(stamp);
         let (tenant_id, now) = (call.tenant_id, call.now);
@@ -327,8 +426,16 @@ impl Provenance {
         if !archived {
             return Err(gone());
         }
-        events::insert(&mut transaction, tenant_id, memory_id, EventKind::Archive, actor, payload.as_ref(), now)
-            .await?;
+        events::insert(
+            &mut transaction,
+            tenant_id,
+            memory_id,
+            EventKind::Archive,
+            actor,
+            payload.as_ref(),
+            now,
+        )
+        .await?;
         transaction.commit().await?;
         Ok(())
     }

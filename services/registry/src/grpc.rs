@@ -214,14 +214,22 @@ impl SessionRegistry for RegistryGrpc {
         }))
     }
 
-    #[tracing::instrument(name = "registry.attach_write", skip_all, fields(attached, resurrected))]
+    #[tracing::instrument(
+        name = "registry.attach_write",
+        skip_all,
+        fields(attached, resurrected)
+    )]
     async fn attach_write(
         &self,
         request: Request<proto::AttachWriteRequest>,
     ) -> Result<Response<proto::AttachWriteResponse>, Status> {
         let call = CallContext::from_request(&request, &self.clock)?;
-        let id = baton_kit::text::session_run_id("sessionRunId", &request.get_ref().session_run_id)?;
-        let attached = self.registry.attach_write(call.tenant_id, id, call.now).await?;
+        let id =
+            baton_kit::text::session_run_id("sessionRunId", &request.get_ref().session_run_id)?;
+        let attached = self
+            .registry
+            .attach_write(call.tenant_id, id, call.now)
+            .await?;
         tracing::Span::current()
             .record("attached", attached.attached)
             .record("resurrected", attached.resurrected);

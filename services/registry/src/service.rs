@@ -239,9 +239,13 @@ impl Registry {
     ) -> Result<Option<Uuid>, ApiError> {
         let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
         store::lock_project(&mut transaction, tenant_id, project).await?;
-        let open =
-            store::lock_open_of_project(&mut transaction, tenant_id, project, now - self.lease.duration)
-                .await?;
+        let open = store::lock_open_of_project(
+            &mut transaction,
+            tenant_id,
+            project,
+            now - self.lease.duration,
+        )
+        .await?;
         let [only] = open.as_slice() else {
             transaction.commit().await?;
             return Ok(None);

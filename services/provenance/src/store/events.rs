@@ -1,8 +1,8 @@
 //! `provenance.memory_events`: append-only. The runtime role can insert and read, nothing else.
 
 use chrono::{DateTime, Utc};
-use sqlx::types::Json;
 use sqlx::PgConnection;
+use sqlx::types::Json;
 use uuid::Uuid;
 
 use baton_kit::error::ApiError;

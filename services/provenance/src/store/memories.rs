@@ -128,11 +128,13 @@ pub async fn lock(
         .await?;
     let row = record.map(MemoryRecord::into_row).transpose()?;
     if let Some(commitment) = row.as_ref().and_then(|row| row.commitment.as_ref()) {
-        sqlx::query("SELECT 1 FROM provenance.commitments WHERE tenant_id = $1 AND id = $2 FOR UPDATE")
-            .bind(tenant_id)
-            .bind(commitment.id)
-            .execute(connection)
-            .await?;
+        sqlx::query(
+            "SELECT 1 FROM provenance.commitments WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+        )
+        .bind(tenant_id)
+        .bind(commitment.id)
+        .execute(connection)
+        .await?;
     }
     Ok(row)
 }

@@ -1,0 +1,128 @@
+//! `GET /api/v1/agent-sessions/{sessionRunId}/events`: the typed provenance read (CONTRACT
+//! section 7, table I).
+
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use baton_kit::error::ErrorCode;
+use baton_kit::text;
+use baton_proto::provenance::v1 as proto;
+
+use crate::response::{HttpError, HttpResult};
+use crate::routes::iso_of;
+use crate::routes::sessions::{run_id_param, unknown_run_is_invalid};
+use crate::state::{AppState, Caller};
+use crate::strict;
+
+/// One event of a run.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunEvent {
+    pub id: String,
+    pub memory_id: String,
+    pub event_kind: String,
+    pub actor_kind: String,
+    pub session_run_id: String,
+    pub created_at: String,
+}
+
+/// A page of a run's events. `nextCursor` is absent (not null) on the last page.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunEventsPage {
+    pub items: Vec<RunEvent>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    pub truncated: bool,
+}
+
+/// The strict query: `cursor?` (uuid) and `limit?` (integer 1..100, default 50).
+fn page_query(query: Option<&str>) -> Result<(Option<String>, Option<u32>), HttpError> {
+    let pairs = strict::query_pairs(query)?;
+    strict::only_keys(&pairs, &["cursor", "limit"])?;
+    let cursor = strict::single(&pairs, "cursor")
+        .map(|cursor| text::session_run_id("cursor", cursor).map(|id| id.to_string()))
+        .transpose()?;
+    let limit = strict::single(&pairs, "limit")
+        .map(|limit| strict::strict_integer("limit", limit))
+        .transpose()?;
+    if limit.is_some_and(|limit| !(1..=100).contains(&limit)) {
+        return Err(HttpError::new(
+            ErrorCode::InvalidInput,
+            "limit must be 1 to 100",
+        ));
+    }
+    Ok((cursor, limit))
+}
+
+/// A run's events in id order, at most 500 per run.
+#[utoipa::path(get, path = "/api/v1/agent-sessions/{sessionRunId}/events",
+    params(("sessionRunId" = String, Path), ("cursor" = Option<String>, Query),
+        ("limit" = Option<u32>, Query)),
+    responses((status = 200, body = RunEventsPage), (status = 400)),
+    security(("api_key" = [])))]
+pub async fn list(
+    State(state): State<AppState>,
+    Caller(call): Caller,
+    Path(session_run_id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> HttpResult<Json<RunEventsPage>> {
+    let run_id = run_id_param(&session_run_id)?;
+    let (cursor, limit) = page_query(query.as_deref())?;
+    let request = proto::ListRunEventsRequest {
+        session_run_id: run_id,
+        cursor,
+        limit,
+    };
+    let page = state
+        .provenance
+        .clone()
+        .list_run_events(state.outbound.request(&call, request))
+        .await
+        .map_err(|status| unknown_run_is_invalid(status.into()))?
+        .into_inner();
+    Ok(Json(RunEventsPage {
+        items: page
+            .items
+            .into_iter()
+            .map(|event| RunEvent {
+                created_at: iso_of(event.created_at.as_ref()),
+                id: event.id,
+                memory_id: event.memory_id,
+                event_kind: event.event_kind,
+                actor_kind: event.actor_kind,
+                session_run_id: event.session_run_id,
+            })
+            .collect(),
+        next_cursor: page.next_cursor,
+        truncated: page.truncated,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_queries_are_strict() {
+        assert_eq!(page_query(None).expect("empty"), (None, None));
+        assert_eq!(page_query(Some("limit=7")).expect("valid").1, Some(7));
+        for bad in [
+            "cursor=nope",
+            "limit=0",
+            "limit=101",
+            "limit=abc",
+            "limit=1.5",
+            "limit=",
+            "cursro=x",
+            "offset=1",
+            "projection=x",
+            "limit=1&limit=2",
+            "limit=+5",
+        ] {
+            assert!(page_query(Some(bad)).is_err(), "{bad}");
+        }
+    }
+}

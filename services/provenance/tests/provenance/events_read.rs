@@ -1,0 +1,166 @@
+//! CONTRACT section 7 and table I: the typed read of a run's events.
+
+use uuid::Uuid;
+
+use baton_kit::error::ErrorCode;
+use baton_provenance::link::Provenance as WriteProvenance;
+use baton_provenance::memory::MemoryType;
+
+use crate::{Harness, call, memory, t};
+
+/// Inserts `count` events for `run` on one memory, as the admin (fast, real rows).
+pub async fn seed_events(harness: &Harness, tenant: Uuid, run: Uuid, count: usize) {
+    let memory_id = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO provenance.memories (tenant_id, id, memory_type, topic, content, content_sha256, \
+           status, created_at, updated_at) \
+         VALUES ($1, $2, 'note', 'bulk', 'bulk', '\\x00', 'open', now(), now())",
+    )
+    .bind(tenant)
+    .bind(memory_id)
+    .execute(&harness.admin)
+    .await
+    .expect("memory");
+    let ids: Vec<Uuid> = (0..count).map(|_| Uuid::now_v7()).collect();
+    sqlx::query(
+        "INSERT INTO provenance.memory_events (tenant_id, id, memory_id, event_kind, actor_kind, payload, created_at) \
+         SELECT $1, id, $2, 'create', 'user_api', jsonb_build_object('sessionRunId', $3::text), now() \
+         FROM unnest($4::uuid[]) AS id",
+    )
+    .bind(tenant)
+    .bind(memory_id)
+    .bind(run.to_string())
+    .bind(&ids)
+    .execute(&harness.admin)
+    .await
+    .expect("events");
+}
+
+#[tokio::test]
+async fn five_events_walk_in_pages_of_two_and_unattributed_writes_never_appear() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    let run = harness.open(tenant, "walk", Some("baton"), t(0)).await;
+    let at = call(tenant, t(1));
+    for index in 0..5 {
+        let content = format!("event {index}");
+        harness
+            .remember(
+                &at,
+                &memory(MemoryType::Note, "walk", &content, Some("baton")),
+                WriteProvenance::Given(run),
+            )
+            .await
+            .expect("attributed");
+        harness
+            .remember(
+                &at,
+                &memory(MemoryType::Note, "other", &content, None),
+                WriteProvenance::Default,
+            )
+            .await
+            .expect("unattributed");
+    }
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    let mut pages = 0;
+    loop {
+        let page = harness
+            .provenance
+            .run_events(&at, run, cursor, 2)
+            .await
+            .expect("page");
+        pages += 1;
+        assert!(!page.truncated);
+        assert!(page.items.len() <= 2);
+        seen.extend(page.items.iter().map(|item| item.id));
+        match page.next_cursor {
+            Some(next) => {
+                assert_eq!(Some(next), page.items.last().map(|item| item.id));
+                cursor = Some(next);
+            }
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(seen.len(), 5);
+    let mut sorted = seen.clone();
+    sorted.sort();
+    assert_eq!(seen, sorted, "id order");
+}
+
+#[tokio::test]
+async fn a_run_with_501_events_shows_500_truncated_on_every_page() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    let run = harness.open(tenant, "flood", Some("baton"), t(0)).await;
+    seed_events(&harness, tenant, run, 501).await;
+    let at = call(tenant, t(1));
+    let (mut seen, mut cursor, mut last_page) = (0, None, false);
+    while !last_page {
+        let page = harness
+            .provenance
+            .run_events(&at, run, cursor, 100)
+            .await
+            .expect("page");
+        assert!(page.truncated, "truncated on every page");
+        seen += page.items.len();
+        cursor = page.next_cursor;
+        last_page = cursor.is_none();
+    }
+    assert_eq!(seen, 500);
+    let (ids, truncated) = harness
+        .provenance
+        .run_event_ids(&at, run, 500)
+        .await
+        .expect("ids");
+    assert_eq!((ids.len(), truncated), (500, true));
+}
+
+#[tokio::test]
+async fn an_empty_run_reads_empty_and_a_foreign_run_is_not_found() {
+    let harness = Harness::new().await;
+    let (tenant, other) = (Uuid::now_v7(), Uuid::now_v7());
+    let run = harness.open(tenant, "empty", None, t(0)).await;
+    let foreign = harness.open(other, "theirs", None, t(0)).await;
+    let page = harness
+        .provenance
+        .run_events(&call(tenant, t(1)), run, None, 50)
+        .await
+        .expect("page");
+    assert!(page.items.is_empty() && page.next_cursor.is_none() && !page.truncated);
+    for unknown in [foreign, Uuid::now_v7()] {
+        let error = harness
+            .provenance
+            .run_events(&call(tenant, t(1)), unknown, None, 50)
+            .await
+            .expect_err("not the tenant's");
+        assert_eq!(error.code, ErrorCode::NotFound);
+    }
+}
+
+#[tokio::test]
+async fn the_session_expression_index_serves_the_read() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    let run = harness.open(tenant, "plan", None, t(0)).await;
+    seed_events(&harness, tenant, run, 50).await;
+    // A test table is tiny, so the planner would rightly scan it; with scans priced out the
+    // plan shows whether the query's expression matches the index (the bench shows it at scale).
+    let mut transaction = harness.admin.begin().await.expect("begin");
+    sqlx::query("SET LOCAL enable_seqscan = off")
+        .execute(&mut *transaction)
+        .await
+        .expect("set");
+    let plan: Vec<String> = sqlx::query_scalar(
+        "EXPLAIN SELECT id FROM provenance.memory_events \
+         WHERE tenant_id = $1 AND (payload->>'sessionRunId') = $2 ORDER BY id LIMIT 501",
+    )
+    .bind(tenant)
+    .bind(run.to_string())
+    .fetch_all(&mut *transaction)
+    .await
+    .expect("plan");
+    let plan = plan.join("\n");
+    assert!(plan.contains("memory_events_session_idx"), "{plan}");
+}

@@ -1,0 +1,388 @@
+//! Revise, resolve and archive: the events each write inserts, all carrying the same payload,
+//! and the commitment transition table.
+
+use uuid::Uuid;
+
+use baton_kit::error::ErrorCode;
+use baton_provenance::link::Provenance as WriteProvenance;
+use baton_provenance::memory::{ActorKind, CommitmentStatus, MemoryStatus, MemoryType};
+use baton_provenance::writes::EdgeIntent;
+
+use crate::{Harness, call, memory, t};
+
+#[tokio::test]
+async fn revise_emits_create_and_supersede_plus_the_implicit_commitment_event() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    let run = harness.open(tenant, "revise", Some("baton"), t(0)).await;
+    let at = call(tenant, t(1));
+    let original = harness
+        .remember(
+            &at,
+            &memory(
+                MemoryType::Commitment,
+                "ship",
+                "ship by friday",
+                Some("baton"),
+            ),
+            WriteProvenance::Given(run),
+        )
+        .await
+        .expect("remember");
+
+    // Commitment into commitment: carried (the predecessor's commitment resolves).
+    let carried = harness
+        .provenance
+        .revise(
+            &at,
+            original.memory_id,
+            &memory(
+                MemoryType::Commitment,
+                "ship",
+                "ship by monday",
+                Some("baton"),
+            ),
+            EdgeIntent::Supersedes,
+            ActorKind::UserApi,
+            WriteProvenance::Given(run),
+        )
+        .await
+        .expect("revise");
+    let kinds: Vec<(Uuid, String, Option<String>)> = harness.events(tenant).await;
+    let stamp = Some(run.to_string());
+    assert_eq!(
+        kinds[1..].to_vec(),
+        vec![
+            (carried.memory_id, "create".to_string(), stamp.clone()),
+            (original.memory_id, "supersede".to_string(), stamp.clone()),
+            (original.memory_id, "resolve".to_string(), stamp.clone()),
+        ]
+    );
+    let successor = harness
+        .provenance
+        .memory(tenant, carried.memory_id)
+        .await
+        .expect("successor");
+    assert_eq!(
+        successor.commitment.expect("carried").status,
+        CommitmentStatus::Open
+    );
+    let predecessor = harness
+        .provenance
+        .memory(tenant, original.memory_id)
+        .await
+        .expect("predecessor");
+    assert_eq!(predecessor.status, MemoryStatus::Superseded);
+    assert_eq!(predecessor.superseded_by, Some(carried.memory_id));
+
+    // Commitment into a decision: demoted (the predecessor's commitment expires, event archive).
+    let demoted = harness
+        .provenance
+        .revise(
+            &at,
+            carried.memory_id,
+            &memory(
+                MemoryType::Decision,
+                "ship",
+                "we ship monday",
+                Some("baton"),
+            ),
+            EdgeIntent::Updates,
+            ActorKind::UserApi,
+            WriteProvenance::Given(run),
+        )
+        .await
+        .expect("revise");
+    let kinds = harness.events(tenant).await;
+    assert_eq!(
+        kinds[4..].to_vec(),
+        vec![
+            (demoted.memory_id, "create".to_string(), stamp.clone()),
+            (carried.memory_id, "supersede".to_string(), stamp.clone()),
+            (carried.memory_id, "archive".to_string(), stamp),
+        ]
+    );
+
+    // A note into a note: just create + supersede.
+    let plain = harness
+        .remember(
+            &at,
+            &memory(MemoryType::Note, "n", "one", None),
+            WriteProvenance::Default,
+        )
+        .await
+        .expect("note");
+    let before = harness.events(tenant).await.len();
+    harness
+        .provenance
+        .revise(
+            &at,
+            plain.memory_id,
+            &memory(MemoryType::Note, "n", "two", None),
+            EdgeIntent::Supersedes,
+            ActorKind::UserApi,
+            WriteProvenance::Default,
+        )
+        .await
+        .expect("revise");
+    assert_eq!(harness.events(tenant).await.len(), before + 2);
+
+    let again = harness
+        .provenance
+        .revise(
+            &at,
+            plain.memory_id,
+            &memory(MemoryType::Note, "n", "three", None),
+            EdgeIntent::Supersedes,
+            ActorKind::UserApi,
+            WriteProvenance::Default,
+        )
+        .await
+        .expect_err("already superseded");
+    assert_eq!(again.code, ErrorCode::Conflict);
+    let missing = harness
+        .provenance
+        .revise(
+            &at,
+            Uuid::now_v7(),
+            &memory(MemoryType::Note, "n", "x", None),
+            EdgeIntent::Supersedes,
+            ActorKind::UserApi,
+            WriteProvenance::Default,
+        )
+        .await
+        .expect_err("unknown predecessor");
+    assert_eq!(missing.code, ErrorCode::NotFound);
+}
+
+#[tokio::test]
+async fn the_commitment_transition_table_holds_against_the_database() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    let at = call(tenant, t(1));
+    let commitment = harness
+        .remember(
+            &at,
+            &memory(MemoryType::Commitment, "c", "do the thing", None),
+            WriteProvenance::Default,
+        )
+        .await
+        .expect("remember");
+    let id = commitment.memory_id;
+    let steps = [
+        (CommitmentStatus::Waiting, Ok("waiting")),
+        (CommitmentStatus::Resolved, Ok("resolved")),
+        (CommitmentStatus::Waiting, Err(ErrorCode::InvalidTransition)),
+        (CommitmentStatus::Expired, Err(ErrorCode::InvalidTransition)),
+        (CommitmentStatus::Open, Ok("open")),
+        (CommitmentStatus::Expired, Ok("expired")),
+        (
+            CommitmentStatus::Resolved,
+            Err(ErrorCode::InvalidTransition),
+        ),
+        (CommitmentStatus::Open, Ok("open")),
+    ];
+    for (target, expected) in steps {
+        let result = harness
+            .provenance
+            .transition(
+                &at,
+                id,
+                target,
+                ActorKind::UserApi,
+                WriteProvenance::Default,
+            )
+            .await;
+        match expected {
+            Ok(status) => {
+                let answer = result.expect("allowed");
+                assert_eq!(answer.status, status);
+                assert_eq!(
+                    answer.commitment_id,
+                    commitment.commitment_id.expect("commitment")
+                );
+            }
+            Err(code) => assert_eq!(result.expect_err("refused").code, code, "{target:?}"),
+        }
+    }
+    let kinds: Vec<String> = harness
+        .events(tenant)
+        .await
+        .into_iter()
+        .map(|(_, kind, _)| kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            "create",
+            "revise",
+            "resolve",
+            "unresolve",
+            "archive",
+            "unresolve"
+        ]
+    );
+
+    let note = harness
+        .remember(
+            &at,
+            &memory(MemoryType::Note, "n", "not a commitment", None),
+            WriteProvenance::Default,
+        )
+        .await
+        .expect("note");
+    let error = harness
+        .provenance
+        .transition(
+            &at,
+            note.memory_id,
+            CommitmentStatus::Resolved,
+            ActorKind::UserApi,
+            WriteProvenance::Default,
+        )
+        .await
+        .expect_err("no commitment");
+    assert_eq!(error.code, ErrorCode::NotFound);
+}
+
+#[tokio::test]
+async fn resolving_a_blocker_archives_it_and_archive_is_404_once_done() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    let at = call(tenant, t(1));
+    let blocker = harness
+        .remember(
+            &at,
+            &memory(MemoryType::Blocker, "b", "waiting on review", None),
+            WriteProvenance::Default,
+        )
+        .await
+        .expect("remember");
+    let resolved = harness
+        .provenance
+        .transition(
+            &at,
+            blocker.memory_id,
+            CommitmentStatus::Resolved,
+            ActorKind::UserApi,
+            WriteProvenance::Default,
+        )
+        .await
+        .expect("resolve");
+    assert_eq!(
+        (resolved.commitment_id, resolved.status.as_str()),
+        (blocker.memory_id, "archived")
+    );
+    let note = harness
+        .remember(
+            &at,
+            &memory(MemoryType::Note, "n", "archive me", None),
+            WriteProvenance::Default,
+        )
+        .await
+        .expect("remember");
+    harness
+        .provenance
+        .archive(
+            &at,
+            note.memory_id,
+            ActorKind::UserApi,
+            WriteProvenance::Default,
+        )
+        .await
+        .expect("archive");
+    for id in [note.memory_id, blocker.memory_id, Uuid::now_v7()] {
+        let error = harness
+            .provenance
+            .archive(&at, id, ActorKind::UserApi, WriteProvenance::Default)
+            .await
+            .expect_err("gone");
+        assert_eq!(error.code, ErrorCode::NotFound);
+    }
+}
+
+#[tokio::test]
+async fn a_live_duplicate_is_409_and_an_archived_one_is_not() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    let at = call(tenant, t(1));
+    let first = harness
+        .remember(
+            &at,
+            &memory(MemoryType::Fact, "db", "postgres 15", None),
+            WriteProvenance::Default,
+        )
+        .await
+        .expect("remember");
+    let duplicate = harness
+        .remember(
+            &at,
+            &memory(MemoryType::Fact, "db", "postgres 15", None),
+            WriteProvenance::Default,
+        )
+        .await
+        .expect_err("duplicate");
+    assert_eq!(duplicate.code, ErrorCode::DuplicateMemory);
+    harness
+        .remember(
+            &at,
+            &memory(MemoryType::Note, "db", "postgres 15", None),
+            WriteProvenance::Default,
+        )
+        .await
+        .expect("another type is not a duplicate");
+    harness
+        .provenance
+        .archive(
+            &at,
+            first.memory_id,
+            ActorKind::UserApi,
+            WriteProvenance::Default,
+        )
+        .await
+        .expect("archive");
+    harness
+        .remember(
+            &at,
+            &memory(MemoryType::Fact, "db", "postgres 15", None),
+            WriteProvenance::Default,
+        )
+        .await
+        .expect("the archived one is not live");
+}
+
+#[tokio::test]
+async fn the_runtime_role_cannot_update_or_delete_an_event() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    harness
+        .remember(
+            &call(tenant, t(1)),
+            &memory(MemoryType::Note, "n", "append only", None),
+            WriteProvenance::Default,
+        )
+        .await
+        .expect("remember");
+    let mut transaction = baton_kit::db::begin_tenant(&harness.runtime_pool, tenant)
+        .await
+        .expect("begin");
+    let visible: i64 = sqlx::query_scalar("SELECT count(*) FROM provenance.memory_events")
+        .fetch_one(&mut *transaction)
+        .await
+        .expect("select is allowed");
+    assert_eq!(visible, 1);
+    let update = sqlx::query("UPDATE provenance.memory_events SET event_kind = 'archive'")
+        .execute(&mut *transaction)
+        .await;
+    assert!(update.is_err(), "UPDATE must fail");
+    transaction.rollback().await.expect("rollback");
+    let mut transaction = baton_kit::db::begin_tenant(&harness.runtime_pool, tenant)
+        .await
+        .expect("begin");
+    let delete = sqlx::query("DELETE FROM provenance.memory_events")
+        .execute(&mut *transaction)
+        .await;
+    assert!(delete.is_err(), "DELETE must fail");
+    transaction.rollback().await.expect("rollback");
+    assert_eq!(harness.count("events").await, 1);
+}
