@@ -3,6 +3,7 @@
 
 mod auth;
 mod lease;
+mod memories;
 mod sessions;
 mod surface;
 mod trace;
