@@ -1,6 +1,7 @@
 //! `make bench`: each benchmark measures a Baton path and a baseline in the same run and prints
 //! both, with the ratio. Nothing here asserts a timing; the figures are for the closing notes.
 
+mod events;
 mod heartbeat;
 mod stats;
 
@@ -10,6 +11,9 @@ async fn main() -> anyhow::Result<()> {
     let all = which == "all";
     if all || which == "heartbeat" {
         heartbeat::run().await?;
+    }
+    if all || which == "events" {
+        events::run().await?;
     }
     Ok(())
 }

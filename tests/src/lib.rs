@@ -4,6 +4,7 @@
 //! The binary is found next to the test executable (`target/<profile>/baton`); `make test`
 //! builds it first.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
@@ -43,6 +44,8 @@ pub fn binary(name: &str) -> PathBuf {
 pub struct Baton {
     pub database: TestDatabase,
     pub base_url: String,
+    /// Every service's bound address, by service name (`registry`, `provenance`, `gateway`, ...).
+    pub addresses: HashMap<String, String>,
     child: Child,
     extra_env: Vec<(String, String)>,
 }
@@ -71,12 +74,13 @@ impl Baton {
             .kill_on_drop(true);
         let mut child = command.spawn().expect("spawn baton serve all");
         let stdout = child.stdout.take().expect("stdout");
-        let address = tokio::time::timeout(Duration::from_secs(60), wait_for_gateway(stdout))
+        let addresses = tokio::time::timeout(Duration::from_secs(60), wait_for_gateway(stdout))
             .await
             .expect("baton announced its gateway address in time");
         Baton {
             database,
-            base_url: format!("http://{address}"),
+            base_url: format!("http://{}", addresses["gateway"]),
+            addresses,
             child,
             extra_env,
         }
@@ -140,8 +144,9 @@ fn base_env(database_url: &str) -> Vec<(String, String)> {
     .collect()
 }
 
-async fn wait_for_gateway(stdout: tokio::process::ChildStdout) -> String {
+async fn wait_for_gateway(stdout: tokio::process::ChildStdout) -> HashMap<String, String> {
     let mut lines = BufReader::new(stdout).lines();
+    let mut addresses = HashMap::new();
     while let Ok(Some(line)) = lines.next_line().await {
         if std::env::var_os("TEST_LOG").is_some() {
             eprintln!("{line}");
@@ -149,8 +154,15 @@ async fn wait_for_gateway(stdout: tokio::process::ChildStdout) -> String {
         let Ok(event) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
-        if event["message"] == "listening" && event["service"] == "gateway" {
-            let address = event["addr"].as_str().expect("addr").to_string();
+        if event["message"] != "listening" {
+            continue;
+        }
+        let (Some(service), Some(address)) = (event["service"].as_str(), event["addr"].as_str())
+        else {
+            continue;
+        };
+        addresses.insert(service.to_string(), address.to_string());
+        if service == "gateway" {
             // Keep draining stdout so the child never blocks on a full pipe.
             tokio::spawn(async move {
                 while let Ok(Some(line)) = lines.next_line().await {
@@ -159,7 +171,7 @@ async fn wait_for_gateway(stdout: tokio::process::ChildStdout) -> String {
                     }
                 }
             });
-            return address;
+            return addresses;
         }
     }
     panic!("baton exited before announcing the gateway");

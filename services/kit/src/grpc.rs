@@ -105,7 +105,11 @@ where
             settings.max_concurrent_requests,
         ))
         .add_routes(routes)
-        .serve_with_incoming_shutdown(TcpIncoming::from(listener), shutdown)
+        // Nagle off: replies are small and latency-bound.
+        .serve_with_incoming_shutdown(
+            TcpIncoming::from(listener).with_nodelay(Some(true)),
+            shutdown,
+        )
         .await
 }
 

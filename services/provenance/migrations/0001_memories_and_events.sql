@@ -57,6 +57,9 @@ CREATE TABLE provenance.memory_events (
     actor_kind text        NOT NULL CHECK (actor_kind IN
                    ('user_dashboard', 'user_api', 'user_mcp', 'worker', 'importer', 'system')),
     payload    jsonb       NULL,
+    -- The run the write's provenance payload names, kept as a stored column of that same
+    -- expression (see memory_events_session_idx for why).
+    session_run_id text GENERATED ALWAYS AS (payload->>'sessionRunId') STORED,
     created_at timestamptz NOT NULL,
     CONSTRAINT memory_events_pkey PRIMARY KEY (tenant_id, id),
     CONSTRAINT memory_events_memory_fk FOREIGN KEY (tenant_id, memory_id)
@@ -67,9 +70,17 @@ CREATE INDEX memory_events_by_memory ON provenance.memory_events (tenant_id, mem
 
 -- Seed 000 layer 2: a run's events without scanning the tenant's audit history; the reader
 -- keysets on id. The key spelling must match the payload the write path stamps.
+--
+-- This is the seed's (tenant_id, (payload->>'sessionRunId'), id) index over the stored value of
+-- that expression rather than over the expression itself, on purpose: under FORCE ROW LEVEL
+-- SECURITY Postgres evaluates a query's non-leakproof operators only after the policy, so
+-- `payload->>'sessionRunId' = $run` (jsonb_object_field_text is not leakproof) can never be an
+-- index condition for the runtime role; the planner falls back to scanning the tenant's whole
+-- history and filtering. Plain text equality on the stored column is leakproof, so the index
+-- serves the read under RLS (checked by a test as the runtime role, and by `make bench`).
 CREATE INDEX memory_events_session_idx
-    ON provenance.memory_events (tenant_id, (payload->>'sessionRunId'), id)
-    WHERE payload->>'sessionRunId' IS NOT NULL;
+    ON provenance.memory_events (tenant_id, session_run_id, id)
+    WHERE session_run_id IS NOT NULL;
 
 ALTER TABLE provenance.memories ENABLE ROW LEVEL SECURITY;
 ALTER TABLE provenance.memories FORCE ROW LEVEL SECURITY;

@@ -20,32 +20,28 @@ pub const MAX_RUN_EVENTS: usize = 500;
 pub const MAX_LIMIT: u32 = 100;
 pub const DEFAULT_LIMIT: u32 = 50;
 
-/// One page of ids.
+/// How a fetched page reads (table I): `fetched` holds the ids after the cursor within the
+/// first 500, at most `limit + 1` of them; `seen` counts the run's ids up to 501.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Page {
-    pub ids: Vec<Uuid>,
-    /// The last id of the page, when more visible events follow it.
+pub struct PageShape {
+    /// How many of `fetched` to show.
+    pub shown: usize,
+    /// The last shown id, when more visible events follow it.
     pub next_cursor: Option<Uuid>,
+    /// The run has more than 500 events.
     pub truncated: bool,
 }
 
-/// Table I as a pure function over the run's first ids (sorted, at most ceiling + 1 of them).
-pub fn page(first_ids: &[Uuid], cursor: Option<Uuid>, limit: usize) -> Page {
-    let truncated = first_ids.len() > MAX_RUN_EVENTS;
-    let visible = &first_ids[..first_ids.len().min(MAX_RUN_EVENTS)];
-    let remaining: Vec<Uuid> = visible
-        .iter()
-        .copied()
-        .filter(|id| cursor.is_none_or(|cursor| *id > cursor))
-        .collect();
-    let ids: Vec<Uuid> = remaining.iter().copied().take(limit).collect();
-    let next_cursor = (remaining.len() > limit)
-        .then(|| ids.last().copied())
+/// Table I as a pure function.
+pub fn page_shape(seen: usize, fetched: &[Uuid], limit: usize) -> PageShape {
+    let shown = fetched.len().min(limit);
+    let next_cursor = (fetched.len() > limit)
+        .then(|| fetched.get(shown.wrapping_sub(1)).copied())
         .flatten();
-    Page {
-        ids,
+    PageShape {
+        shown,
         next_cursor,
-        truncated,
+        truncated: seen > MAX_RUN_EVENTS,
     }
 }
 
@@ -59,6 +55,10 @@ pub struct EventsPage {
 
 impl Provenance {
     /// One page of a run's events; NOT_FOUND when the run is not the tenant's.
+    ///
+    /// Ownership costs registry a call only when the run has no visible event: an event of this
+    /// tenant can only carry a run id that registry attached for this tenant (or the closer
+    /// pre-resolved from it), so any event proves the run is the tenant's.
     pub async fn run_events(
         &self,
         call: &CallContext,
@@ -69,28 +69,20 @@ impl Provenance {
         if !(1..=MAX_LIMIT).contains(&limit) {
             return Err(ApiError::invalid_input("limit must be 1 to 100"));
         }
-        self.link
-            .require_run(&call.onward(&self.clock), run_id)
-            .await?;
-        let mut transaction = begin_tenant(&self.pool, call.tenant_id).await?;
-        let first_ids = events::run_event_ids(
-            &mut transaction,
-            call.tenant_id,
-            run_id,
-            MAX_RUN_EVENTS as i64 + 1,
-        )
-        .await?;
-        let page = page(&first_ids, cursor, limit as usize);
-        let items = if page.ids.is_empty() {
-            Vec::new()
-        } else {
-            events::by_ids(&mut transaction, call.tenant_id, &page.ids).await?
-        };
-        transaction.commit().await?;
+        let (seen, mut rows) =
+            events::run_events_page(&self.pool, call.tenant_id, run_id, cursor, limit).await?;
+        if seen == 0 {
+            self.link
+                .require_run(&call.onward(&self.clock), run_id)
+                .await?;
+        }
+        let ids: Vec<Uuid> = rows.iter().map(|row| row.id).collect();
+        let shape = page_shape(seen, &ids, limit as usize);
+        rows.truncate(shape.shown);
         Ok(EventsPage {
-            items,
-            next_cursor: page.next_cursor,
-            truncated: page.truncated,
+            items: rows,
+            next_cursor: shape.next_cursor,
+            truncated: shape.truncated,
         })
     }
 
@@ -130,47 +122,71 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn table_i() {
-        let empty = page(&[], None, 50);
-        assert_eq!(
-            (empty.ids.len(), empty.next_cursor, empty.truncated),
-            (0, None, false)
-        );
+    /// What the database returns for a run of `total` ids after `cursor`: the next `limit + 1`
+    /// within the first 500 (the SQL half of table I, restated for the test).
+    fn fetch(total: usize, cursor: Option<Uuid>, limit: usize) -> (usize, Vec<Uuid>) {
+        let all = ids(total);
+        let fetched = all[..total.min(MAX_RUN_EVENTS)]
+            .iter()
+            .copied()
+            .filter(|id| cursor.is_none_or(|cursor| *id > cursor))
+            .take(limit + 1)
+            .collect();
+        (total.min(MAX_RUN_EVENTS + 1), fetched)
+    }
 
-        let five = ids(5);
-        let first = page(&five, None, 2);
-        assert_eq!(first.ids, five[..2].to_vec());
-        assert_eq!(first.next_cursor, Some(five[1]));
-        let second = page(&five, first.next_cursor, 2);
-        assert_eq!(second.ids, five[2..4].to_vec());
-        let last = page(&five, second.next_cursor, 2);
-        assert_eq!(last.ids, five[4..].to_vec());
-        assert_eq!(last.next_cursor, None, "absent on the last page");
-
-        let exactly = page(&five, None, 5);
-        assert_eq!(
-            exactly.next_cursor, None,
-            "no cursor when the page ends the run"
-        );
-
-        let many = ids(501);
-        let head = page(&many, None, 100);
-        assert!(head.truncated);
-        assert_eq!(head.next_cursor, Some(many[99]));
-        let tail = page(&many, Some(many[449]), 100);
-        assert_eq!(tail.ids, many[450..500].to_vec(), "never past the 500th");
-        assert_eq!(tail.next_cursor, None);
-        assert!(tail.truncated);
+    fn walk(total: usize, limit: usize) -> Vec<PageShape> {
+        let mut shapes = Vec::new();
+        let mut cursor = None;
+        loop {
+            let (seen, fetched) = fetch(total, cursor, limit);
+            let shape = page_shape(seen, &fetched, limit);
+            cursor = shape.next_cursor;
+            shapes.push(shape);
+            if cursor.is_none() {
+                return shapes;
+            }
+        }
     }
 
     #[test]
-    fn the_cursor_compares_ids_not_positions() {
-        let five = ids(5);
-        let unknown_cursor = Uuid::from_u128(3);
+    fn table_i() {
+        let empty = walk(0, 50);
         assert_eq!(
-            page(&five, Some(unknown_cursor), 10).ids,
-            five[3..].to_vec()
+            empty,
+            vec![PageShape {
+                shown: 0,
+                next_cursor: None,
+                truncated: false
+            }]
         );
+
+        let five = walk(5, 2);
+        assert_eq!(
+            five.iter().map(|shape| shape.shown).collect::<Vec<_>>(),
+            vec![2, 2, 1]
+        );
+        assert_eq!(five[0].next_cursor, Some(Uuid::from_u128(2)));
+        assert_eq!(five[2].next_cursor, None, "absent on the last page");
+        assert!(five.iter().all(|shape| !shape.truncated));
+
+        let exactly = walk(4, 2);
+        assert_eq!(
+            exactly.len(),
+            2,
+            "no empty trailing page when the run ends on a page"
+        );
+
+        let flood = walk(501, 100);
+        assert_eq!(
+            flood.iter().map(|shape| shape.shown).sum::<usize>(),
+            500,
+            "never past the 500th"
+        );
+        assert!(
+            flood.iter().all(|shape| shape.truncated),
+            "truncated on every page"
+        );
+        assert_eq!(flood.last().and_then(|shape| shape.next_cursor), None);
     }
 }

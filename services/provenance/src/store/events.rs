@@ -1,8 +1,8 @@
 //! `provenance.memory_events`: append-only. The runtime role can insert and read, nothing else.
 
 use chrono::{DateTime, Utc};
-use sqlx::PgConnection;
 use sqlx::types::Json;
+use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use baton_kit::error::ApiError;
@@ -77,7 +77,7 @@ pub async fn run_event_ids(
 ) -> Result<Vec<Uuid>, ApiError> {
     Ok(sqlx::query_scalar(
         "SELECT id FROM provenance.memory_events \
-         WHERE tenant_id = $1 AND (payload->>'sessionRunId') = $2 \
+         WHERE tenant_id = $1 AND session_run_id = $2 \
          ORDER BY id LIMIT $3",
     )
     .bind(tenant_id)
@@ -97,19 +97,49 @@ pub struct RunEventRow {
     pub created_at: DateTime<Utc>,
 }
 
-/// The events with these ids, in id order.
-#[tracing::instrument(name = "db.provenance.events_by_id", skip_all)]
-pub async fn by_ids(
-    connection: &mut PgConnection,
+#[derive(sqlx::FromRow)]
+struct PageRecord {
+    total: i64,
+    id: Option<Uuid>,
+    memory_id: Option<Uuid>,
+    event_kind: Option<String>,
+    actor_kind: Option<String>,
+    created_at: Option<DateTime<Utc>>,
+}
+
+/// One page of a run's events after `cursor` (`limit + 1` rows at most, within the first 500)
+/// and the count of the run's ids seen (at most 501), in one round trip
+/// (`provenance.run_events_page`, which sets the tenant itself).
+#[tracing::instrument(name = "db.provenance.run_events_page", skip_all)]
+pub async fn run_events_page(
+    pool: &PgPool,
     tenant_id: Uuid,
-    ids: &[Uuid],
-) -> Result<Vec<RunEventRow>, ApiError> {
-    Ok(sqlx::query_as(
-        "SELECT id, memory_id, event_kind, actor_kind, created_at FROM provenance.memory_events \
-         WHERE tenant_id = $1 AND id = ANY($2) ORDER BY id",
+    session_run_id: Uuid,
+    cursor: Option<Uuid>,
+    limit: u32,
+) -> Result<(usize, Vec<RunEventRow>), ApiError> {
+    let records: Vec<PageRecord> = sqlx::query_as(
+        "SELECT total, id, memory_id, event_kind, actor_kind, created_at \
+         FROM provenance.run_events_page($1, $2, $3, $4)",
     )
     .bind(tenant_id)
-    .bind(ids)
-    .fetch_all(connection)
-    .await?)
+    .bind(session_run_id.to_string())
+    .bind(cursor)
+    .bind(limit as i32)
+    .fetch_all(pool)
+    .await?;
+    let total = records.first().map_or(0, |record| record.total as usize);
+    let rows = records
+        .into_iter()
+        .filter_map(|record| {
+            Some(RunEventRow {
+                id: record.id?,
+                memory_id: record.memory_id?,
+                event_kind: record.event_kind?,
+                actor_kind: record.actor_kind?,
+                created_at: record.created_at?,
+            })
+        })
+        .collect();
+    Ok((total, rows))
 }

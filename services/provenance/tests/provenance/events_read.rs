@@ -14,7 +14,7 @@ pub async fn seed_events(harness: &Harness, tenant: Uuid, run: Uuid, count: usiz
     sqlx::query(
         "INSERT INTO provenance.memories (tenant_id, id, memory_type, topic, content, content_sha256, \
            status, created_at, updated_at) \
-         VALUES ($1, $2, 'note', 'bulk', 'bulk', '\\x00', 'open', now(), now())",
+         VALUES ($1, $2, 'note', 'bulk', 'bulk', sha256($2::text::bytea), 'open', now(), now())",
     )
     .bind(tenant)
     .bind(memory_id)
@@ -140,27 +140,38 @@ async fn an_empty_run_reads_empty_and_a_foreign_run_is_not_found() {
 }
 
 #[tokio::test]
-async fn the_session_expression_index_serves_the_read() {
+async fn the_session_index_serves_the_read_for_the_runtime_role_under_rls() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
-    let run = harness.open(tenant, "plan", None, t(0)).await;
-    seed_events(&harness, tenant, run, 50).await;
-    // A test table is tiny, so the planner would rightly scan it; with scans priced out the
-    // plan shows whether the query's expression matches the index (the bench shows it at scale).
-    let mut transaction = harness.admin.begin().await.expect("begin");
-    sqlx::query("SET LOCAL enable_seqscan = off")
-        .execute(&mut *transaction)
+    let mut runs = Vec::new();
+    for index in 0..40 {
+        let run = harness
+            .open(tenant, &format!("plan-{index}"), None, t(0))
+            .await;
+        seed_events(&harness, tenant, run, 50).await;
+        runs.push(run);
+    }
+    sqlx::query("VACUUM ANALYZE provenance.memory_events")
+        .execute(&harness.admin)
         .await
-        .expect("set");
+        .expect("analyze");
+    // As the runtime role, with the tenant set: row-level security in force, as in production.
+    let mut transaction = baton_kit::db::begin_tenant(&harness.runtime_pool, tenant)
+        .await
+        .expect("begin");
     let plan: Vec<String> = sqlx::query_scalar(
         "EXPLAIN SELECT id FROM provenance.memory_events \
-         WHERE tenant_id = $1 AND (payload->>'sessionRunId') = $2 ORDER BY id LIMIT 501",
+         WHERE tenant_id = $1 AND session_run_id = $2 ORDER BY id LIMIT 501",
     )
     .bind(tenant)
-    .bind(run.to_string())
+    .bind(runs[7].to_string())
     .fetch_all(&mut *transaction)
     .await
     .expect("plan");
     let plan = plan.join("\n");
     assert!(plan.contains("memory_events_session_idx"), "{plan}");
+    assert!(
+        plan.contains("session_run_id = "),
+        "the run condition is an index condition, not a filter: {plan}"
+    );
 }
