@@ -9,6 +9,7 @@ const PROTOS: &[&str] = &[
     "baton/common/v1/common.proto",
     "baton/registry/v1/registry.proto",
     "baton/provenance/v1/provenance.proto",
+    "baton/triage/v1/triage.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -24,6 +24,13 @@ pub mod provenance {
     }
 }
 
+/// The triage context.
+pub mod triage {
+    pub mod v1 {
+        tonic::include_proto!("baton.triage.v1");
+    }
+}
+
 /// The protobuf timestamp type every context uses.
 pub use prost_types::Timestamp;
 

@@ -1,0 +1,86 @@
+//! `baton-triage`: the server side of the Stop nudge (schema `triage`).
+//!
+//! It decides whether a turn end may inject a debrief, bounds injections to one per attempt
+//! without trusting the harness's loop guard (the `pending` state is the cap), and tells a
+//! productive continuation from a zero-write one by the set of event ids it accounted for.
+//! Decisions are pure functions in [`decide`]; [`service`] applies them under the run's row
+//! lock; [`debrief`] renders the words the hook injects.
+
+pub mod config;
+pub mod debrief;
+pub mod decide;
+pub mod grpc;
+pub mod links;
+pub mod service;
+pub mod status;
+pub mod store;
+
+use std::future::Future;
+
+use tokio::net::TcpListener;
+
+use baton_kit::clock::Clock;
+use baton_kit::db::{self, ContextDb};
+use baton_kit::error::ApiError;
+use baton_kit::grpc::{Outbound, ServerSettings};
+use baton_proto::triage::v1::triage_server::TriageServer;
+
+pub use config::TriageConfig;
+
+/// Triage's place in the database.
+pub const DB: ContextDb = ContextDb {
+    schema: "triage",
+    owner_role: "baton_triage_owner",
+    runtime_role: "baton_triage",
+};
+
+/// Triage's migrations, embedded at build time.
+pub fn migrator() -> sqlx::migrate::Migrator {
+    sqlx::migrate!("./migrations")
+}
+
+/// Errors that stop triage.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Database(#[from] db::DbError),
+    #[error(transparent)]
+    Client(#[from] ApiError),
+    #[error(transparent)]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Serves triage on an already-bound listener until `shutdown` resolves.
+pub async fn serve(
+    config: TriageConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError> {
+    let pool = db::connect_runtime(
+        &config.common.database_url,
+        config.database_url.as_deref(),
+        &DB,
+        config.common.database_max_connections,
+    )
+    .await?;
+    let links = links::Links::new(
+        baton_kit::grpc::channel(&config.registry_addr)?,
+        baton_kit::grpc::channel(&config.provenance_addr)?,
+        Outbound::new(&config.common.service_token),
+    );
+    let triage = service::Triage::new(
+        pool,
+        links,
+        Clock::new(config.common.test_clock),
+        config.thresholds,
+    );
+    let settings = ServerSettings::new(config.common.service_token.clone());
+    baton_kit::grpc::serve(
+        listener,
+        settings,
+        TriageServer::new(grpc::TriageGrpc::new(triage)),
+        shutdown,
+    )
+    .await?;
+    Ok(())
+}

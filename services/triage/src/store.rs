@@ -1,0 +1,218 @@
+//! Persistence of `triage.runs` and `triage.attempts`. Every function takes the caller's
+//! transaction, so a decision and its write share one row lock and one commit.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use baton_kit::error::ApiError;
+
+use crate::decide::RunState;
+use crate::status::{Holder, Status};
+
+/// Most attempt log entries kept per run (MAX_TRIAGE_ATTEMPT_LOG).
+pub const MAX_ATTEMPT_LOG: i64 = 50;
+
+#[derive(sqlx::FromRow)]
+struct RunRecord {
+    status: String,
+    attempt_id: Option<Uuid>,
+    armed_at: Option<DateTime<Utc>>,
+    watermark: Vec<Uuid>,
+}
+
+impl RunRecord {
+    fn into_state(self) -> Result<RunState, ApiError> {
+        Ok(RunState {
+            status: Status::parse(&self.status)
+                .ok_or_else(|| ApiError::internal("stored triage status is unknown"))?,
+            attempt_id: self.attempt_id,
+            armed_at: self.armed_at,
+            watermark: self.watermark,
+        })
+    }
+}
+
+/// A run's triage row; `None` when triage has never seen the run.
+#[tracing::instrument(name = "db.triage.find_run", skip_all)]
+pub async fn find(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    run_id: Uuid,
+) -> Result<Option<RunState>, ApiError> {
+    let record: Option<RunRecord> = sqlx::query_as(
+        "SELECT status, attempt_id, armed_at, watermark FROM triage.runs \
+         WHERE tenant_id = $1 AND session_run_id = $2",
+    )
+    .bind(tenant_id)
+    .bind(run_id)
+    .fetch_optional(connection)
+    .await?;
+    record.map(RunRecord::into_state).transpose()
+}
+
+/// The row, locked for the transaction.
+#[tracing::instrument(name = "db.triage.lock_run", skip_all)]
+pub async fn lock(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    run_id: Uuid,
+) -> Result<Option<RunState>, ApiError> {
+    let record: Option<RunRecord> = sqlx::query_as(
+        "SELECT status, attempt_id, armed_at, watermark FROM triage.runs \
+         WHERE tenant_id = $1 AND session_run_id = $2 FOR UPDATE",
+    )
+    .bind(tenant_id)
+    .bind(run_id)
+    .fetch_optional(connection)
+    .await?;
+    record.map(RunRecord::into_state).transpose()
+}
+
+/// Inserts the first row of a run (idle, empty watermark) unless one exists; either way the row
+/// exists afterwards and can be locked.
+#[tracing::instrument(name = "db.triage.ensure_run", skip_all)]
+pub async fn ensure(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    run_id: Uuid,
+    now: DateTime<Utc>,
+) -> Result<(), ApiError> {
+    sqlx::query(
+        "INSERT INTO triage.runs (tenant_id, session_run_id, status, updated_at) \
+         VALUES ($1, $2, 'idle', $3) ON CONFLICT ON CONSTRAINT runs_pkey DO NOTHING",
+    )
+    .bind(tenant_id)
+    .bind(run_id)
+    .bind(now)
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+/// Writes a locked row's new state.
+#[tracing::instrument(name = "db.triage.save_run", skip_all)]
+pub async fn save(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    run_id: Uuid,
+    state: &RunState,
+    holder: Option<Holder>,
+    now: DateTime<Utc>,
+) -> Result<(), ApiError> {
+    sqlx::query(
+        "UPDATE triage.runs SET status = $3, attempt_id = $4, attempt_holder = $5, armed_at = $6, \
+           watermark = $7, updated_at = $8 \
+         WHERE tenant_id = $1 AND session_run_id = $2",
+    )
+    .bind(tenant_id)
+    .bind(run_id)
+    .bind(state.status.as_str())
+    .bind(state.attempt_id)
+    .bind(holder.map(Holder::as_str))
+    .bind(state.armed_at)
+    .bind(&state.watermark)
+    .bind(now)
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+/// Logs a new hook attempt, counts it, and trims the log to its newest entries.
+#[tracing::instrument(name = "db.triage.append_attempt", skip_all)]
+pub async fn append_attempt(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    run_id: Uuid,
+    attempt_id: Uuid,
+    armed_at: DateTime<Utc>,
+) -> Result<(), ApiError> {
+    sqlx::query(
+        "INSERT INTO triage.attempts (tenant_id, session_run_id, attempt_id, armed_at) \
+         VALUES ($1, $2, $3, $4)",
+    )
+    .bind(tenant_id)
+    .bind(run_id)
+    .bind(attempt_id)
+    .bind(armed_at)
+    .execute(&mut *connection)
+    .await?;
+    sqlx::query(
+        "UPDATE triage.runs SET attempts_armed = attempts_armed + 1 \
+         WHERE tenant_id = $1 AND session_run_id = $2",
+    )
+    .bind(tenant_id)
+    .bind(run_id)
+    .execute(&mut *connection)
+    .await?;
+    sqlx::query(
+        "DELETE FROM triage.attempts WHERE tenant_id = $1 AND session_run_id = $2 \
+           AND attempt_id NOT IN ( \
+             SELECT attempt_id FROM triage.attempts WHERE tenant_id = $1 AND session_run_id = $2 \
+             ORDER BY armed_at DESC, attempt_id DESC LIMIT $3)",
+    )
+    .bind(tenant_id)
+    .bind(run_id)
+    .bind(MAX_ATTEMPT_LOG)
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+/// Records the outcome of the attempt a complete finished.
+#[tracing::instrument(name = "db.triage.finalize_attempt", skip_all)]
+pub async fn finalize_attempt(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    run_id: Uuid,
+    attempt_id: Uuid,
+    outcome: Status,
+    now: DateTime<Utc>,
+) -> Result<(), ApiError> {
+    sqlx::query(
+        "UPDATE triage.attempts SET finalized_at = $4, outcome = $5 \
+         WHERE tenant_id = $1 AND session_run_id = $2 AND attempt_id = $3",
+    )
+    .bind(tenant_id)
+    .bind(run_id)
+    .bind(attempt_id)
+    .bind(now)
+    .bind(outcome.as_str())
+    .execute(connection)
+    .await?;
+    Ok(())
+}
+
+/// One entry of the attempt log.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct AttemptRow {
+    pub attempt_id: Uuid,
+    pub armed_at: DateTime<Utc>,
+    pub finalized_at: Option<DateTime<Utc>>,
+    pub outcome: Option<String>,
+}
+
+/// The attempt log, oldest first, and how many attempts were ever armed.
+#[tracing::instrument(name = "db.triage.attempts", skip_all)]
+pub async fn attempts(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    run_id: Uuid,
+) -> Result<(Vec<AttemptRow>, i64), ApiError> {
+    let count: Option<i32> = sqlx::query_scalar(
+        "SELECT attempts_armed FROM triage.runs WHERE tenant_id = $1 AND session_run_id = $2",
+    )
+    .bind(tenant_id)
+    .bind(run_id)
+    .fetch_optional(&mut *connection)
+    .await?;
+    let rows = sqlx::query_as(
+        "SELECT attempt_id, armed_at, finalized_at, outcome FROM triage.attempts \
+         WHERE tenant_id = $1 AND session_run_id = $2 ORDER BY armed_at, attempt_id",
+    )
+    .bind(tenant_id)
+    .bind(run_id)
+    .fetch_all(connection)
+    .await?;
+    Ok((rows, i64::from(count.unwrap_or(0))))
+}
