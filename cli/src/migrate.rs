@@ -27,6 +27,9 @@ pub async fn migrate_all(admin_url: &str) -> anyhow::Result<()> {
     )
     .await
     .context("migrating provenance")?;
+    db::migrate_context(admin_url, &baton_triage::DB, baton_triage::migrator())
+        .await
+        .context("migrating triage")?;
     db::migrate_context(admin_url, &baton_gateway::DB, baton_gateway::migrator())
         .await
         .context("migrating gateway")?;

@@ -12,6 +12,7 @@ use baton_kit::config::Env;
 use baton_kit::shutdown::{self, Shutdown};
 use baton_provenance::ProvenanceConfig;
 use baton_registry::RegistryConfig;
+use baton_triage::TriageConfig;
 
 use crate::migrate;
 
@@ -21,6 +22,7 @@ pub enum Target {
     All,
     Registry,
     Provenance,
+    Triage,
     Gateway,
 }
 
@@ -59,6 +61,11 @@ async fn run_services(env: &Env, target: Target, migrate_first: bool) -> anyhow:
     } else {
         None
     };
+    let mut triage_config = if wants(Target::Triage) {
+        Some(TriageConfig::from_env(env)?)
+    } else {
+        None
+    };
     let mut gateway_config = if wants(Target::Gateway) {
         Some(GatewayConfig::from_env(env)?)
     } else {
@@ -78,7 +85,10 @@ async fn run_services(env: &Env, target: Target, migrate_first: bool) -> anyhow:
             gateway.registry_addr = bound.clone();
         }
         if let Some(provenance) = provenance_config.as_mut() {
-            provenance.registry_addr = bound;
+            provenance.registry_addr = bound.clone();
+        }
+        if let Some(triage) = triage_config.as_mut() {
+            triage.registry_addr = bound;
         }
         let stop = stop.clone();
         services.spawn(async move {
@@ -89,14 +99,30 @@ async fn run_services(env: &Env, target: Target, migrate_first: bool) -> anyhow:
     }
     if let Some(config) = provenance_config {
         let listener = bind("provenance", config.listen).await?;
+        let bound = listener.local_addr()?.to_string();
         if let Some(gateway) = gateway_config.as_mut() {
-            gateway.provenance_addr = listener.local_addr()?.to_string();
+            gateway.provenance_addr = bound.clone();
+        }
+        if let Some(triage) = triage_config.as_mut() {
+            triage.provenance_addr = bound;
         }
         let stop = stop.clone();
         services.spawn(async move {
             baton_provenance::serve(config, listener, stop.wait())
                 .await
                 .context("provenance")
+        });
+    }
+    if let Some(config) = triage_config {
+        let listener = bind("triage", config.listen).await?;
+        if let Some(gateway) = gateway_config.as_mut() {
+            gateway.triage_addr = listener.local_addr()?.to_string();
+        }
+        let stop = stop.clone();
+        services.spawn(async move {
+            baton_triage::serve(config, listener, stop.wait())
+                .await
+                .context("triage")
         });
     }
     if let Some(config) = gateway_config {

@@ -17,6 +17,8 @@ pub struct GatewayConfig {
     pub registry_addr: String,
     /// Provenance's gRPC address (`BATON_PROVENANCE__ADDR`).
     pub provenance_addr: String,
+    /// Triage's gRPC address (`BATON_TRIAGE__ADDR`).
+    pub triage_addr: String,
     /// Requests per key per window (`BATON_RATE_LIMIT__REQUESTS`, 300).
     pub rate_limit_requests: u32,
     /// The window (`BATON_RATE_LIMIT__WINDOW`, 60s).
@@ -34,6 +36,7 @@ pub struct GatewayConfig {
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub const DEFAULT_REGISTRY_ADDR: &str = "127.0.0.1:50051";
 pub const DEFAULT_PROVENANCE_ADDR: &str = "127.0.0.1:50052";
+pub const DEFAULT_TRIAGE_ADDR: &str = "127.0.0.1:50053";
 
 impl GatewayConfig {
     pub fn from_env(env: &Env) -> Result<GatewayConfig, ConfigError> {
@@ -43,6 +46,7 @@ impl GatewayConfig {
             database_url: env.optional_string("BATON_GATEWAY__DATABASE_URL"),
             registry_addr: env.string("BATON_REGISTRY__ADDR", DEFAULT_REGISTRY_ADDR),
             provenance_addr: env.string("BATON_PROVENANCE__ADDR", DEFAULT_PROVENANCE_ADDR),
+            triage_addr: env.string("BATON_TRIAGE__ADDR", DEFAULT_TRIAGE_ADDR),
             rate_limit_requests: env.bounded_u64(
                 "BATON_RATE_LIMIT__REQUESTS",
                 300,

@@ -27,7 +27,8 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
     .is_ok_and(|result| result.is_ok());
     let registry = serving(&state.registry_channel, "baton.registry.v1.SessionRegistry").await;
     let provenance = serving(&state.provenance_channel, "baton.provenance.v1.Provenance").await;
-    let ready = database && registry && provenance;
+    let triage = serving(&state.triage_channel, "baton.triage.v1.Triage").await;
+    let ready = database && registry && provenance && triage;
     let status = if ready {
         StatusCode::OK
     } else {
@@ -35,7 +36,7 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
     };
     let body = json!({
         "status": if ready { "ready" } else { "not_ready" },
-        "checks": {"database": database, "registry": registry, "provenance": provenance},
+        "checks": {"database": database, "registry": registry, "provenance": provenance, "triage": triage},
     });
     (status, Json(body))
 }

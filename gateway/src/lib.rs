@@ -31,13 +31,14 @@ use baton_kit::error::ApiError;
 use baton_kit::grpc::{self, Outbound};
 use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
+use baton_proto::triage::v1::triage_client::TriageClient;
 
 pub use config::GatewayConfig;
 
 use crate::auth::KeyResolver;
 use crate::http_layers::Limits;
 use crate::rate_limit::RateLimiter;
-use crate::routes::{briefing, events, memories, sessions};
+use crate::routes::{briefing, events, memories, sessions, triage};
 use crate::state::AppState;
 
 /// The gateway's place in the database.
@@ -73,6 +74,13 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         .route("/agent-sessions/close", post(sessions::close))
         .route("/agent-sessions/{session_run_id}", get(sessions::row))
         .route("/agent-sessions/{session_run_id}/events", get(events::list))
+        .route(
+            "/agent-sessions/{session_run_id}/triage-attempts",
+            get(triage::attempts),
+        )
+        .route("/agent-sessions/triage/begin", post(triage::begin))
+        .route("/agent-sessions/triage/complete", post(triage::complete))
+        .route("/prompts/debrief", get(triage::debrief))
         .route("/memories", post(memories::remember))
         .route("/memories/{id}", get(memories::read))
         .route("/memories/{id}/history", get(memories::history))
@@ -106,11 +114,14 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
     .await?;
     let registry_channel = grpc::channel(&config.registry_addr)?;
     let provenance_channel = grpc::channel(&config.provenance_addr)?;
+    let triage_channel = grpc::channel(&config.triage_addr)?;
     Ok(AppState {
         registry: SessionRegistryClient::new(registry_channel.clone()),
         registry_channel,
         provenance: ProvenanceClient::new(provenance_channel.clone()),
         provenance_channel,
+        triage: TriageClient::new(triage_channel.clone()),
+        triage_channel,
         keys: KeyResolver::new(pool.clone(), config.key_cache_ttl),
         pool,
         outbound: Outbound::new(&config.common.service_token),

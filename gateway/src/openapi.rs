@@ -4,14 +4,15 @@ use axum::Json;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{briefing, events, memories, sessions};
+use crate::routes::{briefing, events, memories, sessions, triage};
 
 #[derive(OpenApi)]
 #[openapi(
     info(title = "Baton", description = "Hook-facing session lifecycle API."),
     paths(sessions::open, sessions::heartbeat, sessions::close, sessions::row, events::list,
         memories::remember, memories::revise, memories::resolve, memories::archive,
-        memories::read, memories::history, briefing::briefing),
+        memories::read, memories::history, briefing::briefing, triage::begin, triage::complete,
+        triage::attempts, triage::debrief),
     components(schemas(
         sessions::OpenBody, sessions::OpenAnswer, sessions::HeartbeatBody,
         sessions::HeartbeatAnswer, sessions::CloseBody, sessions::CloseAnswer,
@@ -20,7 +21,8 @@ use crate::routes::{briefing, events, memories, sessions};
         memories::RememberBody, memories::RememberAnswer, memories::ReviseBody,
         memories::ReviseAnswer, memories::ResolveBody, memories::ResolveAnswer,
         memories::ArchiveBody, memories::ArchiveAnswer, memories::MemoryView,
-        memories::HistoryAnswer, briefing::BriefingAnswer
+        memories::HistoryAnswer, briefing::BriefingAnswer, triage::BeginBody, triage::BeginAnswer,
+        triage::CompleteBody, triage::CompleteAnswer, triage::AttemptsAnswer, triage::DebriefAnswer
     )),
     modifiers(&ApiKeyScheme)
 )]

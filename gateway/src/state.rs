@@ -12,6 +12,7 @@ use baton_kit::error::ErrorCode;
 use baton_kit::grpc::{Outbound, OutboundCall};
 use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
+use baton_proto::triage::v1::triage_client::TriageClient;
 
 use crate::auth::{KeyResolver, Principal};
 use crate::rate_limit::RateLimiter;
@@ -22,9 +23,11 @@ use crate::response::HttpError;
 pub struct AppState {
     pub registry: SessionRegistryClient<Channel>,
     pub provenance: ProvenanceClient<Channel>,
+    pub triage: TriageClient<Channel>,
     /// Channels to the services behind the gateway, kept for readiness probes.
     pub registry_channel: Channel,
     pub provenance_channel: Channel,
+    pub triage_channel: Channel,
     pub pool: PgPool,
     pub outbound: Outbound,
     pub clock: Clock,

@@ -137,6 +137,7 @@ fn base_env(database_url: &str) -> Vec<(String, String)> {
         ("BATON_GATEWAY__LISTEN", "127.0.0.1:0"),
         ("BATON_REGISTRY__LISTEN", "127.0.0.1:0"),
         ("BATON_PROVENANCE__LISTEN", "127.0.0.1:0"),
+        ("BATON_TRIAGE__LISTEN", "127.0.0.1:0"),
         ("BATON_LOG", "info"),
     ]
     .into_iter()

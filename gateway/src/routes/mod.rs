@@ -4,6 +4,7 @@ pub mod briefing;
 pub mod events;
 pub mod memories;
 pub mod sessions;
+pub mod triage;
 
 use chrono::{DateTime, Utc};
 

@@ -136,7 +136,7 @@ pub struct SessionRow {
     #[schema(value_type = Object)]
     pub selector: Selector,
     pub activation_epoch: i64,
-    /// `idle` until the triage context has handled the run.
+    /// The run's effective triage status (`idle` for a run triage has never handled).
     pub triage_status: String,
     pub opened_at: String,
     pub closed_at: Option<String>,
@@ -298,6 +298,18 @@ pub async fn row(
         .session
         .ok_or_else(|| HttpError::new(ErrorCode::Internal, "registry answered no session"))?;
     let selector = Selector::from_proto(session.selector.clone())?;
+    let triage_status = state
+        .triage
+        .clone()
+        .get_state(state.outbound.request(
+            &call,
+            baton_proto::triage::v1::GetStateRequest {
+                session_run_id: session.session_run_id.clone(),
+            },
+        ))
+        .await?
+        .into_inner()
+        .triage_status;
     Ok(Json(SessionRow {
         session_run_id: session.session_run_id,
         agent: session.agent,
@@ -307,7 +319,7 @@ pub async fn row(
         scope: session.scope,
         selector,
         activation_epoch: session.activation_epoch,
-        triage_status: "idle".to_string(),
+        triage_status,
         opened_at: iso_of(session.opened_at.as_ref()),
         closed_at: optional_iso(session.closed_at.as_ref()),
         last_seen_at: iso_of(session.last_seen_at.as_ref()),

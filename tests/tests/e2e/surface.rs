@@ -13,7 +13,7 @@ async fn health_readiness_openapi_and_unknown_routes() {
     assert_eq!(ready.status, 200, "{:?}", ready.body);
     assert_eq!(
         ready.body["checks"],
-        json!({"database": true, "registry": true, "provenance": true})
+        json!({"database": true, "registry": true, "provenance": true, "triage": true})
     );
 
     let openapi = anonymous.get("/api/v1/openapi.json").await;

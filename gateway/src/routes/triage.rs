@@ -1,0 +1,232 @@
+//! The Stop handshake and its reads: `POST /agent-sessions/triage/begin|complete`,
+//! `GET /agent-sessions/{sessionRunId}/triage-attempts` and `GET /prompts/debrief`
+//! (CONTRACT sections 5, 6, 8 and 9).
+
+use axum::Json;
+use axum::extract::{Path, RawQuery, State};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use baton_kit::error::ErrorCode;
+use baton_proto::triage::v1 as proto;
+
+use crate::response::{HttpError, HttpResult};
+use crate::routes::sessions::{run_id_param, unknown_run_is_invalid};
+use crate::routes::{iso_of, optional_iso};
+use crate::state::{AppState, Caller};
+use crate::strict::{self, StrictJson};
+
+/// `POST /agent-sessions/triage/begin` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct BeginBody {
+    pub agent: String,
+    pub session_id: String,
+    /// A JSON integer 0..100000 (strings, null and fractions are refused).
+    #[serde(default, deserialize_with = "strict::present")]
+    pub turn_count: Option<u32>,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub stop_hook_active: Option<bool>,
+}
+
+/// `POST /agent-sessions/triage/begin` answer; absent keys are omitted.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BeginAnswer {
+    pub session_run_id: String,
+    pub armed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attempt_id: Option<String>,
+    pub triage_status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// `POST /agent-sessions/triage/complete` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CompleteBody {
+    pub agent: String,
+    pub session_id: String,
+    pub attempt_id: String,
+}
+
+/// `POST /agent-sessions/triage/complete` answer: counts only.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompleteAnswer {
+    pub session_run_id: String,
+    pub triage_status: String,
+    pub event_count: u32,
+    pub since_begin_count: u32,
+    pub truncated: bool,
+}
+
+/// One attempt of the log.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptItem {
+    pub attempt_id: String,
+    pub armed_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub finalized_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+}
+
+/// `GET /agent-sessions/{id}/triage-attempts` answer.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptsAnswer {
+    pub session_run_id: String,
+    pub items: Vec<AttemptItem>,
+    pub count: u32,
+    pub truncated: bool,
+}
+
+/// `GET /prompts/debrief` answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DebriefAnswer {
+    pub prompt: String,
+}
+
+/// May this turn end inject a debrief? Arms at most one attempt at a time (CONTRACT table F).
+#[utoipa::path(post, path = "/api/v1/agent-sessions/triage/begin", request_body = BeginBody,
+    responses((status = 200, body = BeginAnswer), (status = 400), (status = 404)),
+    security(("api_key" = [])))]
+pub async fn begin(
+    State(state): State<AppState>,
+    Caller(call): Caller,
+    StrictJson(body): StrictJson<BeginBody>,
+) -> HttpResult<Json<BeginAnswer>> {
+    let request = proto::BeginRequest {
+        agent: body.agent,
+        session_id: body.session_id,
+        turn_count: body.turn_count,
+        stop_hook_active: body.stop_hook_active.unwrap_or(false),
+    };
+    let began = state
+        .triage
+        .clone()
+        .begin(state.outbound.request(&call, request))
+        .await?
+        .into_inner();
+    Ok(Json(BeginAnswer {
+        session_run_id: began.session_run_id,
+        armed: began.armed,
+        attempt_id: began.attempt_id,
+        triage_status: began.triage_status,
+        reason: began.reason,
+    }))
+}
+
+/// Absorbs an armed attempt's writes (CONTRACT table G).
+#[utoipa::path(post, path = "/api/v1/agent-sessions/triage/complete", request_body = CompleteBody,
+    responses((status = 200, body = CompleteAnswer), (status = 400), (status = 404), (status = 409)),
+    security(("api_key" = [])))]
+pub async fn complete(
+    State(state): State<AppState>,
+    Caller(call): Caller,
+    StrictJson(body): StrictJson<CompleteBody>,
+) -> HttpResult<Json<CompleteAnswer>> {
+    let request = proto::CompleteRequest {
+        agent: body.agent,
+        session_id: body.session_id,
+        attempt_id: body.attempt_id,
+    };
+    let completed = state
+        .triage
+        .clone()
+        .complete(state.outbound.request(&call, request))
+        .await?
+        .into_inner();
+    Ok(Json(CompleteAnswer {
+        session_run_id: completed.session_run_id,
+        triage_status: completed.triage_status,
+        event_count: completed.event_count,
+        since_begin_count: completed.since_begin_count,
+        truncated: completed.truncated,
+    }))
+}
+
+/// A run's attempt log, oldest first, the newest 50 kept.
+#[utoipa::path(get, path = "/api/v1/agent-sessions/{sessionRunId}/triage-attempts",
+    params(("sessionRunId" = String, Path)),
+    responses((status = 200, body = AttemptsAnswer), (status = 400)),
+    security(("api_key" = [])))]
+pub async fn attempts(
+    State(state): State<AppState>,
+    Caller(call): Caller,
+    Path(session_run_id): Path<String>,
+    RawQuery(query): RawQuery,
+) -> HttpResult<Json<AttemptsAnswer>> {
+    let run_id = run_id_param(&session_run_id)?;
+    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
+    let log = state
+        .triage
+        .clone()
+        .list_attempts(state.outbound.request(
+            &call,
+            proto::ListAttemptsRequest {
+                session_run_id: run_id,
+            },
+        ))
+        .await
+        .map_err(|status| unknown_run_is_invalid(status.into()))?
+        .into_inner();
+    let items: Vec<AttemptItem> = log
+        .items
+        .into_iter()
+        .map(|item| AttemptItem {
+            armed_at: iso_of(item.armed_at.as_ref()),
+            finalized_at: optional_iso(item.finalized_at.as_ref()),
+            attempt_id: item.attempt_id,
+            outcome: item.outcome,
+        })
+        .collect();
+    Ok(Json(AttemptsAnswer {
+        session_run_id: log.session_run_id,
+        truncated: log.count as usize > items.len(),
+        count: log.count,
+        items,
+    }))
+}
+
+/// The debrief prompt: Baton's instructions plus the session's facets and briefed rows as one
+/// fenced JSON data block. A read: never refreshes a lease.
+#[utoipa::path(get, path = "/api/v1/prompts/debrief",
+    params(("scope" = Option<String>, Query), ("project" = Option<String>, Query),
+        ("agent" = Option<String>, Query), ("sessionId" = Option<String>, Query)),
+    responses((status = 200, body = DebriefAnswer), (status = 400), (status = 404)),
+    security(("api_key" = [])))]
+pub async fn debrief(
+    State(state): State<AppState>,
+    Caller(call): Caller,
+    RawQuery(query): RawQuery,
+) -> HttpResult<Json<DebriefAnswer>> {
+    let pairs = strict::query_pairs(query.as_deref())?;
+    strict::only_keys(&pairs, &["scope", "project", "agent", "sessionId"])?;
+    let get = |key: &str| strict::single(&pairs, key).map(str::to_string);
+    let (agent, session_id) = (get("agent"), get("sessionId"));
+    if agent.is_some() != session_id.is_some() {
+        return Err(HttpError::new(
+            ErrorCode::InvalidInput,
+            "agent and sessionId go together",
+        ));
+    }
+    let request = proto::RenderDebriefRequest {
+        scope: get("scope"),
+        project: get("project"),
+        agent,
+        session_id,
+    };
+    let rendered = state
+        .triage
+        .clone()
+        .render_debrief(state.outbound.request(&call, request))
+        .await?
+        .into_inner();
+    Ok(Json(DebriefAnswer {
+        prompt: rendered.prompt,
+    }))
+}
