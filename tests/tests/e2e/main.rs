@@ -7,6 +7,7 @@ mod memories;
 mod sessions;
 mod surface;
 mod trace;
+mod triage;
 mod validation;
 
 use serde_json::{Value, json};

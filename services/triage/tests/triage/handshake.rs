@@ -1,0 +1,423 @@
+//! The Stop handshake end to end: arm, write, complete; expiry; cumulative watermark; re-arm;
+//! liveness; overflow; conflicts; concurrency.
+
+use futures::future::join_all;
+use uuid::Uuid;
+
+use baton_kit::error::ErrorCode;
+use baton_triage::status::{Reason, Status};
+
+use crate::{AGENT, Harness, call, t};
+
+/// Inserts `count` events attributed to `run` (real rows, as the admin, in one statement).
+async fn flood(harness: &Harness, tenant: Uuid, run: Uuid, count: usize) {
+    let memory = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO provenance.memories (tenant_id, id, memory_type, topic, content, content_sha256, \
+           status, created_at, updated_at) \
+         VALUES ($1, $2, 'note', 'flood', 'flood', sha256($2::text::bytea), 'open', now(), now())",
+    )
+    .bind(tenant)
+    .bind(memory)
+    .execute(&harness.admin)
+    .await
+    .expect("memory");
+    let ids: Vec<Uuid> = (0..count).map(|_| Uuid::now_v7()).collect();
+    sqlx::query(
+        "INSERT INTO provenance.memory_events (tenant_id, id, memory_id, event_kind, actor_kind, payload, created_at) \
+         SELECT $1, id, $2, 'create', 'user_mcp', jsonb_build_object('sessionRunId', $3::text), now() \
+         FROM unnest($4::uuid[]) AS id",
+    )
+    .bind(tenant)
+    .bind(memory)
+    .bind(run.to_string())
+    .bind(&ids)
+    .execute(&harness.admin)
+    .await
+    .expect("events");
+}
+
+#[tokio::test]
+async fn a_full_round_trip_completes_with_the_write_it_produced() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    let run = harness.open(tenant, "trip", None, None, t(0)).await;
+    let first = harness
+        .triage
+        .begin(&call(tenant, t(1)), AGENT, "trip", Some(0), false)
+        .await
+        .expect("begin");
+    assert_eq!(
+        (first.armed, first.reason),
+        (false, Some(Reason::Debounce)),
+        "turn 1 does not fire"
+    );
+
+    let armed = harness
+        .triage
+        .begin(&call(tenant, t(2)), AGENT, "trip", Some(3), false)
+        .await
+        .expect("begin");
+    assert!(armed.armed);
+    assert_eq!(
+        (armed.status, armed.run_id, armed.reason),
+        (Status::Pending, run, None)
+    );
+    let attempt = armed.attempt_id.expect("attempt");
+
+    harness.write(tenant, run, "the debrief note", t(3)).await;
+    let done = harness
+        .triage
+        .complete(&call(tenant, t(4)), AGENT, "trip", attempt)
+        .await
+        .expect("complete");
+    assert_eq!(
+        (
+            done.status,
+            done.event_count,
+            done.since_begin_count,
+            done.truncated
+        ),
+        (Status::Completed, 1, 1, false)
+    );
+    assert_eq!(
+        harness
+            .triage
+            .state(&call(tenant, t(5)), run)
+            .await
+            .expect("state"),
+        Status::Completed
+    );
+
+    let repeat = harness
+        .triage
+        .complete(&call(tenant, t(5)), AGENT, "trip", attempt)
+        .await
+        .expect_err("repeat");
+    assert_eq!(repeat.code, ErrorCode::Conflict);
+    assert_eq!(
+        harness
+            .triage
+            .state(&call(tenant, t(5)), run)
+            .await
+            .expect("state"),
+        Status::Completed,
+        "the first outcome stands"
+    );
+
+    let (log, count) = harness
+        .triage
+        .attempts(&call(tenant, t(5)), run)
+        .await
+        .expect("log");
+    assert_eq!(count, 1);
+    assert_eq!(log[0].outcome.as_deref(), Some("completed"));
+    assert_eq!(log[0].finalized_at, Some(t(4)));
+}
+
+#[tokio::test]
+async fn a_zero_write_continuation_expires_and_reenters_only_on_a_new_event() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    let run = harness.open(tenant, "zero", None, None, t(0)).await;
+    let armed = harness
+        .triage
+        .begin(&call(tenant, t(11)), AGENT, "zero", None, false)
+        .await
+        .expect("begin");
+    assert!(armed.armed, "ten minutes since open is substance enough");
+    let done = harness
+        .triage
+        .complete(
+            &call(tenant, t(12)),
+            AGENT,
+            "zero",
+            armed.attempt_id.expect("attempt"),
+        )
+        .await
+        .expect("complete");
+    assert_eq!((done.status, done.since_begin_count), (Status::Expired, 0));
+
+    let nag = harness
+        .triage
+        .begin(&call(tenant, t(40)), AGENT, "zero", Some(99), false)
+        .await
+        .expect("begin");
+    assert_eq!(
+        (nag.armed, nag.reason, nag.status),
+        (false, Some(Reason::NoSignal), Status::Expired),
+        "elapsed and turns never re-admit"
+    );
+
+    harness.write(tenant, run, "later work", t(41)).await;
+    assert_eq!(
+        harness
+            .triage
+            .state(&call(tenant, t(41)), run)
+            .await
+            .expect("state"),
+        Status::Expired,
+        "expired stays expired"
+    );
+    let again = harness
+        .triage
+        .begin(&call(tenant, t(42)), AGENT, "zero", None, false)
+        .await
+        .expect("begin");
+    assert!(again.armed, "a new event re-admits it");
+}
+
+#[tokio::test]
+async fn the_watermark_is_cumulative_and_a_write_onto_a_completed_run_reads_idle_and_rearms() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    let run = harness.open(tenant, "cumulative", None, None, t(0)).await;
+    harness
+        .write(tenant, run, "before the first attempt", t(1))
+        .await;
+    let first = harness
+        .triage
+        .begin(&call(tenant, t(2)), AGENT, "cumulative", None, false)
+        .await
+        .expect("begin");
+    assert!(first.armed, "an untriaged event arms an idle run");
+    harness
+        .write(tenant, run, "during the first attempt", t(3))
+        .await;
+    let done = harness
+        .triage
+        .complete(
+            &call(tenant, t(4)),
+            AGENT,
+            "cumulative",
+            first.attempt_id.expect("id"),
+        )
+        .await
+        .expect("complete");
+    assert_eq!(
+        (done.status, done.event_count, done.since_begin_count),
+        (Status::Completed, 2, 1)
+    );
+
+    let quiet = harness
+        .triage
+        .begin(&call(tenant, t(5)), AGENT, "cumulative", Some(10), false)
+        .await
+        .expect("begin");
+    assert_eq!(quiet.reason, Some(Reason::NoSignal));
+
+    harness.write(tenant, run, "after completion", t(6)).await;
+    assert_eq!(
+        harness
+            .triage
+            .state(&call(tenant, t(6)), run)
+            .await
+            .expect("state"),
+        Status::Idle,
+        "reads back idle"
+    );
+    let second = harness
+        .triage
+        .begin(&call(tenant, t(7)), AGENT, "cumulative", None, false)
+        .await
+        .expect("begin");
+    assert!(second.armed, "and re-arms");
+    harness
+        .write(tenant, run, "during the second attempt", t(8))
+        .await;
+    let done = harness
+        .triage
+        .complete(
+            &call(tenant, t(9)),
+            AGENT,
+            "cumulative",
+            second.attempt_id.expect("id"),
+        )
+        .await
+        .expect("complete");
+    assert_eq!(
+        (done.event_count, done.since_begin_count),
+        (4, 1),
+        "only the new write counts"
+    );
+}
+
+#[tokio::test]
+async fn begin_on_a_closed_or_expired_run_is_not_live_and_leaves_the_lease_alone() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    let closed = harness.open(tenant, "closed", None, None, t(0)).await;
+    harness
+        .registry
+        .close(tenant, AGENT, "closed", t(1))
+        .await
+        .expect("close");
+    let stale = harness.open(tenant, "stale", None, None, t(0)).await;
+    for (session, run, at) in [("closed", closed, t(2)), ("stale", stale, t(60 * 25))] {
+        let before = harness.registry.get_by_id(tenant, run).await.expect("row");
+        let answer = harness
+            .triage
+            .begin(&call(tenant, at), AGENT, session, Some(50), true)
+            .await
+            .expect("begin");
+        assert_eq!(
+            (answer.armed, answer.reason),
+            (false, Some(Reason::NotLive)),
+            "{session}"
+        );
+        assert_eq!(answer.attempt_id, None);
+        let after = harness.registry.get_by_id(tenant, run).await.expect("row");
+        assert_eq!(
+            after, before,
+            "{session}: no resurrection, no lease refresh, same epoch"
+        );
+    }
+    let missing = harness
+        .triage
+        .begin(&call(tenant, t(1)), AGENT, "never-opened", None, false)
+        .await
+        .expect_err("404");
+    assert_eq!(missing.code, ErrorCode::NotFound);
+}
+
+#[tokio::test]
+async fn the_age_guard_withholds_a_fresh_attempt_and_stop_hook_active_hands_it_back() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    harness.open(tenant, "guard", None, None, t(0)).await;
+    let armed = harness
+        .triage
+        .begin(&call(tenant, t(11)), AGENT, "guard", None, false)
+        .await
+        .expect("begin");
+    let attempt = armed.attempt_id.expect("attempt");
+    let soon = t(11) + chrono::Duration::seconds(5);
+    let fresh = harness
+        .triage
+        .begin(&call(tenant, soon), AGENT, "guard", None, false)
+        .await
+        .expect("begin");
+    assert_eq!(
+        (fresh.reason, fresh.attempt_id),
+        (Some(Reason::PendingFresh), None),
+        "withheld"
+    );
+    let active = harness
+        .triage
+        .begin(&call(tenant, soon), AGENT, "guard", None, true)
+        .await
+        .expect("begin");
+    assert_eq!(
+        (active.reason, active.attempt_id),
+        (Some(Reason::Pending), Some(attempt))
+    );
+    let old = harness
+        .triage
+        .begin(&call(tenant, t(12)), AGENT, "guard", None, false)
+        .await
+        .expect("begin");
+    assert_eq!(
+        (old.reason, old.attempt_id, old.status),
+        (Some(Reason::Pending), Some(attempt), Status::Pending)
+    );
+    let wrong = harness
+        .triage
+        .complete(&call(tenant, t(12)), AGENT, "guard", Uuid::now_v7())
+        .await
+        .expect_err("409");
+    assert_eq!(wrong.code, ErrorCode::Conflict);
+}
+
+#[tokio::test]
+async fn overflow_at_begin_is_terminal() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    let run = harness.open(tenant, "flood", None, None, t(0)).await;
+    flood(&harness, tenant, run, 501).await;
+    let answer = harness
+        .triage
+        .begin(&call(tenant, t(1)), AGENT, "flood", None, false)
+        .await
+        .expect("begin");
+    assert_eq!(
+        (answer.armed, answer.reason, answer.status),
+        (false, Some(Reason::Overflowed), Status::Overflowed)
+    );
+    let again = harness
+        .triage
+        .begin(&call(tenant, t(2)), AGENT, "flood", None, false)
+        .await
+        .expect("begin");
+    assert_eq!(again.reason, Some(Reason::Terminal));
+}
+
+#[tokio::test]
+async fn overflow_at_complete_stores_the_first_500() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    let run = harness.open(tenant, "late-flood", None, None, t(0)).await;
+    harness.write(tenant, run, "one", t(1)).await;
+    let armed = harness
+        .triage
+        .begin(&call(tenant, t(2)), AGENT, "late-flood", None, false)
+        .await
+        .expect("begin");
+    flood(&harness, tenant, run, 500).await;
+    let done = harness
+        .triage
+        .complete(
+            &call(tenant, t(3)),
+            AGENT,
+            "late-flood",
+            armed.attempt_id.expect("id"),
+        )
+        .await
+        .expect("complete");
+    assert_eq!(
+        (
+            done.status,
+            done.event_count,
+            done.since_begin_count,
+            done.truncated
+        ),
+        (Status::Overflowed, 500, 499, true)
+    );
+    let watermark: i32 = sqlx::query_scalar("SELECT cardinality(watermark) FROM triage.runs")
+        .fetch_one(&harness.admin)
+        .await
+        .expect("watermark");
+    assert_eq!(watermark, 500);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixteen_concurrent_begins_arm_exactly_one_attempt() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::now_v7();
+    harness.open(tenant, "race", None, None, t(0)).await;
+    let begins = (0..16).map(|_| {
+        let triage = harness.triage.clone();
+        tokio::spawn(async move {
+            triage
+                .begin(&call(tenant, t(20)), AGENT, "race", None, false)
+                .await
+        })
+    });
+    let answers: Vec<_> = join_all(begins)
+        .await
+        .into_iter()
+        .map(|joined| joined.expect("task").expect("begin"))
+        .collect();
+    let armed: Vec<_> = answers.iter().filter(|answer| answer.armed).collect();
+    assert_eq!(armed.len(), 1);
+    for answer in answers.iter().filter(|answer| !answer.armed) {
+        assert!(
+            matches!(answer.reason, Some(Reason::PendingFresh)),
+            "{answer:?}"
+        );
+    }
+    let logged: i64 = sqlx::query_scalar("SELECT count(*) FROM triage.attempts")
+        .fetch_one(&harness.admin)
+        .await
+        .expect("count");
+    assert_eq!(logged, 1);
+}

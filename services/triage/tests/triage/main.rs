@@ -1,0 +1,183 @@
+//! Triage against real services: registry and provenance served over gRPC, triage in-process,
+//! one fresh Postgres database per test, instants driven by the test clock.
+
+mod debrief;
+mod handshake;
+
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+use sqlx::PgPool;
+use tokio::net::TcpListener;
+use uuid::Uuid;
+
+use baton_kit::clock::Clock;
+use baton_kit::config::{Env, Secret};
+use baton_kit::db;
+use baton_kit::grpc::{CallContext, Outbound};
+use baton_kit::selector::Selector;
+use baton_kit::testing::{TestDatabase, init_logging};
+use baton_provenance::link::{Provenance as WriteProvenance, RegistryLink};
+use baton_provenance::memory::{ActorKind, MemoryType};
+use baton_provenance::service::Provenance;
+use baton_provenance::validate::NewMemory;
+use baton_registry::decide::OpenCommand;
+use baton_registry::service::Registry;
+use baton_registry::session::{BriefedMemory, Lease, Source};
+use baton_triage::decide::Thresholds;
+use baton_triage::links::Links;
+use baton_triage::service::Triage;
+
+pub const TOKEN: &str = "triage-test-service-token";
+pub const AGENT: &str = "claude-code";
+
+pub struct Harness {
+    pub database: TestDatabase,
+    pub registry: Registry,
+    pub provenance: Provenance,
+    pub triage: Triage,
+    pub admin: PgPool,
+}
+
+async fn serve_on_port_zero<F, Fut, E>(serve: F) -> String
+where
+    F: FnOnce(TcpListener) -> Fut,
+    Fut: std::future::Future<Output = Result<(), E>> + Send + 'static,
+    E: Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let address = listener.local_addr().expect("addr").to_string();
+    tokio::spawn(serve(listener));
+    address
+}
+
+impl Harness {
+    pub async fn new() -> Harness {
+        init_logging();
+        let database = TestDatabase::create().await;
+        for (context, migrator) in [
+            (&baton_registry::DB, baton_registry::migrator()),
+            (&baton_provenance::DB, baton_provenance::migrator()),
+            (&baton_triage::DB, baton_triage::migrator()),
+        ] {
+            db::migrate_context(database.url(), context, migrator)
+                .await
+                .expect("migrate");
+        }
+        let env = Env::from_pairs([
+            ("BATON_SERVICE_TOKEN", TOKEN),
+            ("BATON_DATABASE_URL", database.url()),
+            ("BATON_TEST_CLOCK", "1"),
+        ]);
+        let registry_config = baton_registry::RegistryConfig::from_env(&env).expect("config");
+        let registry_addr = serve_on_port_zero(|listener| {
+            baton_registry::serve(registry_config, listener, std::future::pending())
+        })
+        .await;
+        let mut provenance_config =
+            baton_provenance::ProvenanceConfig::from_env(&env).expect("config");
+        provenance_config.registry_addr = registry_addr.clone();
+        let provenance_addr = serve_on_port_zero(|listener| {
+            baton_provenance::serve(provenance_config, listener, std::future::pending())
+        })
+        .await;
+
+        let outbound = Outbound::new(&Secret::new(TOKEN.to_string()));
+        let channel = |address: &str| baton_kit::grpc::channel(address).expect("channel");
+        let registry_pool = db::connect_runtime(database.url(), None, &baton_registry::DB, 4)
+            .await
+            .expect("pool");
+        let provenance_pool = db::connect_runtime(database.url(), None, &baton_provenance::DB, 4)
+            .await
+            .expect("pool");
+        let triage_pool = db::connect_runtime(database.url(), None, &baton_triage::DB, 24)
+            .await
+            .expect("pool");
+        let registry = Registry::new(registry_pool, Lease::new(Duration::from_secs(24 * 3600)));
+        let provenance = Provenance::new(
+            provenance_pool,
+            RegistryLink::new(channel(&registry_addr), outbound.clone()),
+            Clock::new(true),
+        );
+        let triage = Triage::new(
+            triage_pool,
+            Links::new(channel(&registry_addr), channel(&provenance_addr), outbound),
+            Clock::new(true),
+            Thresholds::default(),
+        );
+        let admin = PgPool::connect(database.url()).await.expect("admin");
+        Harness {
+            database,
+            registry,
+            provenance,
+            triage,
+            admin,
+        }
+    }
+
+    /// Opens a startup session at `at` with optional briefed rows; returns its run id.
+    pub async fn open(
+        &self,
+        tenant_id: Uuid,
+        session_id: &str,
+        project: Option<&str>,
+        briefed: Option<Vec<BriefedMemory>>,
+        at: DateTime<Utc>,
+    ) -> Uuid {
+        let command = OpenCommand {
+            agent: AGENT.to_string(),
+            session_id: session_id.to_string(),
+            source: Source::Startup,
+            project: project.map(str::to_string),
+            scope: Some("work".to_string()),
+            selector: Selector::All {},
+            briefed_memories: briefed,
+        };
+        self.registry
+            .open(tenant_id, &command, at)
+            .await
+            .expect("open")
+            .session
+            .id
+    }
+
+    /// A note written with the run's id, as the agent does during a debrief.
+    pub async fn write(
+        &self,
+        tenant_id: Uuid,
+        run: Uuid,
+        content: &str,
+        at: DateTime<Utc>,
+    ) -> Uuid {
+        let memory = NewMemory {
+            memory_type: MemoryType::Note,
+            topic: "debrief".to_string(),
+            content: content.to_string(),
+            scope: "personal".to_string(),
+            project: None,
+            tags: Vec::new(),
+            due_at: None,
+        };
+        self.provenance
+            .remember(
+                &call(tenant_id, at),
+                &memory,
+                ActorKind::UserMcp,
+                WriteProvenance::Given(run),
+            )
+            .await
+            .expect("write")
+            .memory_id
+    }
+}
+
+pub fn t(minutes: i64) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 7, 1, 9, 0, 0)
+        .single()
+        .expect("valid")
+        + chrono::Duration::minutes(minutes)
+}
+
+pub fn call(tenant_id: Uuid, now: DateTime<Utc>) -> CallContext {
+    CallContext { tenant_id, now }
+}
