@@ -10,6 +10,7 @@ const PROTOS: &[&str] = &[
     "baton/registry/v1/registry.proto",
     "baton/provenance/v1/provenance.proto",
     "baton/triage/v1/triage.proto",
+    "baton/closer/v1/closer.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -1,6 +1,7 @@
 //! `baton`: serve any Baton service (or all of them in one process), migrate the database, and
 //! administer tenants. This is the only place services are composed.
 
+mod eval;
 mod migrate;
 mod serve;
 mod tenant;
@@ -30,6 +31,15 @@ enum Command {
     },
     /// Create roles and schemas and apply every context's migrations (idempotent).
     Migrate,
+    /// Run a closer judge over a labelled corpus and print recall, precision and the
+    /// spurious-resolve rate (`BATON_CLOSER_JUDGE` picks the judge; lexical by default).
+    EvalCloser {
+        /// Corpus files (JSON lines); default: eval/closer/*.jsonl.
+        files: Vec<std::path::PathBuf>,
+        /// Print every miss and spurious resolve.
+        #[arg(long)]
+        verbose: bool,
+    },
     /// Administer tenants.
     Tenant {
         #[command(subcommand)]
@@ -54,6 +64,7 @@ async fn main() -> anyhow::Result<()> {
     match cli.command {
         Command::Serve { target, no_migrate } => serve::run(&env, target, !no_migrate).await,
         Command::Migrate => migrate::run(&env).await,
+        Command::EvalCloser { files, verbose } => eval::run(&env, files, verbose).await,
         Command::Tenant {
             command: TenantCommand::Create { name },
         } => tenant::create(&env, &name).await,

@@ -92,7 +92,7 @@ async fn run_services(env: &Env, target: Target, migrate_first: bool) -> anyhow:
         }
         let stop = stop.clone();
         services.spawn(async move {
-            baton_registry::serve(config, listener, stop.wait())
+            baton_registry::serve(config, listener, stop)
                 .await
                 .context("registry")
         });

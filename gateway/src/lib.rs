@@ -46,6 +46,7 @@ pub const DB: ContextDb = ContextDb {
     schema: "gateway",
     owner_role: "baton_gateway_owner",
     runtime_role: "baton_gateway",
+    maintenance_role: None,
 };
 
 /// The gateway's migrations, embedded at build time.

@@ -31,6 +31,15 @@ pub mod triage {
     }
 }
 
+/// The closer context.
+pub mod closer {
+    pub mod v1 {
+        tonic::include_proto!("baton.closer.v1");
+    }
+}
+
+pub mod messages;
+
 /// The protobuf timestamp type every context uses.
 pub use prost_types::Timestamp;
 

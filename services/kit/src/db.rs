@@ -27,6 +27,9 @@ pub struct ContextDb {
     pub owner_role: &'static str,
     /// Role the running service logs in as.
     pub runtime_role: &'static str,
+    /// Role for cross-tenant maintenance (sweeps, outbox relays): BYPASSRLS, never used on the
+    /// request path. `None` for contexts without such work.
+    pub maintenance_role: Option<&'static str>,
 }
 
 /// Errors preparing or migrating a context.
@@ -109,11 +112,21 @@ async fn prepare_context(admin: &mut PgConnection, context: &ContextDb) -> Resul
             "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS",
         ),
         format!("CREATE SCHEMA IF NOT EXISTS {schema} AUTHORIZATION {owner}"),
+        // Grants in a context's migrations may name its maintenance role, so it exists first.
         format!("REVOKE ALL ON SCHEMA {schema} FROM PUBLIC"),
         format!("GRANT USAGE ON SCHEMA {schema} TO {runtime}"),
     ];
     for statement in statements {
         run_with_retry(admin, statement).await?;
+    }
+    if let Some(maintenance) = context.maintenance_role {
+        let create = create_role_statement(
+            maintenance,
+            "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE BYPASSRLS",
+        );
+        run_with_retry(admin, create).await?;
+        let grant = format!("GRANT USAGE ON SCHEMA {schema} TO {}", quote_ident(maintenance));
+        run_with_retry(admin, grant).await?;
     }
     Ok(())
 }
@@ -198,6 +211,29 @@ pub async fn connect_runtime(
         .connect_with(connect)
         .await?;
     Ok(pool)
+}
+
+/// A pool logging in as the context's maintenance role (cross-tenant, BYPASSRLS).
+/// `override_url`, when set, is used as-is.
+pub async fn connect_maintenance(
+    base_url: &str,
+    override_url: Option<&str>,
+    context: &ContextDb,
+    max_connections: u32,
+) -> Result<PgPool, DbError> {
+    let role = context
+        .maintenance_role
+        .ok_or_else(|| DbError::InvalidUrl(format!("{} has no maintenance role", context.schema)))?;
+    let connect = match override_url {
+        Some(url) => options(url)?,
+        None => options(base_url)?.username(role),
+    }
+    .application_name(context.schema);
+    Ok(PgPoolOptions::new()
+        .max_connections(max_connections)
+        .acquire_timeout(Duration::from_secs(5))
+        .connect_with(connect)
+        .await?)
 }
 
 /// Begins a transaction scoped to one tenant: row-level security sees only that tenant's rows.

@@ -150,6 +150,15 @@ impl CallContext {
     }
 }
 
+/// "Now" for a call that acts for no tenant (cross-tenant maintenance).
+pub fn call_instant<T>(request: &Request<T>, clock: &Clock) -> Result<DateTime<Utc>, Status> {
+    let test_now = request
+        .metadata()
+        .get(TEST_NOW_KEY)
+        .and_then(|value| value.to_str().ok());
+    clock.now_for(test_now).map_err(Status::from)
+}
+
 /// Stamps outgoing calls with the service token, tenant, test instant and trace context.
 #[derive(Debug, Clone)]
 pub struct Outbound {
@@ -173,15 +182,22 @@ impl Outbound {
 
     /// Wraps `message` in a request carrying the call's metadata.
     pub fn request<T>(&self, call: &OutboundCall, message: T) -> Request<T> {
+        let mut request = self.maintenance_request(call.test_now.as_deref(), message);
+        if let Ok(value) = call.tenant_id.to_string().parse() {
+            request.metadata_mut().insert(TENANT_KEY, value);
+        }
+        request
+    }
+
+    /// A request that acts for no tenant (cross-tenant maintenance): token, test instant and
+    /// trace context only.
+    pub fn maintenance_request<T>(&self, test_now: Option<&str>, message: T) -> Request<T> {
         let mut request = Request::new(message);
         let metadata = request.metadata_mut();
         if let Ok(value) = self.authorization.parse() {
             metadata.insert("authorization", value);
         }
-        if let Ok(value) = call.tenant_id.to_string().parse() {
-            metadata.insert(TENANT_KEY, value);
-        }
-        if let Some(value) = call.test_now.as_deref().and_then(|text| text.parse().ok()) {
+        if let Some(value) = test_now.and_then(|text| text.parse().ok()) {
             metadata.insert(TEST_NOW_KEY, value);
         }
         telemetry::inject_current_into_metadata(metadata);

@@ -5,6 +5,7 @@
 //! error-code table both transports answer from, the clock, text rules shared by contexts and
 //! shutdown signals. Nothing here knows a domain.
 
+pub mod bus;
 pub mod clock;
 pub mod config;
 pub mod db;

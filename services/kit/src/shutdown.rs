@@ -28,6 +28,14 @@ pub fn channel() -> (ShutdownTrigger, Shutdown) {
 }
 
 impl Shutdown {
+    /// A signal that never fires (tests and embedded servers that live as long as the process).
+    pub fn never() -> Shutdown {
+        let (trigger, shutdown) = channel();
+        // The sender must outlive every receiver: a dropped trigger reads as "stop".
+        std::mem::forget(trigger);
+        shutdown
+    }
+
     /// Resolves when shutdown was triggered (or the trigger was dropped).
     pub async fn wait(mut self) {
         let _ = self.receiver.wait_for(|stopped| *stopped).await;

@@ -37,6 +37,7 @@ pub const DB: ContextDb = ContextDb {
     schema: "provenance",
     owner_role: "baton_provenance_owner",
     runtime_role: "baton_provenance",
+    maintenance_role: None,
 };
 
 /// Provenance's migrations, embedded at build time.

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use baton_kit::bus::BusConfig;
 use baton_kit::config::{CommonConfig, ConfigError, Env};
 
 /// Everything the registry needs to start.
@@ -17,6 +18,10 @@ pub struct RegistryConfig {
     pub lease: Duration,
     /// The sweep waits this long past the lease before closing (`BATON_SESSION_GRACE`, 1h).
     pub grace: Duration,
+    /// Full database URL for the maintenance role (`BATON_REGISTRY__MAINTENANCE_DATABASE_URL`).
+    pub maintenance_database_url: Option<String>,
+    /// The broker the outbox relay publishes to.
+    pub bus: BusConfig,
 }
 
 /// DESIGN section 7.
@@ -26,6 +31,8 @@ impl RegistryConfig {
     pub fn from_env(env: &Env) -> Result<RegistryConfig, ConfigError> {
         Ok(RegistryConfig {
             common: CommonConfig::from_env(env)?,
+            maintenance_database_url: env.optional_string("BATON_REGISTRY__MAINTENANCE_DATABASE_URL"),
+            bus: BusConfig::from_env(env)?,
             listen: env.socket_addr("BATON_REGISTRY__LISTEN", DEFAULT_LISTEN)?,
             database_url: env.optional_string("BATON_REGISTRY__DATABASE_URL"),
             lease: env.bounded_duration(

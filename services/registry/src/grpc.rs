@@ -13,6 +13,7 @@ use baton_proto::registry::v1::session_registry_server::SessionRegistry;
 
 use crate::decide::OpenCommand;
 use crate::service::Registry;
+use crate::sweep::Sweeper;
 use crate::session::{Liveness, Session, Source};
 use crate::validate;
 
@@ -20,12 +21,17 @@ use crate::validate;
 #[derive(Debug, Clone)]
 pub struct RegistryGrpc {
     registry: Registry,
+    sweeper: Sweeper,
     clock: Clock,
 }
 
 impl RegistryGrpc {
-    pub fn new(registry: Registry, clock: Clock) -> RegistryGrpc {
-        RegistryGrpc { registry, clock }
+    pub fn new(registry: Registry, sweeper: Sweeper, clock: Clock) -> RegistryGrpc {
+        RegistryGrpc {
+            registry,
+            sweeper,
+            clock,
+        }
     }
 }
 
@@ -256,5 +262,61 @@ impl SessionRegistry for RegistryGrpc {
         Ok(Response::new(proto::SoleOpenSessionResponse {
             session_run_id: found.map(|id| id.to_string()),
         }))
+    }
+
+    #[tracing::instrument(name = "registry.sweep_expired", skip_all, fields(closed))]
+    async fn sweep_expired(
+        &self,
+        request: Request<proto::SweepExpiredRequest>,
+    ) -> Result<Response<proto::SweepExpiredResponse>, Status> {
+        let now = baton_kit::grpc::call_instant(&request, &self.clock)?;
+        let report = self
+            .sweeper
+            .sweep(now, request.get_ref().batch_per_tenant)
+            .await?;
+        tracing::Span::current().record("closed", report.closed.len());
+        Ok(Response::new(proto::SweepExpiredResponse {
+            closed: report
+                .closed
+                .iter()
+                .map(|row| proto::SweptSession {
+                    tenant_id: row.tenant_id.to_string(),
+                    session_run_id: row.id.to_string(),
+                    activation_epoch: row.activation_epoch,
+                })
+                .collect(),
+            excerpts_cleared: report.excerpts_cleared as u32,
+        }))
+    }
+
+    #[tracing::instrument(name = "registry.read_for_close", skip_all)]
+    async fn read_for_close(
+        &self,
+        request: Request<proto::ReadForCloseRequest>,
+    ) -> Result<Response<proto::ReadForCloseResponse>, Status> {
+        let call = CallContext::from_request(&request, &self.clock)?;
+        let id = baton_kit::text::session_run_id("sessionRunId", &request.get_ref().session_run_id)?;
+        let (session, excerpt) = self.registry.read_for_close(call.tenant_id, id).await?;
+        let liveness = self.registry.lease().of(&session, call.now);
+        Ok(Response::new(proto::ReadForCloseResponse {
+            session: Some(session_to_proto(&session, liveness)),
+            last_message_excerpt: excerpt,
+        }))
+    }
+
+    #[tracing::instrument(name = "registry.consume_excerpt", skip_all, fields(cleared))]
+    async fn consume_excerpt(
+        &self,
+        request: Request<proto::ConsumeExcerptRequest>,
+    ) -> Result<Response<proto::ConsumeExcerptResponse>, Status> {
+        let call = CallContext::from_request(&request, &self.clock)?;
+        let message = request.get_ref();
+        let id = baton_kit::text::session_run_id("sessionRunId", &message.session_run_id)?;
+        let cleared = self
+            .registry
+            .consume_excerpt(call.tenant_id, id, message.activation_epoch)
+            .await?;
+        tracing::Span::current().record("cleared", cleared);
+        Ok(Response::new(proto::ConsumeExcerptResponse { cleared }))
     }
 }

@@ -9,18 +9,20 @@ pub mod config;
 pub mod decide;
 pub mod grpc;
 pub mod live_batch;
+pub mod messages;
 pub mod service;
 pub mod session;
 pub mod store;
+pub mod sweep;
 pub mod validate;
-
-use std::future::Future;
 
 use tokio::net::TcpListener;
 
+use baton_kit::bus::outbox::Relay;
 use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::grpc::ServerSettings;
+use baton_kit::shutdown::Shutdown;
 use baton_proto::registry::v1::session_registry_server::SessionRegistryServer;
 
 pub use config::RegistryConfig;
@@ -30,6 +32,7 @@ pub const DB: ContextDb = ContextDb {
     schema: "registry",
     owner_role: "baton_registry_owner",
     runtime_role: "baton_registry",
+    maintenance_role: Some("baton_registry_maint"),
 };
 
 /// The registry's migrations, embedded at build time.
@@ -46,11 +49,12 @@ pub enum ServeError {
     Transport(#[from] tonic::transport::Error),
 }
 
-/// Serves the registry on an already-bound listener until `shutdown` resolves.
+/// Serves the registry on an already-bound listener until `shutdown` fires; the outbox relay
+/// runs alongside it.
 pub async fn serve(
     config: RegistryConfig,
     listener: TcpListener,
-    shutdown: impl Future<Output = ()> + Send,
+    shutdown: Shutdown,
 ) -> Result<(), ServeError> {
     let pool = db::connect_runtime(
         &config.common.database_url,
@@ -59,16 +63,29 @@ pub async fn serve(
         config.common.database_max_connections,
     )
     .await?;
-    let registry = service::Registry::new(pool, session::Lease::new(config.lease));
+    let maintenance = db::connect_maintenance(
+        &config.common.database_url,
+        config.maintenance_database_url.as_deref(),
+        &DB,
+        4,
+    )
+    .await?;
+    let relay = Relay::new(maintenance.clone(), messages::OUTBOX, config.bus.clone());
+    let lease = session::Lease::new(config.lease);
+    let registry = service::Registry::new(pool, lease).with_relay(relay.waker());
+    let sweeper = sweep::Sweeper::new(maintenance, lease, config.grace).with_relay(relay.waker());
+    let relay_task = tokio::spawn(relay.run(shutdown.clone()));
     let clock = Clock::new(config.common.test_clock);
-    let grpc = grpc::RegistryGrpc::new(registry, clock);
+    let grpc = grpc::RegistryGrpc::new(registry, sweeper, clock);
     let settings = ServerSettings::new(config.common.service_token.clone());
-    baton_kit::grpc::serve(
+    let served = baton_kit::grpc::serve(
         listener,
         settings,
         SessionRegistryServer::new(grpc),
-        shutdown,
+        shutdown.wait(),
     )
-    .await?;
+    .await;
+    let _ = relay_task.await;
+    served?;
     Ok(())
 }

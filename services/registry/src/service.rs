@@ -1,7 +1,10 @@
 //! The registry's operations: validate nothing (the adapter did), decide with the pure
 //! functions of [`crate::decide`], apply under the row lock, commit once.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
+use tokio::sync::Notify;
 use sqlx::PgPool;
 use uuid::Uuid;
 
@@ -12,15 +15,18 @@ use crate::decide::{
     self, AttachDecision, CloseDecision, HeartbeatDecision, OpenCommand, OpenDecision,
 };
 use crate::live_batch::LiveRefresher;
+use crate::messages;
 use crate::session::{Lease, Session};
 use crate::store::{self, LiveRefresh};
 
-/// The registry's state: its pool, lease and the heartbeat batcher.
+/// The registry's state: its pool, lease, the heartbeat batcher, and the outbox relay to wake
+/// after a commit that wrote a message.
 #[derive(Debug, Clone)]
 pub struct Registry {
     pool: PgPool,
     lease: Lease,
     live: LiveRefresher,
+    relay: Option<Arc<Notify>>,
 }
 
 /// The answer to an open.
@@ -65,6 +71,19 @@ impl Registry {
             live: LiveRefresher::start(pool.clone()),
             pool,
             lease,
+            relay: None,
+        }
+    }
+
+    /// Wakes `relay` whenever a commit wrote an outbox message.
+    pub fn with_relay(mut self, relay: Arc<Notify>) -> Registry {
+        self.relay = Some(relay);
+        self
+    }
+
+    fn published(&self) {
+        if let Some(relay) = &self.relay {
+            relay.notify_one();
         }
     }
 
@@ -123,7 +142,14 @@ impl Registry {
         }
         let next = decide::transition_open(&row, decision, command, now);
         store::update(&mut transaction, tenant_id, &next).await?;
+        let reopened = matches!(decision, OpenDecision::Reopen { .. });
+        if reopened {
+            messages::resurrected(&mut transaction, tenant_id, &next, now).await?;
+        }
         transaction.commit().await?;
+        if reopened {
+            self.published();
+        }
         Ok(Opened {
             session: next,
             created: false,
@@ -167,7 +193,14 @@ impl Registry {
         if let Some(excerpt) = excerpt {
             store::set_excerpt(&mut transaction, tenant_id, row.id, excerpt).await?;
         }
+        let resurrected = decision == HeartbeatDecision::Resurrect;
+        if resurrected {
+            messages::resurrected(&mut transaction, tenant_id, &next, now).await?;
+        }
         transaction.commit().await?;
+        if resurrected {
+            self.published();
+        }
         Ok(Beat {
             id: next.id,
             activation_epoch: next.activation_epoch,
@@ -190,10 +223,15 @@ impl Registry {
             .ok_or_else(|| ApiError::not_found("no session with that agent and sessionId"))?;
         let decision = decide::decide_close(&row);
         let next = decide::transition_close(&row, decision, now);
-        if decision == CloseDecision::Stamp {
+        let stamped = decision == CloseDecision::Stamp;
+        if stamped {
             store::update(&mut transaction, tenant_id, &next).await?;
+            messages::closed(&mut transaction, tenant_id, &next, self.lease, now).await?;
         }
         transaction.commit().await?;
+        if stamped {
+            self.published();
+        }
         Ok(Closed {
             id: next.id,
             activation_epoch: next.activation_epoch,
@@ -219,7 +257,14 @@ impl Registry {
         if decision != AttachDecision::Unattributed {
             store::update(&mut transaction, tenant_id, &next).await?;
         }
+        let resurrected = decision == AttachDecision::Resurrect;
+        if resurrected {
+            messages::resurrected(&mut transaction, tenant_id, &next, now).await?;
+        }
         transaction.commit().await?;
+        if resurrected {
+            self.published();
+        }
         Ok(Attached {
             id: next.id,
             attached: decision != AttachDecision::Unattributed,
@@ -262,6 +307,30 @@ impl Registry {
         let row = store::find_by_id(&mut transaction, tenant_id, id).await?;
         transaction.commit().await?;
         row.ok_or_else(|| ApiError::not_found("no session with that sessionRunId"))
+    }
+
+    /// A row and its excerpt, for the closer (read-only).
+    pub async fn read_for_close(
+        &self,
+        tenant_id: Uuid,
+        id: Uuid,
+    ) -> Result<(Session, Option<String>), ApiError> {
+        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
+        let row = store::find_by_id(&mut transaction, tenant_id, id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("no session with that sessionRunId"))?;
+        let excerpt = store::excerpt(&mut transaction, tenant_id, id).await?;
+        transaction.commit().await?;
+        Ok((row, excerpt))
+    }
+
+    /// Clears the excerpt once the closer's verdict is durable: only while the row is still
+    /// closed at `epoch`.
+    pub async fn consume_excerpt(&self, tenant_id: Uuid, id: Uuid, epoch: i64) -> Result<bool, ApiError> {
+        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
+        let cleared = store::consume_excerpt(&mut transaction, tenant_id, id, epoch).await?;
+        transaction.commit().await?;
+        Ok(cleared)
     }
 
     /// A row by natural key (read-only: no lease refresh).

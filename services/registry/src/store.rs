@@ -333,3 +333,40 @@ pub async fn refresh_live_batch(
     .fetch_all(pool)
     .await
 }
+
+/// The excerpt of a row (the closer's input).
+#[tracing::instrument(name = "db.registry.excerpt", skip_all)]
+pub async fn excerpt(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    id: Uuid,
+) -> Result<Option<String>, sqlx::Error> {
+    let excerpt: Option<Option<String>> = sqlx::query_scalar(
+        "SELECT last_message_excerpt FROM registry.agent_sessions WHERE tenant_id = $1 AND id = $2",
+    )
+    .bind(tenant_id)
+    .bind(id)
+    .fetch_optional(connection)
+    .await?;
+    Ok(excerpt.flatten())
+}
+
+/// Clears the excerpt only while the row is still closed at `epoch`; false when fenced.
+#[tracing::instrument(name = "db.registry.consume_excerpt", skip_all)]
+pub async fn consume_excerpt(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    id: Uuid,
+    epoch: i64,
+) -> Result<bool, sqlx::Error> {
+    let result = sqlx::query(
+        "UPDATE registry.agent_sessions SET last_message_excerpt = NULL \
+         WHERE tenant_id = $1 AND id = $2 AND activation_epoch = $3 AND closed_at IS NOT NULL",
+    )
+    .bind(tenant_id)
+    .bind(id)
+    .bind(epoch)
+    .execute(connection)
+    .await?;
+    Ok(result.rows_affected() == 1)
+}

@@ -190,6 +190,34 @@ pub fn decide_complete(run: &RunState, attempt_id: Uuid, listing: &Listing) -> C
     })
 }
 
+/// Table H "claim": which statuses a closer may claim (overflowed is terminal).
+pub fn claimable(status: Status) -> bool {
+    matches!(
+        status,
+        Status::Idle | Status::Pending | Status::Expired | Status::Completed
+    )
+}
+
+/// Table H "claim": the status a claim leaves; an abandoned handshake (pending on a closed run)
+/// is retired to expired, so its token can never be finalized through the interactive fence.
+pub fn status_after_claim(status: Status) -> Status {
+    if status == Status::Pending {
+        Status::Expired
+    } else {
+        status
+    }
+}
+
+/// Table H "eligibility": idle, pending and expired always; completed only with a visible id
+/// outside the watermark; overflowed never.
+pub fn eligible_for_close(run: &RunState, listing: &Listing) -> bool {
+    match run.status {
+        Status::Idle | Status::Pending | Status::Expired => true,
+        Status::Completed => outside(&run.watermark, listing) > 0,
+        Status::Overflowed => false,
+    }
+}
+
 #[cfg(test)]
 #[path = "decide_tests.rs"]
 mod tests;

@@ -9,6 +9,7 @@ use baton_kit::text;
 use baton_proto::triage::v1 as proto;
 use baton_proto::triage::v1::triage_server;
 
+use crate::close::Claim;
 use crate::service::Triage;
 
 /// The `Triage` gRPC service.
@@ -134,5 +135,84 @@ impl triage_server::Triage for TriageGrpc {
         };
         let prompt = self.triage.debrief(&call, scope, project, key).await?;
         Ok(Response::new(proto::RenderDebriefResponse { prompt }))
+    }
+
+    #[tracing::instrument(name = "triage.get_run_for_close", skip_all)]
+    async fn get_run_for_close(
+        &self,
+        request: Request<proto::GetRunForCloseRequest>,
+    ) -> Result<Response<proto::GetRunForCloseResponse>, Status> {
+        let call = self.call(&request)?;
+        let run_id = text::session_run_id("sessionRunId", &request.get_ref().session_run_id)?;
+        let run = self.triage.run_for_close(&call, run_id).await?;
+        Ok(Response::new(proto::GetRunForCloseResponse {
+            status: run.state.status.as_str().to_string(),
+            attempt_id: run.state.attempt_id.map(|id| id.to_string()),
+            holder: run.holder,
+            watermark: run.state.watermark.iter().map(ToString::to_string).collect(),
+        }))
+    }
+
+    #[tracing::instrument(name = "triage.claim_for_close", skip_all, fields(claimed))]
+    async fn claim_for_close(
+        &self,
+        request: Request<proto::ClaimForCloseRequest>,
+    ) -> Result<Response<proto::ClaimForCloseResponse>, Status> {
+        let call = self.call(&request)?;
+        let message = request.get_ref();
+        let run_id = text::session_run_id("sessionRunId", &message.session_run_id)?;
+        let observed = message
+            .observed_attempt_id
+            .as_deref()
+            .map(|id| text::session_run_id("observedAttemptId", id))
+            .transpose()?;
+        let claim = self
+            .triage
+            .claim_for_close(&call, run_id, message.observed_epoch, observed)
+            .await?;
+        let answer = match claim {
+            Claim::Won(attempt) => proto::ClaimForCloseResponse {
+                claimed: true,
+                fenced: false,
+                attempt_id: Some(attempt.to_string()),
+            },
+            Claim::Lost => proto::ClaimForCloseResponse {
+                claimed: false,
+                fenced: false,
+                attempt_id: None,
+            },
+            Claim::Fenced => proto::ClaimForCloseResponse {
+                claimed: false,
+                fenced: true,
+                attempt_id: None,
+            },
+        };
+        tracing::Span::current().record("claimed", answer.claimed);
+        Ok(Response::new(answer))
+    }
+
+    #[tracing::instrument(name = "triage.finish_close", skip_all, fields(finished))]
+    async fn finish_close(
+        &self,
+        request: Request<proto::FinishCloseRequest>,
+    ) -> Result<Response<proto::FinishCloseResponse>, Status> {
+        let call = self.call(&request)?;
+        let message = request.get_ref();
+        let run_id = text::session_run_id("sessionRunId", &message.session_run_id)?;
+        let attempt = text::session_run_id("attemptId", &message.attempt_id)?;
+        let visible = message
+            .visible_ids
+            .iter()
+            .map(|id| text::session_run_id("visibleIds[]", id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let status = self
+            .triage
+            .finish_close(&call, run_id, attempt, message.epoch, &visible, message.truncated)
+            .await?;
+        tracing::Span::current().record("finished", status.is_some());
+        Ok(Response::new(proto::FinishCloseResponse {
+            finished: status.is_some(),
+            status: status.map(|status| status.as_str().to_string()).unwrap_or_default(),
+        }))
     }
 }

@@ -6,6 +6,7 @@
 //! Decisions are pure functions in [`decide`]; [`service`] applies them under the run's row
 //! lock; [`debrief`] renders the words the hook injects.
 
+pub mod close;
 pub mod config;
 pub mod debrief;
 pub mod decide;
@@ -32,6 +33,7 @@ pub const DB: ContextDb = ContextDb {
     schema: "triage",
     owner_role: "baton_triage_owner",
     runtime_role: "baton_triage",
+    maintenance_role: None,
 };
 
 /// Triage's migrations, embedded at build time.

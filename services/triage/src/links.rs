@@ -33,6 +33,9 @@ pub struct Briefed {
 pub struct SessionFacts {
     pub run_id: Uuid,
     pub live: bool,
+    /// Closed, explicitly or implicitly (a stale row is not closed).
+    pub closed: bool,
+    pub epoch: i64,
     pub opened_at: DateTime<Utc>,
     pub project: Option<String>,
     pub scope: Option<String>,
@@ -100,6 +103,8 @@ impl Links {
         Ok(SessionFacts {
             run_id: text::session_run_id("sessionRunId", &session.session_run_id)?,
             live: session.liveness == registry::Liveness::Live as i32,
+            closed: session.closed_at.is_some(),
+            epoch: session.activation_epoch,
             opened_at: session
                 .opened_at
                 .as_ref()

@@ -68,6 +68,14 @@ impl Triage {
         &self.clock
     }
 
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    pub(crate) fn links(&self) -> &Links {
+        &self.links
+    }
+
     /// Table F.
     pub async fn begin(
         &self,

@@ -21,6 +21,85 @@ struct RunRecord {
     watermark: Vec<Uuid>,
 }
 
+/// Who holds a run's attempt (`None` when no attempt was ever taken).
+#[tracing::instrument(name = "db.triage.holder", skip_all)]
+pub async fn holder(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    run_id: Uuid,
+) -> Result<Option<String>, ApiError> {
+    let holder: Option<Option<String>> = sqlx::query_scalar(
+        "SELECT attempt_holder FROM triage.runs WHERE tenant_id = $1 AND session_run_id = $2",
+    )
+    .bind(tenant_id)
+    .bind(run_id)
+    .fetch_optional(connection)
+    .await?;
+    Ok(holder.flatten())
+}
+
+/// The closer's claim as one compare-and-set: a new attempt id held by the closer at `epoch`,
+/// a pending handshake retired to expired, only if the attempt is still the one observed and
+/// the status is claimable. True when it won.
+#[tracing::instrument(name = "db.triage.claim", skip_all)]
+pub async fn claim(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    run_id: Uuid,
+    observed_attempt: Option<Uuid>,
+    new_attempt: Uuid,
+    epoch: i64,
+    now: DateTime<Utc>,
+) -> Result<bool, ApiError> {
+    let result = sqlx::query(
+        "UPDATE triage.runs \
+         SET attempt_id = $4, attempt_holder = 'closer', claim_epoch = $5, updated_at = $6, \
+             status = CASE WHEN status = 'pending' THEN 'expired' ELSE status END \
+         WHERE tenant_id = $1 AND session_run_id = $2 \
+           AND attempt_id IS NOT DISTINCT FROM $3 \
+           AND status IN ('idle', 'pending', 'expired', 'completed')",
+    )
+    .bind(tenant_id)
+    .bind(run_id)
+    .bind(observed_attempt)
+    .bind(new_attempt)
+    .bind(epoch)
+    .bind(now)
+    .execute(connection)
+    .await?;
+    Ok(result.rows_affected() == 1)
+}
+
+/// The closer's write-back: terminal status and watermark, only while the closer still holds
+/// `attempt` at `epoch`. True when it was written.
+#[tracing::instrument(name = "db.triage.finish_close", skip_all)]
+pub async fn finish_close(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    run_id: Uuid,
+    attempt: Uuid,
+    epoch: i64,
+    status: Status,
+    watermark: &[Uuid],
+    now: DateTime<Utc>,
+) -> Result<bool, ApiError> {
+    let result = sqlx::query(
+        "UPDATE triage.runs SET status = $5, watermark = $6, updated_at = $7 \
+         WHERE tenant_id = $1 AND session_run_id = $2 AND attempt_id = $3 \
+           AND attempt_holder = 'closer' AND claim_epoch = $4",
+    )
+    .bind(tenant_id)
+    .bind(run_id)
+    .bind(attempt)
+    .bind(epoch)
+    .bind(status.as_str())
+    .bind(watermark)
+    .bind(now)
+    .execute(connection)
+    .await?;
+    Ok(result.rows_affected() == 1)
+}
+
 impl RunRecord {
     fn into_state(self) -> Result<RunState, ApiError> {
         Ok(RunState {

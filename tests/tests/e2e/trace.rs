@@ -70,7 +70,7 @@ async fn registry_server_span_is_a_child_of_the_gateway_span() {
     tokio::spawn(baton_registry::serve(
         registry_config,
         registry_listener,
-        std::future::pending(),
+        baton_kit::shutdown::Shutdown::never(),
     ));
     let gateway_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let gateway_addr = gateway_listener.local_addr().expect("addr");

@@ -63,7 +63,7 @@ impl Harness {
         tokio::spawn(baton_registry::serve(
             registry_config,
             listener,
-            std::future::pending(),
+            baton_kit::shutdown::Shutdown::never(),
         ));
 
         let registry_pool = db::connect_runtime(database.url(), None, &baton_registry::DB, 8)

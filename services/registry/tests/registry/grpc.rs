@@ -26,7 +26,7 @@ async fn serve(harness: &Harness) -> String {
     tokio::spawn(baton_registry::serve(
         config,
         listener,
-        std::future::pending(),
+        baton_kit::shutdown::Shutdown::never(),
     ));
     address
 }

@@ -1,0 +1,99 @@
+//! Closer settings.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use baton_kit::bus::BusConfig;
+use baton_kit::config::{CommonConfig, ConfigError, Env, Secret};
+
+/// Which judge decides what a session completed.
+#[derive(Debug, Clone)]
+pub enum JudgeConfig {
+    /// Deterministic word matching, tuned for precision (the default).
+    Lexical,
+    /// Any OpenAI-compatible chat-completions endpoint.
+    OpenAi {
+        /// Base URL, e.g. `https://api.openai.com/v1` (`BATON_CLOSER_JUDGE_URL`).
+        url: String,
+        model: String,
+        key: Option<Secret>,
+        /// Output tokens a verdict may use (`BATON_CLOSER_JUDGE_MAX_TOKENS`, 400).
+        max_tokens: u32,
+        timeout: Duration,
+    },
+}
+
+/// Everything the closer needs to start.
+#[derive(Debug, Clone)]
+pub struct CloserConfig {
+    pub common: CommonConfig,
+    /// gRPC listen address (`BATON_CLOSER__LISTEN`).
+    pub listen: SocketAddr,
+    pub database_url: Option<String>,
+    pub maintenance_database_url: Option<String>,
+    /// Kill switch (`BATON_CLOSER_ENABLED`, default false): no sweep, no consumption, passes
+    /// do nothing. Messages wait in their durable queue.
+    pub enabled: bool,
+    /// `BATON_SWEEP_INTERVAL`, default 20 min.
+    pub sweep_interval: Duration,
+    pub registry_addr: String,
+    pub provenance_addr: String,
+    pub triage_addr: String,
+    pub bus: BusConfig,
+    pub judge: JudgeConfig,
+    /// Tokens a tenant may spend on generations per calendar month when it has no budget row
+    /// (`BATON_CLOSER_MONTHLY_TOKEN_BUDGET`, 2,000,000).
+    pub default_monthly_tokens: i64,
+}
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:50054";
+
+fn judge(env: &Env) -> Result<JudgeConfig, ConfigError> {
+    match env.string("BATON_CLOSER_JUDGE", "lexical").as_str() {
+        "lexical" => Ok(JudgeConfig::Lexical),
+        "openai" => Ok(JudgeConfig::OpenAi {
+            url: env
+                .optional_string("BATON_CLOSER_JUDGE_URL")
+                .ok_or_else(|| ConfigError::new("BATON_CLOSER_JUDGE_URL", "required for the openai judge"))?,
+            model: env.string("BATON_CLOSER_JUDGE_MODEL", "gpt-4o-mini"),
+            key: env.secret("BATON_CLOSER_JUDGE_KEY"),
+            max_tokens: env.bounded_u64("BATON_CLOSER_JUDGE_MAX_TOKENS", 400, 16, 4096)? as u32,
+            timeout: env.bounded_duration(
+                "BATON_CLOSER_JUDGE_TIMEOUT",
+                Duration::from_secs(30),
+                Duration::from_millis(100),
+                Duration::from_secs(300),
+            )?,
+        }),
+        _ => Err(ConfigError::new("BATON_CLOSER_JUDGE", "must be lexical or openai")),
+    }
+}
+
+impl CloserConfig {
+    pub fn from_env(env: &Env) -> Result<CloserConfig, ConfigError> {
+        Ok(CloserConfig {
+            common: CommonConfig::from_env(env)?,
+            listen: env.socket_addr("BATON_CLOSER__LISTEN", DEFAULT_LISTEN)?,
+            database_url: env.optional_string("BATON_CLOSER__DATABASE_URL"),
+            maintenance_database_url: env.optional_string("BATON_CLOSER__MAINTENANCE_DATABASE_URL"),
+            enabled: env.bool("BATON_CLOSER_ENABLED", false)?,
+            sweep_interval: env.bounded_duration(
+                "BATON_SWEEP_INTERVAL",
+                Duration::from_secs(20 * 60),
+                Duration::from_secs(1),
+                Duration::from_secs(24 * 3600),
+            )?,
+            registry_addr: env.string("BATON_REGISTRY__ADDR", "127.0.0.1:50051"),
+            provenance_addr: env.string("BATON_PROVENANCE__ADDR", "127.0.0.1:50052"),
+            triage_addr: env.string("BATON_TRIAGE__ADDR", "127.0.0.1:50053"),
+            bus: BusConfig::from_env(env)?,
+            judge: judge(env)?,
+            default_monthly_tokens: env.bounded_u64(
+                "BATON_CLOSER_MONTHLY_TOKEN_BUDGET",
+                2_000_000,
+                0,
+                1_000_000_000_000,
+            )? as i64,
+        })
+    }
+}

@@ -1,0 +1,188 @@
+//! A judge backed by any OpenAI-compatible chat-completions endpoint.
+//!
+//! The request carries the briefed commitments, the excerpt and the written memories as JSON
+//! data; the reply must be exactly `{"completed": [uuid, ...]}` (at most 100 ids) — anything
+//! else is malformed and the pass is retried later. Output tokens are bounded; the call has a
+//! timeout. The key is sent only in the Authorization header and never logged.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use baton_kit::config::Secret;
+
+use crate::judge::{Judge, JudgeError, JudgeFuture, JudgeInput, Verdict};
+
+/// Most ids a verdict may name (MAX_BRIEFED_MEMORIES).
+pub const MAX_VERDICT_IDS: usize = 100;
+
+const INSTRUCTIONS: &str = "You review the end of a coding-agent session. You get the commitments the session was briefed on at its start (each with an id), the agent's last message, and the memories the agent wrote during the session. Decide which commitments the session clearly completed. A commitment is completed only when the evidence says the work is done - not started, not partly done, not planned, not deferred, not done for a different component. When unsure, leave it out. Answer with exactly one JSON object and nothing else: {\"completed\": [\"<id>\", ...]} using only ids from the briefed commitments.";
+
+/// The OpenAI-compatible judge.
+#[derive(Debug, Clone)]
+pub struct OpenAiJudge {
+    http: reqwest::Client,
+    endpoint: String,
+    model: String,
+    key: Option<Secret>,
+    max_tokens: u32,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VerdictBody {
+    completed: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Completion {
+    choices: Vec<Choice>,
+    usage: Option<Usage>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Choice {
+    message: Message,
+}
+
+#[derive(Debug, Deserialize)]
+struct Message {
+    content: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Usage {
+    total_tokens: Option<i64>,
+}
+
+impl OpenAiJudge {
+    pub fn new(url: String, model: String, key: Option<Secret>, max_tokens: u32, timeout: Duration) -> OpenAiJudge {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .build()
+            .unwrap_or_default();
+        OpenAiJudge {
+            http,
+            endpoint: format!("{}/chat/completions", url.trim_end_matches('/')),
+            model,
+            key,
+            max_tokens,
+        }
+    }
+
+    fn body(&self, input: &JudgeInput) -> serde_json::Value {
+        let data = json!({
+            "briefedCommitments": input.briefed.iter().map(|row| json!({
+                "id": row.id.to_string(), "topic": row.topic, "status": row.status, "content": row.content,
+            })).collect::<Vec<_>>(),
+            "lastMessage": input.excerpt,
+            "writtenMemories": input.written.iter().map(|row| json!({
+                "memoryType": row.memory_type, "topic": row.topic, "content": row.content,
+            })).collect::<Vec<_>>(),
+        });
+        json!({
+            "model": self.model,
+            "temperature": 0,
+            "max_tokens": self.max_tokens,
+            "response_format": {"type": "json_object"},
+            "messages": [
+                {"role": "system", "content": INSTRUCTIONS},
+                {"role": "user", "content": data.to_string()},
+            ],
+        })
+    }
+
+    async fn call(&self, input: &JudgeInput) -> Result<Verdict, JudgeError> {
+        let mut request = self.http.post(&self.endpoint).json(&self.body(input));
+        if let Some(key) = &self.key {
+            request = request.bearer_auth(key.expose());
+        }
+        let response = request
+            .send()
+            .await
+            .map_err(|error| JudgeError::Transport(error.without_url().to_string()))?;
+        if !response.status().is_success() {
+            return Err(JudgeError::Transport(format!("status {}", response.status())));
+        }
+        let completion: Completion = response
+            .json()
+            .await
+            .map_err(|error| JudgeError::Malformed(error.without_url().to_string()))?;
+        let content = completion
+            .choices
+            .first()
+            .and_then(|choice| choice.message.content.clone())
+            .ok_or_else(|| JudgeError::Malformed("no message".to_string()))?;
+        let verdict = parse_verdict(&content)?;
+        let tokens_used = completion
+            .usage
+            .and_then(|usage| usage.total_tokens)
+            .unwrap_or_else(|| self.reservation(input));
+        Ok(Verdict {
+            completed: verdict,
+            tokens_used,
+        })
+    }
+}
+
+/// The strict verdict: exactly `{"completed": [string, ...]}`, at most 100 ids.
+pub fn parse_verdict(content: &str) -> Result<Vec<String>, JudgeError> {
+    let body: VerdictBody = serde_json::from_str(content.trim())
+        .map_err(|error| JudgeError::Malformed(error.to_string()))?;
+    if body.completed.len() > MAX_VERDICT_IDS {
+        return Err(JudgeError::Malformed(format!("more than {MAX_VERDICT_IDS} ids")));
+    }
+    Ok(body.completed)
+}
+
+impl Judge for OpenAiJudge {
+    fn name(&self) -> &'static str {
+        "openai"
+    }
+
+    /// The prompt's size (≈ 4 characters a token) plus the output bound.
+    fn reservation(&self, input: &JudgeInput) -> i64 {
+        let characters = INSTRUCTIONS.len()
+            + input.excerpt.as_ref().map_or(0, String::len)
+            + input
+                .briefed
+                .iter()
+                .map(|row| row.topic.len() + row.content.len() + 64)
+                .sum::<usize>()
+            + input
+                .written
+                .iter()
+                .map(|row| row.topic.len() + row.content.len() + 32)
+                .sum::<usize>();
+        (characters / 4) as i64 + i64::from(self.max_tokens)
+    }
+
+    fn judge<'a>(&'a self, input: &'a JudgeInput) -> JudgeFuture<'a> {
+        Box::pin(self.call(input))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_are_strict() {
+        assert_eq!(parse_verdict(r#"{"completed": ["a"]}"#).expect("valid"), vec!["a"]);
+        assert!(parse_verdict(r#"{"completed": []}"#).expect("valid").is_empty());
+        for bad in [
+            "",
+            "completed: a",
+            r#"{"completed": "a"}"#,
+            r#"{"completed": ["a"], "reason": "x"}"#,
+            r#"{"done": ["a"]}"#,
+            r#"[{"completed": ["a"]}]"#,
+        ] {
+            assert!(parse_verdict(bad).is_err(), "{bad}");
+        }
+        let many = format!(r#"{{"completed": [{}]}}"#, vec!["\"x\""; 101].join(","));
+        assert!(parse_verdict(&many).is_err());
+    }
+}

@@ -1,0 +1,247 @@
+//! The transactional outbox and its relay.
+//!
+//! [`enqueue`] writes a message into the publishing context's outbox table inside the caller's
+//! transaction, so the message exists exactly when the change it reports does. The [`Relay`]
+//! publishes rows in order with publisher confirms and deletes a row only after the broker
+//! confirmed it; a crash in between republishes it (at-least-once), and consumers absorb the
+//! duplicate by message id. Several relays may run: rows are taken with `FOR UPDATE SKIP LOCKED`.
+//!
+//! Each context's outbox has the same shape:
+//! `(id uuid primary key, routing_key text, envelope jsonb, headers jsonb, created_at timestamptz)`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use lapin::options::{BasicPublishOptions, ConfirmSelectOptions};
+use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
+use lapin::{BasicProperties, Channel};
+use sqlx::types::Json;
+use sqlx::{AssertSqlSafe, PgConnection, PgPool};
+use tokio::sync::Notify;
+use tracing::Instrument;
+use uuid::Uuid;
+
+use baton_proto::messages::Envelope;
+
+use crate::bus::topology::{self, Names};
+use crate::bus::{connect, reconnect_delay, BusConfig};
+use crate::shutdown::Shutdown;
+use crate::telemetry;
+
+/// Rows a relay publishes per round.
+const BATCH: i64 = 100;
+/// How often a relay looks without being woken.
+const POLL: Duration = Duration::from_millis(500);
+
+/// A context's outbox table, schema-qualified (a constant, never user input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutboxTable(pub &'static str);
+
+/// Writes `envelope` into the outbox within the caller's transaction, with the current trace
+/// context, routed by its type.
+pub async fn enqueue(
+    connection: &mut PgConnection,
+    table: OutboxTable,
+    envelope: &Envelope,
+) -> Result<(), sqlx::Error> {
+    let mut headers = HashMap::new();
+    telemetry::inject_current_into_map(&mut headers);
+    let statement = format!(
+        "INSERT INTO {} (id, routing_key, envelope, headers, created_at) VALUES ($1, $2, $3, $4, clock_timestamp())",
+        table.0
+    );
+    sqlx::query(AssertSqlSafe(statement))
+        .bind(envelope.id)
+        .bind(&envelope.kind)
+        .bind(Json(envelope))
+        .bind(Json(headers))
+        .execute(connection)
+        .await?;
+    Ok(())
+}
+
+/// Messages waiting in the outbox (a metric; also what tests wait on).
+pub async fn depth(pool: &PgPool, table: OutboxTable) -> Result<i64, sqlx::Error> {
+    let statement = format!("SELECT count(*) FROM {}", table.0);
+    sqlx::query_scalar(AssertSqlSafe(statement)).fetch_one(pool).await
+}
+
+#[derive(sqlx::FromRow)]
+struct OutboxRow {
+    id: Uuid,
+    routing_key: String,
+    envelope: Json<Envelope>,
+    headers: Json<HashMap<String, String>>,
+}
+
+/// Publishes one context's outbox.
+#[derive(Debug, Clone)]
+pub struct Relay {
+    pool: PgPool,
+    table: OutboxTable,
+    bus: BusConfig,
+    wake: Arc<Notify>,
+}
+
+impl Relay {
+    /// `pool` must be allowed to read and delete the outbox rows of every tenant.
+    pub fn new(pool: PgPool, table: OutboxTable, bus: BusConfig) -> Relay {
+        Relay {
+            pool,
+            table,
+            bus,
+            wake: Arc::new(Notify::new()),
+        }
+    }
+
+    /// Signals the relay that a message was just committed (publish now rather than at the
+    /// next poll).
+    pub fn waker(&self) -> Arc<Notify> {
+        self.wake.clone()
+    }
+
+    /// Runs until shutdown, reconnecting after broker failures.
+    pub async fn run(self, shutdown: Shutdown) {
+        let mut attempt = 0;
+        while !shutdown.is_triggered() {
+            // The connection must outlive the channel: both are held for this round.
+            let (_connection, channel) = match self.open_channel().await {
+                Ok(opened) => {
+                    attempt = 0;
+                    opened
+                }
+                Err(error) => {
+                    tracing::warn!(error = %error, table = self.table.0, "outbox relay cannot reach the broker");
+                    let delay = reconnect_delay(attempt);
+                    attempt += 1;
+                    tokio::select! {
+                        () = tokio::time::sleep(delay) => continue,
+                        () = shutdown.clone().wait() => return,
+                    }
+                }
+            };
+            loop {
+                match self.publish_batch(&channel).await {
+                    Ok(0) => {
+                        tokio::select! {
+                            () = self.wake.notified() => {}
+                            () = tokio::time::sleep(POLL) => {}
+                            () = shutdown.clone().wait() => return,
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::warn!(error = %error, table = self.table.0, "outbox relay publish failed; reconnecting");
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn open_channel(&self) -> Result<(lapin::Connection, Channel), RelayError> {
+        let connection = connect(&self.bus, &format!("relay {}", self.table.0)).await?;
+        let channel = connection.create_channel().await?;
+        // Every publish is confirmed by the broker before its row is deleted.
+        channel.confirm_select(ConfirmSelectOptions::default()).await?;
+        topology::declare_all(&channel, &Names::new(&self.bus.namespace)).await?;
+        Ok((connection, channel))
+    }
+
+    /// Publishes up to one batch; returns how many rows were published and deleted.
+    async fn publish_batch(&self, channel: &Channel) -> Result<usize, RelayError> {
+        let mut transaction = self.pool.begin().await?;
+        let statement = format!(
+            "SELECT id, routing_key, envelope, headers FROM {} \
+             ORDER BY created_at, id LIMIT {BATCH} FOR UPDATE SKIP LOCKED",
+            self.table.0
+        );
+        let rows: Vec<OutboxRow> = sqlx::query_as(AssertSqlSafe(statement))
+            .fetch_all(&mut *transaction)
+            .await?;
+        if rows.is_empty() {
+            transaction.commit().await?;
+            return Ok(0);
+        }
+        let exchange = Names::new(&self.bus.namespace).events();
+        let mut confirms = Vec::with_capacity(rows.len());
+        for row in &rows {
+            let parent = telemetry::extract_from_map(&row.headers.0);
+            let span = tracing::info_span!(
+                "bus.publish",
+                otel.name = %format!("{} publish", row.routing_key),
+                otel.kind = "producer",
+                messaging.system = "rabbitmq",
+                messaging.destination.name = %exchange,
+                messaging.message.id = %row.id,
+            );
+            let _ = tracing_opentelemetry::OpenTelemetrySpanExt::set_parent(&span, parent);
+            let confirm = async {
+                let payload = serde_json::to_vec(&row.envelope.0).map_err(RelayError::Encode)?;
+                let mut headers = HashMap::new();
+                telemetry::inject_current_into_map(&mut headers);
+                let properties = properties(&row.envelope.0, &headers);
+                let confirm = channel
+                    .basic_publish(
+                        ShortString::from(exchange.clone()),
+                        ShortString::from(row.routing_key.clone()),
+                        BasicPublishOptions::default(),
+                        &payload,
+                        properties,
+                    )
+                    .await?;
+                Ok::<_, RelayError>(confirm)
+            }
+            .instrument(span)
+            .await?;
+            confirms.push(confirm);
+        }
+        for confirm in confirms {
+            let confirmation = confirm.await?;
+            if !confirmation.is_ack() {
+                return Err(RelayError::Nacked);
+            }
+        }
+        let ids: Vec<Uuid> = rows.iter().map(|row| row.id).collect();
+        let statement = format!("DELETE FROM {} WHERE id = ANY($1)", self.table.0);
+        sqlx::query(AssertSqlSafe(statement))
+            .bind(&ids)
+            .execute(&mut *transaction)
+            .await?;
+        transaction.commit().await?;
+        tracing::debug!(published = ids.len(), table = self.table.0, "outbox relayed");
+        Ok(ids.len())
+    }
+}
+
+/// Persistent JSON message carrying its id, type and trace context.
+fn properties(envelope: &Envelope, trace: &HashMap<String, String>) -> BasicProperties {
+    let mut headers = FieldTable::default();
+    for (key, value) in trace {
+        headers.insert(
+            ShortString::from(key.clone()),
+            AMQPValue::LongString(LongString::from(value.clone())),
+        );
+    }
+    BasicProperties::default()
+        .with_message_id(ShortString::from(envelope.id.to_string()))
+        .with_type(ShortString::from(envelope.kind.clone()))
+        .with_content_type(ShortString::from("application/json"))
+        // 2 = persistent: written to disk by the broker.
+        .with_delivery_mode(2)
+        .with_headers(headers)
+}
+
+/// Why a relay round failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RelayError {
+    #[error(transparent)]
+    Broker(#[from] lapin::Error),
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+    #[error("could not encode an envelope: {0}")]
+    Encode(serde_json::Error),
+    #[error("the broker refused a message")]
+    Nacked,
+}
