@@ -166,7 +166,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_tally_counts_briefed_commitments() {
-        let line = r#"{"id":"c","briefed":[{"id":"00000000-0000-4000-8000-000000000001","topic":"changelog","status":"open","content":"Update the changelog"},{"id":"00000000-0000-4000-8000-000000000002","topic":"notes","status":"open","content":"Write the release notes"}],"excerpt":"The changelog update is done. The release notes are not written yet.","written":[],"expected":["00000000-0000-4000-8000-000000000001"]}"#;
+        let line = r#"{"id":"c","briefed":[{"id":"00000000-0000-4000-8000-000000000001","topic":"changelog-entry","status":"open","content":"Add a changelog entry for the retry change"},{"id":"00000000-0000-4000-8000-000000000002","topic":"notes","status":"open","content":"Write the release notes"}],"excerpt":"The changelog entry for the retry change is done. The release notes are not written yet.","written":[],"expected":["00000000-0000-4000-8000-000000000001"]}"#;
         let cases = parse(line).expect("valid");
         let scored = score(&LexicalJudge, &cases[0]).await.expect("scored");
         assert_eq!(scored.tally, Tally { true_positives: 1, false_positives: 0, false_negatives: 0, true_negatives: 1 });

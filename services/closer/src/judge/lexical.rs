@@ -312,8 +312,8 @@ mod tests {
 
     #[test]
     fn contrast_splits_credit_the_done_half_only() {
-        let excerpt = "The changelog entry is done, but the release notes are not written yet.";
-        assert!(judged("changelog", "Update the changelog", excerpt, vec![]));
+        let excerpt = "The changelog entry for the retry change is done, but the release notes are not written yet.";
+        assert!(judged("changelog-entry", "Add a changelog entry for the retry change", excerpt, vec![]));
         assert!(!judged("release-notes", "Write the release notes", excerpt, vec![]));
     }
 }
