@@ -16,7 +16,10 @@ fn corpus(files: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> {
     let mut found: Vec<PathBuf> = std::fs::read_dir("eval/closer")
         .context("reading eval/closer (run from the repository root)")?
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
-        .filter(|path| path.extension().is_some_and(|extension| extension == "jsonl"))
+        .filter(|path| {
+            path.extension()
+                .is_some_and(|extension| extension == "jsonl")
+        })
         .collect();
     found.sort();
     Ok(found)
@@ -33,21 +36,30 @@ fn line(label: &str, cases: usize, tally: &Tally) {
 }
 
 pub async fn run(env: &Env, files: Vec<PathBuf>, verbose: bool) -> anyhow::Result<()> {
-    let judge_config = CloserConfig::from_env(&env.clone().with("BATON_SERVICE_TOKEN", "eval-needs-no-service-token"))?.judge;
+    let judge_config = CloserConfig::from_env(
+        &env.clone()
+            .with("BATON_SERVICE_TOKEN", "eval-needs-no-service-token"),
+    )?
+    .judge;
     let judge = judge::from_config(&judge_config);
     println!("judge: {}", judge.name());
     let mut total = Tally::default();
     let mut total_cases = 0;
     for path in corpus(files)? {
-        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        let cases = eval::parse(&text).map_err(|error| anyhow::anyhow!("{}: {error}", path.display()))?;
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        let cases =
+            eval::parse(&text).map_err(|error| anyhow::anyhow!("{}: {error}", path.display()))?;
         let mut tally = Tally::default();
         for case in &cases {
             let scored = eval::score(judge.as_ref(), case)
                 .await
                 .map_err(|error| anyhow::anyhow!("case {}: {error}", case.id))?;
             if verbose && (!scored.spurious.is_empty() || !scored.missed.is_empty()) {
-                println!("  {}: spurious {:?} missed {:?}", case.id, scored.spurious, scored.missed);
+                println!(
+                    "  {}: spurious {:?} missed {:?}",
+                    case.id, scored.spurious, scored.missed
+                );
             }
             tally.add(scored.tally);
         }

@@ -21,10 +21,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run one service, or every service in one process.
+    /// Run services: `all`, or one or more of registry, provenance, triage, closer, gateway.
     Serve {
-        #[arg(value_enum)]
-        target: serve::Target,
+        #[arg(value_enum, required = true, num_args = 1..)]
+        targets: Vec<serve::Target>,
         /// Skip creating roles and schemas and applying migrations at start.
         #[arg(long)]
         no_migrate: bool,
@@ -62,7 +62,10 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let env = baton_kit::config::Env::from_process();
     match cli.command {
-        Command::Serve { target, no_migrate } => serve::run(&env, target, !no_migrate).await,
+        Command::Serve {
+            targets,
+            no_migrate,
+        } => serve::run(&env, &targets, !no_migrate).await,
         Command::Migrate => migrate::run(&env).await,
         Command::EvalCloser { files, verbose } => eval::run(&env, files, verbose).await,
         Command::Tenant {

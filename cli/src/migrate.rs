@@ -30,6 +30,9 @@ pub async fn migrate_all(admin_url: &str) -> anyhow::Result<()> {
     db::migrate_context(admin_url, &baton_triage::DB, baton_triage::migrator())
         .await
         .context("migrating triage")?;
+    db::migrate_context(admin_url, &baton_closer::DB, baton_closer::migrator())
+        .await
+        .context("migrating closer")?;
     db::migrate_context(admin_url, &baton_gateway::DB, baton_gateway::migrator())
         .await
         .context("migrating gateway")?;

@@ -1,5 +1,6 @@
-//! `baton serve <target>`: bind every listener first, announce the bound addresses (so a test
-//! can ask for port 0), then run until SIGTERM or Ctrl-C and drain.
+//! `baton serve <target>...`: bind every listener first and announce the bound addresses (so a
+//! test can ask for port 0), wire co-located services to each other's bound addresses, then run
+//! until SIGTERM or Ctrl-C and drain.
 
 use std::time::Duration;
 
@@ -7,6 +8,7 @@ use anyhow::Context;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
+use baton_closer::CloserConfig;
 use baton_gateway::GatewayConfig;
 use baton_kit::config::Env;
 use baton_kit::shutdown::{self, Shutdown};
@@ -23,24 +25,28 @@ pub enum Target {
     Registry,
     Provenance,
     Triage,
+    Closer,
     Gateway,
 }
 
 /// How long in-flight work may take to drain after a stop signal.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(20);
 
-async fn bind(service: &str, address: std::net::SocketAddr) -> anyhow::Result<TcpListener> {
+async fn bind(
+    service: &str,
+    address: std::net::SocketAddr,
+) -> anyhow::Result<(TcpListener, String)> {
     let listener = TcpListener::bind(address)
         .await
         .with_context(|| format!("binding {service} on {address}"))?;
     let bound = listener.local_addr()?;
     tracing::info!(service, addr = %bound, "listening");
-    Ok(listener)
+    Ok((listener, bound.to_string()))
 }
 
-pub async fn run(env: &Env, target: Target, migrate_first: bool) -> anyhow::Result<()> {
+pub async fn run(env: &Env, targets: &[Target], migrate_first: bool) -> anyhow::Result<()> {
     let telemetry = baton_kit::telemetry::init("baton").context("starting telemetry")?;
-    let result = run_services(env, target, migrate_first).await;
+    let result = run_services(env, targets, migrate_first).await;
     if let Err(error) = &result {
         tracing::error!(error = format!("{error:#}"), "baton stopped with an error");
     }
@@ -48,48 +54,116 @@ pub async fn run(env: &Env, target: Target, migrate_first: bool) -> anyhow::Resu
     result
 }
 
-async fn run_services(env: &Env, target: Target, migrate_first: bool) -> anyhow::Result<()> {
-    let wants = |service: Target| target == Target::All || target == service;
-    // Validate every configuration before touching the network or the database.
-    let registry_config = if wants(Target::Registry) {
-        Some(RegistryConfig::from_env(env)?)
-    } else {
-        None
-    };
-    let mut provenance_config = if wants(Target::Provenance) {
-        Some(ProvenanceConfig::from_env(env)?)
-    } else {
-        None
-    };
-    let mut triage_config = if wants(Target::Triage) {
-        Some(TriageConfig::from_env(env)?)
-    } else {
-        None
-    };
-    let mut gateway_config = if wants(Target::Gateway) {
-        Some(GatewayConfig::from_env(env)?)
-    } else {
-        None
-    };
+/// The configurations of the services this process runs, validated before anything starts.
+struct Plan {
+    registry: Option<RegistryConfig>,
+    provenance: Option<ProvenanceConfig>,
+    triage: Option<TriageConfig>,
+    closer: Option<CloserConfig>,
+    gateway: Option<GatewayConfig>,
+}
+
+fn plan(env: &Env, targets: &[Target]) -> anyhow::Result<Plan> {
+    let wants = |service: Target| targets.contains(&Target::All) || targets.contains(&service);
+    Ok(Plan {
+        registry: wants(Target::Registry)
+            .then(|| RegistryConfig::from_env(env))
+            .transpose()?,
+        provenance: wants(Target::Provenance)
+            .then(|| ProvenanceConfig::from_env(env))
+            .transpose()?,
+        triage: wants(Target::Triage)
+            .then(|| TriageConfig::from_env(env))
+            .transpose()?,
+        closer: wants(Target::Closer)
+            .then(|| CloserConfig::from_env(env))
+            .transpose()?,
+        gateway: wants(Target::Gateway)
+            .then(|| GatewayConfig::from_env(env))
+            .transpose()?,
+    })
+}
+
+async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> anyhow::Result<()> {
+    let mut plan = plan(env, targets)?;
     if migrate_first {
         migrate::migrate_all(&migrate::admin_url(env)).await?;
         tracing::info!("migrations applied");
     }
+    // Bind everything first; co-located services then talk to the addresses just bound.
+    let registry = match &plan.registry {
+        Some(config) => Some(bind("registry", config.listen).await?),
+        None => None,
+    };
+    let provenance = match &plan.provenance {
+        Some(config) => Some(bind("provenance", config.listen).await?),
+        None => None,
+    };
+    let triage = match &plan.triage {
+        Some(config) => Some(bind("triage", config.listen).await?),
+        None => None,
+    };
+    let closer = match &plan.closer {
+        Some(config) => Some(bind("closer", config.listen).await?),
+        None => None,
+    };
+    if let Some((_, address)) = &registry {
+        for slot in [
+            plan.provenance
+                .as_mut()
+                .map(|config| &mut config.registry_addr),
+            plan.triage.as_mut().map(|config| &mut config.registry_addr),
+            plan.closer.as_mut().map(|config| &mut config.registry_addr),
+            plan.gateway
+                .as_mut()
+                .map(|config| &mut config.registry_addr),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            slot.clone_from(address);
+        }
+    }
+    if let Some((_, address)) = &provenance {
+        for slot in [
+            plan.triage
+                .as_mut()
+                .map(|config| &mut config.provenance_addr),
+            plan.closer
+                .as_mut()
+                .map(|config| &mut config.provenance_addr),
+            plan.gateway
+                .as_mut()
+                .map(|config| &mut config.provenance_addr),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            slot.clone_from(address);
+        }
+    }
+    if let Some((_, address)) = &triage {
+        for slot in [
+            plan.closer.as_mut().map(|config| &mut config.triage_addr),
+            plan.gateway.as_mut().map(|config| &mut config.triage_addr),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            slot.clone_from(address);
+        }
+    }
+    if let (Some((_, address)), Some(gateway)) = (&closer, plan.gateway.as_mut()) {
+        gateway.closer_addr.clone_from(address);
+    }
+    let gateway = match &plan.gateway {
+        Some(config) => Some(bind("gateway", config.listen).await?),
+        None => None,
+    };
+
     let (trigger, stop) = shutdown::channel();
     let mut services = JoinSet::new();
-    if let Some(config) = registry_config {
-        let listener = bind("registry", config.listen).await?;
-        // In one process every service talks to the registry it just bound.
-        let bound = listener.local_addr()?.to_string();
-        if let Some(gateway) = gateway_config.as_mut() {
-            gateway.registry_addr = bound.clone();
-        }
-        if let Some(provenance) = provenance_config.as_mut() {
-            provenance.registry_addr = bound.clone();
-        }
-        if let Some(triage) = triage_config.as_mut() {
-            triage.registry_addr = bound;
-        }
+    if let (Some(config), Some((listener, _))) = (plan.registry, registry) {
         let stop = stop.clone();
         services.spawn(async move {
             baton_registry::serve(config, listener, stop)
@@ -97,15 +171,7 @@ async fn run_services(env: &Env, target: Target, migrate_first: bool) -> anyhow:
                 .context("registry")
         });
     }
-    if let Some(config) = provenance_config {
-        let listener = bind("provenance", config.listen).await?;
-        let bound = listener.local_addr()?.to_string();
-        if let Some(gateway) = gateway_config.as_mut() {
-            gateway.provenance_addr = bound.clone();
-        }
-        if let Some(triage) = triage_config.as_mut() {
-            triage.provenance_addr = bound;
-        }
+    if let (Some(config), Some((listener, _))) = (plan.provenance, provenance) {
         let stop = stop.clone();
         services.spawn(async move {
             baton_provenance::serve(config, listener, stop.wait())
@@ -113,11 +179,7 @@ async fn run_services(env: &Env, target: Target, migrate_first: bool) -> anyhow:
                 .context("provenance")
         });
     }
-    if let Some(config) = triage_config {
-        let listener = bind("triage", config.listen).await?;
-        if let Some(gateway) = gateway_config.as_mut() {
-            gateway.triage_addr = listener.local_addr()?.to_string();
-        }
+    if let (Some(config), Some((listener, _))) = (plan.triage, triage) {
         let stop = stop.clone();
         services.spawn(async move {
             baton_triage::serve(config, listener, stop.wait())
@@ -125,8 +187,15 @@ async fn run_services(env: &Env, target: Target, migrate_first: bool) -> anyhow:
                 .context("triage")
         });
     }
-    if let Some(config) = gateway_config {
-        let listener = bind("gateway", config.listen).await?;
+    if let (Some(config), Some((listener, _))) = (plan.closer, closer) {
+        let stop = stop.clone();
+        services.spawn(async move {
+            baton_closer::serve(config, listener, stop)
+                .await
+                .context("closer")
+        });
+    }
+    if let (Some(config), Some((listener, _))) = (plan.gateway, gateway) {
         let stop = stop.clone();
         services.spawn(async move {
             baton_gateway::serve(config, listener, stop.wait())

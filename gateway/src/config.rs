@@ -19,6 +19,8 @@ pub struct GatewayConfig {
     pub provenance_addr: String,
     /// Triage's gRPC address (`BATON_TRIAGE__ADDR`).
     pub triage_addr: String,
+    /// Closer's gRPC address (`BATON_CLOSER__ADDR`), for the test-clock sweep route.
+    pub closer_addr: String,
     /// Requests per key per window (`BATON_RATE_LIMIT__REQUESTS`, 300).
     pub rate_limit_requests: u32,
     /// The window (`BATON_RATE_LIMIT__WINDOW`, 60s).
@@ -37,6 +39,7 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
 pub const DEFAULT_REGISTRY_ADDR: &str = "127.0.0.1:50051";
 pub const DEFAULT_PROVENANCE_ADDR: &str = "127.0.0.1:50052";
 pub const DEFAULT_TRIAGE_ADDR: &str = "127.0.0.1:50053";
+pub const DEFAULT_CLOSER_ADDR: &str = "127.0.0.1:50054";
 
 impl GatewayConfig {
     pub fn from_env(env: &Env) -> Result<GatewayConfig, ConfigError> {
@@ -47,6 +50,7 @@ impl GatewayConfig {
             registry_addr: env.string("BATON_REGISTRY__ADDR", DEFAULT_REGISTRY_ADDR),
             provenance_addr: env.string("BATON_PROVENANCE__ADDR", DEFAULT_PROVENANCE_ADDR),
             triage_addr: env.string("BATON_TRIAGE__ADDR", DEFAULT_TRIAGE_ADDR),
+            closer_addr: env.string("BATON_CLOSER__ADDR", DEFAULT_CLOSER_ADDR),
             rate_limit_requests: env.bounded_u64(
                 "BATON_RATE_LIMIT__REQUESTS",
                 300,

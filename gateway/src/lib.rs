@@ -14,6 +14,7 @@ pub mod routes;
 pub mod state;
 pub mod strict;
 pub mod tenants;
+pub mod testing;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -29,6 +30,7 @@ use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::error::ApiError;
 use baton_kit::grpc::{self, Outbound};
+use baton_proto::closer::v1::closer_client::CloserClient;
 use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
 use baton_proto::triage::v1::triage_client::TriageClient;
@@ -69,7 +71,12 @@ pub enum ServeError {
 /// bound, timeout and body limit; `/api/v1` routes add rate limit and API-key auth before any
 /// body is read.
 pub fn router(state: AppState, limits: Limits) -> Router {
-    let api = Router::new()
+    let mut api = Router::new();
+    if state.clock.test_mode() {
+        // Only with BATON_TEST_CLOCK: without it the route does not exist (DESIGN 3.1).
+        api = api.route("/_test/sweep", post(testing::sweep));
+    }
+    let api = api
         .route("/agent-sessions/open", post(sessions::open))
         .route("/agent-sessions/heartbeat", post(sessions::heartbeat))
         .route("/agent-sessions/close", post(sessions::close))
@@ -122,6 +129,7 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
         provenance: ProvenanceClient::new(provenance_channel.clone()),
         provenance_channel,
         triage: TriageClient::new(triage_channel.clone()),
+        closer: CloserClient::new(grpc::channel(&config.closer_addr)?),
         triage_channel,
         keys: KeyResolver::new(pool.clone(), config.key_cache_ttl),
         pool,

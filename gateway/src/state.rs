@@ -10,6 +10,7 @@ use tonic::transport::Channel;
 use baton_kit::clock::{Clock, TEST_NOW_KEY, parse_instant};
 use baton_kit::error::ErrorCode;
 use baton_kit::grpc::{Outbound, OutboundCall};
+use baton_proto::closer::v1::closer_client::CloserClient;
 use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
 use baton_proto::triage::v1::triage_client::TriageClient;
@@ -24,6 +25,7 @@ pub struct AppState {
     pub registry: SessionRegistryClient<Channel>,
     pub provenance: ProvenanceClient<Channel>,
     pub triage: TriageClient<Channel>,
+    pub closer: CloserClient<Channel>,
     /// Channels to the services behind the gateway, kept for readiness probes.
     pub registry_channel: Channel,
     pub provenance_channel: Channel,

@@ -72,7 +72,10 @@ impl Envelope {
     /// The payload as `T`, when the type and version are the ones expected.
     pub fn payload<T: for<'de> Deserialize<'de>>(&self, kind: &str) -> Result<T, String> {
         if self.kind != kind || self.version != VERSION {
-            return Err(format!("unexpected message {} v{}", self.kind, self.version));
+            return Err(format!(
+                "unexpected message {} v{}",
+                self.kind, self.version
+            ));
         }
         serde_json::from_value(self.data.clone()).map_err(|error| error.to_string())
     }

@@ -46,6 +46,8 @@ pub struct Baton {
     pub base_url: String,
     /// Every service's bound address, by service name (`registry`, `provenance`, `gateway`, ...).
     pub addresses: HashMap<String, String>,
+    /// This instance's exchange and queue prefix on the shared broker (deleted on drop).
+    pub namespace: String,
     child: Child,
     extra_env: Vec<(String, String)>,
 }
@@ -60,6 +62,7 @@ impl Baton {
     pub async fn start_with(extra_env: &[(&str, &str)]) -> Baton {
         baton_kit::testing::init_logging();
         let database = TestDatabase::create().await;
+        let namespace = format!("t{}", uuid::Uuid::new_v4().simple());
         let extra_env: Vec<(String, String)> = extra_env
             .iter()
             .map(|(key, value)| (key.to_string(), value.to_string()))
@@ -67,7 +70,7 @@ impl Baton {
         let mut command = Command::new(binary("baton"));
         command
             .args(["serve", "all"])
-            .envs(base_env(database.url()))
+            .envs(base_env(database.url(), &namespace))
             .envs(extra_env.iter().cloned())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -81,6 +84,7 @@ impl Baton {
             database,
             base_url: format!("http://{}", addresses["gateway"]),
             addresses,
+            namespace,
             child,
             extra_env,
         }
@@ -90,7 +94,7 @@ impl Baton {
     pub async fn create_tenant(&self, name: &str) -> Tenant {
         let output = Command::new(binary("baton"))
             .args(["tenant", "create", "--name", name])
-            .envs(base_env(self.database.url()))
+            .envs(base_env(self.database.url(), &self.namespace))
             .envs(self.extra_env.iter().cloned())
             .output()
             .await
@@ -129,15 +133,23 @@ impl Baton {
     }
 }
 
-fn base_env(database_url: &str) -> Vec<(String, String)> {
+impl Drop for Baton {
+    fn drop(&mut self) {
+        baton_kit::testing::delete_bus_namespace(&self.namespace);
+    }
+}
+
+fn base_env(database_url: &str, namespace: &str) -> Vec<(String, String)> {
     [
         ("BATON_DATABASE_URL", database_url),
+        ("BATON_BUS_NAMESPACE", namespace),
         ("BATON_SERVICE_TOKEN", SERVICE_TOKEN),
         ("BATON_TEST_CLOCK", "1"),
         ("BATON_GATEWAY__LISTEN", "127.0.0.1:0"),
         ("BATON_REGISTRY__LISTEN", "127.0.0.1:0"),
         ("BATON_PROVENANCE__LISTEN", "127.0.0.1:0"),
         ("BATON_TRIAGE__LISTEN", "127.0.0.1:0"),
+        ("BATON_CLOSER__LISTEN", "127.0.0.1:0"),
         ("BATON_LOG", "info"),
     ]
     .into_iter()

@@ -54,7 +54,9 @@ fn judge(env: &Env) -> Result<JudgeConfig, ConfigError> {
         "openai" => Ok(JudgeConfig::OpenAi {
             url: env
                 .optional_string("BATON_CLOSER_JUDGE_URL")
-                .ok_or_else(|| ConfigError::new("BATON_CLOSER_JUDGE_URL", "required for the openai judge"))?,
+                .ok_or_else(|| {
+                    ConfigError::new("BATON_CLOSER_JUDGE_URL", "required for the openai judge")
+                })?,
             model: env.string("BATON_CLOSER_JUDGE_MODEL", "gpt-4o-mini"),
             key: env.secret("BATON_CLOSER_JUDGE_KEY"),
             max_tokens: env.bounded_u64("BATON_CLOSER_JUDGE_MAX_TOKENS", 400, 16, 4096)? as u32,
@@ -65,7 +67,10 @@ fn judge(env: &Env) -> Result<JudgeConfig, ConfigError> {
                 Duration::from_secs(300),
             )?,
         }),
-        _ => Err(ConfigError::new("BATON_CLOSER_JUDGE", "must be lexical or openai")),
+        _ => Err(ConfigError::new(
+            "BATON_CLOSER_JUDGE",
+            "must be lexical or openai",
+        )),
     }
 }
 

@@ -106,11 +106,17 @@ impl Tally {
     }
 
     pub fn recall(&self) -> f64 {
-        Tally::ratio(self.true_positives, self.true_positives + self.false_negatives)
+        Tally::ratio(
+            self.true_positives,
+            self.true_positives + self.false_negatives,
+        )
     }
 
     pub fn precision(&self) -> f64 {
-        Tally::ratio(self.true_positives, self.true_positives + self.false_positives)
+        Tally::ratio(
+            self.true_positives,
+            self.true_positives + self.false_positives,
+        )
     }
 
     pub fn spurious_rate(&self) -> f64 {
@@ -132,7 +138,10 @@ pub struct Scored {
 /// Judges one case exactly as a pass would (ids filtered to the briefed set).
 pub async fn score(judge: &dyn Judge, case: &Case) -> Result<Scored, String> {
     let input = case.input();
-    let verdict = judge.judge(&input).await.map_err(|error| error.to_string())?;
+    let verdict = judge
+        .judge(&input)
+        .await
+        .map_err(|error| error.to_string())?;
     let briefed: Vec<Uuid> = input.briefed.iter().map(|row| row.id).collect();
     let (resolved, _rejected) = outcome::candidates(&briefed, &verdict.completed);
     let resolved: HashSet<Uuid> = resolved.into_iter().collect();
@@ -169,7 +178,15 @@ mod tests {
         let line = r#"{"id":"c","briefed":[{"id":"00000000-0000-4000-8000-000000000001","topic":"changelog-entry","status":"open","content":"Add a changelog entry for the retry change"},{"id":"00000000-0000-4000-8000-000000000002","topic":"notes","status":"open","content":"Write the release notes"}],"excerpt":"The changelog entry for the retry change is done. The release notes are not written yet.","written":[],"expected":["00000000-0000-4000-8000-000000000001"]}"#;
         let cases = parse(line).expect("valid");
         let scored = score(&LexicalJudge, &cases[0]).await.expect("scored");
-        assert_eq!(scored.tally, Tally { true_positives: 1, false_positives: 0, false_negatives: 0, true_negatives: 1 });
+        assert_eq!(
+            scored.tally,
+            Tally {
+                true_positives: 1,
+                false_positives: 0,
+                false_negatives: 0,
+                true_negatives: 1
+            }
+        );
         assert_eq!(scored.tally.precision(), 1.0);
         assert_eq!(scored.tally.spurious_rate(), 0.0);
         assert!(parse("{not json").is_err());

@@ -1,5 +1,128 @@
-//! `baton-closer` (work in progress).
+//! `baton-closer`: after a session ends — explicitly at SessionEnd, or implicitly when its lease
+//! runs out — a background pass reads what the session was briefed on and what it wrote, and
+//! resolves the briefed commitments it completed (schema `closer`).
+//!
+//! Resolve only, reversible, fenced on the activation epoch ([`pass`]). Passes start from
+//! `registry.session.closed` messages ([`consume`]) and from the periodic sweep's retries
+//! ([`sweep`]). [`judge`] holds the deciders; [`metering`] the generation budget; [`eval`] the
+//! corpus evaluation. The kill switch (`BATON_CLOSER_ENABLED`, default off) stops the sweep and
+//! the consumer: nothing runs, nothing is billed, messages wait in their queue.
+
 pub mod config;
+pub mod consume;
 pub mod eval;
+pub mod grpc;
 pub mod judge;
+pub mod links;
+pub mod metering;
 pub mod outcome;
+pub mod pass;
+pub mod store;
+pub mod sweep;
+
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+
+use baton_kit::bus::{consumer, topology};
+use baton_kit::clock::Clock;
+use baton_kit::db::{self, ContextDb};
+use baton_kit::error::ApiError;
+use baton_kit::grpc::{Outbound, ServerSettings};
+use baton_kit::shutdown::Shutdown;
+use baton_proto::closer::v1::closer_server::CloserServer;
+
+pub use config::CloserConfig;
+
+/// The closer's place in the database.
+pub const DB: ContextDb = ContextDb {
+    schema: "closer",
+    owner_role: "baton_closer_owner",
+    runtime_role: "baton_closer",
+    maintenance_role: Some("baton_closer_maint"),
+};
+
+/// The closer's migrations, embedded at build time.
+pub fn migrator() -> sqlx::migrate::Migrator {
+    sqlx::migrate!("./migrations")
+}
+
+/// Errors that stop the closer.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Database(#[from] db::DbError),
+    #[error(transparent)]
+    Client(#[from] ApiError),
+    #[error(transparent)]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Serves the closer until `shutdown` fires: its gRPC service always, the consumer and the
+/// sweep only when enabled.
+pub async fn serve(
+    config: CloserConfig,
+    listener: TcpListener,
+    shutdown: Shutdown,
+) -> Result<(), ServeError> {
+    let base = &config.common.database_url;
+    let pool = db::connect_runtime(
+        base,
+        config.database_url.as_deref(),
+        &DB,
+        config.common.database_max_connections,
+    )
+    .await?;
+    let clock = Clock::new(config.common.test_clock);
+    let settings = ServerSettings::new(config.common.service_token.clone());
+    if !config.enabled {
+        tracing::info!("closer disabled (BATON_CLOSER_ENABLED=false): no sweep, no passes");
+        let grpc = grpc::CloserGrpc::new(None, pool, clock);
+        baton_kit::grpc::serve(listener, settings, CloserServer::new(grpc), shutdown.wait())
+            .await?;
+        return Ok(());
+    }
+    let lock_pool = db::connect_runtime(
+        base,
+        config.database_url.as_deref(),
+        &DB,
+        u32::from(topology::CLOSER_SESSION_CLOSED.prefetch) + 4,
+    )
+    .await?;
+    let maintenance =
+        db::connect_maintenance(base, config.maintenance_database_url.as_deref(), &DB, 4).await?;
+    let links = links::Links::new(
+        baton_kit::grpc::channel(&config.registry_addr)?,
+        baton_kit::grpc::channel(&config.provenance_addr)?,
+        baton_kit::grpc::channel(&config.triage_addr)?,
+        Outbound::new(&config.common.service_token),
+    );
+    let meter = metering::Meter::new(pool.clone(), config.default_monthly_tokens);
+    let passes = Arc::new(pass::Passes::new(
+        pool.clone(),
+        lock_pool,
+        links,
+        judge::from_config(&config.judge),
+        meter,
+    ));
+    let sweeper = sweep::Sweeper::new(passes.clone(), maintenance);
+    let sweeping = tokio::spawn(sweeper.clone().run(
+        config.sweep_interval,
+        clock,
+        shutdown.clone(),
+    ));
+    let handler_passes = passes.clone();
+    let consuming = tokio::spawn(consumer::run(
+        config.bus.clone(),
+        topology::CLOSER_SESSION_CLOSED,
+        move |received| consume::handle(handler_passes.clone(), clock, received),
+        shutdown.clone(),
+    ));
+    let grpc = grpc::CloserGrpc::new(Some(sweeper), pool, clock);
+    let served =
+        baton_kit::grpc::serve(listener, settings, CloserServer::new(grpc), shutdown.wait()).await;
+    let _ = consuming.await;
+    let _ = sweeping.await;
+    served?;
+    Ok(())
+}

@@ -68,7 +68,12 @@ fn uuid(field: &str, value: &str) -> Result<Uuid, ApiError> {
 }
 
 impl Links {
-    pub fn new(registry: Channel, provenance: Channel, triage: Channel, outbound: Outbound) -> Links {
+    pub fn new(
+        registry: Channel,
+        provenance: Channel,
+        triage: Channel,
+        outbound: Outbound,
+    ) -> Links {
         Links {
             registry: SessionRegistryClient::new(registry),
             provenance: ProvenanceClient::new(provenance),
@@ -83,10 +88,18 @@ impl Links {
 
     /// Registry's lease-expiry sweep (cross-tenant). Returns how many rows it closed.
     pub async fn sweep_expired(&self, test_now: Option<&str>) -> Result<usize, ApiError> {
-        let request = self
-            .outbound
-            .maintenance_request(test_now, registry::SweepExpiredRequest { batch_per_tenant: 0 });
-        let answer = self.registry.clone().sweep_expired(request).await?.into_inner();
+        let request = self.outbound.maintenance_request(
+            test_now,
+            registry::SweepExpiredRequest {
+                batch_per_tenant: 0,
+            },
+        );
+        let answer = self
+            .registry
+            .clone()
+            .sweep_expired(request)
+            .await?
+            .into_inner();
         Ok(answer.closed.len())
     }
 
@@ -107,7 +120,13 @@ impl Links {
         let briefed = session
             .briefed_memories
             .iter()
-            .map(|row| Ok((uuid("briefedMemories[].id", &row.id)?, row.topic.clone(), row.status.clone())))
+            .map(|row| {
+                Ok((
+                    uuid("briefedMemories[].id", &row.id)?,
+                    row.topic.clone(),
+                    row.status.clone(),
+                ))
+            })
             .collect::<Result<Vec<_>, ApiError>>()?;
         Ok(RunRead {
             epoch: session.activation_epoch,
@@ -120,7 +139,9 @@ impl Links {
     /// The run's current epoch and closed state (the fence re-check before each resolve).
     pub async fn epoch(&self, call: &OutboundCall, run_id: Uuid) -> Result<(i64, bool), ApiError> {
         let request = registry::GetSessionRequest {
-            lookup: Some(registry::get_session_request::Lookup::SessionRunId(run_id.to_string())),
+            lookup: Some(registry::get_session_request::Lookup::SessionRunId(
+                run_id.to_string(),
+            )),
         };
         let session = self
             .registry
@@ -134,7 +155,12 @@ impl Links {
     }
 
     /// Clears the excerpt, fenced on the epoch and the closed state.
-    pub async fn consume_excerpt(&self, call: &OutboundCall, run_id: Uuid, epoch: i64) -> Result<bool, ApiError> {
+    pub async fn consume_excerpt(
+        &self,
+        call: &OutboundCall,
+        run_id: Uuid,
+        epoch: i64,
+    ) -> Result<bool, ApiError> {
         let request = registry::ConsumeExcerptRequest {
             session_run_id: run_id.to_string(),
             activation_epoch: epoch,
@@ -149,7 +175,11 @@ impl Links {
     }
 
     /// The run's visible event ids and whether it has more than the ceiling.
-    pub async fn listing(&self, call: &OutboundCall, run_id: Uuid) -> Result<(Vec<Uuid>, bool), ApiError> {
+    pub async fn listing(
+        &self,
+        call: &OutboundCall,
+        run_id: Uuid,
+    ) -> Result<(Vec<Uuid>, bool), ApiError> {
         let request = provenance::ListRunEventIdsRequest {
             session_run_id: run_id.to_string(),
             ceiling: CEILING,
@@ -203,7 +233,11 @@ impl Links {
     }
 
     /// A memory, live (`None` when it no longer exists).
-    pub async fn memory(&self, call: &OutboundCall, memory_id: Uuid) -> Result<Option<MemoryRead>, ApiError> {
+    pub async fn memory(
+        &self,
+        call: &OutboundCall,
+        memory_id: Uuid,
+    ) -> Result<Option<MemoryRead>, ApiError> {
         let request = provenance::GetMemoryRequest {
             memory_id: memory_id.to_string(),
         };
@@ -228,15 +262,22 @@ impl Links {
 
     /// Resolves a commitment as the worker, stamped with the run (pre-resolved: no attach, no
     /// resurrection). True when it changed.
-    pub async fn resolve(&self, call: &OutboundCall, memory_id: Uuid, run_id: Uuid) -> Result<bool, ApiError> {
+    pub async fn resolve(
+        &self,
+        call: &OutboundCall,
+        memory_id: Uuid,
+        run_id: Uuid,
+    ) -> Result<bool, ApiError> {
         let request = provenance::TransitionRequest {
             memory_id: memory_id.to_string(),
             target_status: "resolved".to_string(),
             actor: provenance::ActorKind::Worker.into(),
             provenance: Some(provenance::WriteProvenance {
-                source: Some(provenance::write_provenance::Source::PreResolvedSessionRunId(
-                    run_id.to_string(),
-                )),
+                source: Some(
+                    provenance::write_provenance::Source::PreResolvedSessionRunId(
+                        run_id.to_string(),
+                    ),
+                ),
             }),
         };
         Ok(self
@@ -261,7 +302,10 @@ impl Links {
             .into_inner();
         Ok(TriageRead {
             status: answer.status,
-            attempt_id: answer.attempt_id.map(|id| uuid("attemptId", &id)).transpose()?,
+            attempt_id: answer
+                .attempt_id
+                .map(|id| uuid("attemptId", &id))
+                .transpose()?,
             holder: answer.holder,
             watermark: answer
                 .watermark

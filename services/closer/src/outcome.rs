@@ -54,7 +54,9 @@ pub const BACKOFF_MAX: Duration = Duration::from_secs(4 * 3600);
 /// delay(n) = min(4h, 20 min · 2^(n−1)) for n ≥ 1; n ≤ 0 reads as 1.
 pub fn backoff(failures: i32) -> Duration {
     let exponent = (failures.max(1) - 1).min(16) as u32;
-    BACKOFF_BASE.saturating_mul(1u32 << exponent).min(BACKOFF_MAX)
+    BACKOFF_BASE
+        .saturating_mul(1u32 << exponent)
+        .min(BACKOFF_MAX)
 }
 
 /// The judge's answer reduced to the briefed set: ids compared case-insensitively,
@@ -70,8 +72,26 @@ pub fn candidates(briefed: &[Uuid], judged: &[String]) -> (Vec<Uuid>, usize) {
             _ => rejected += 1,
         }
     }
-    let ordered = briefed.iter().copied().filter(|id| chosen.contains(id)).collect();
+    let ordered = briefed
+        .iter()
+        .copied()
+        .filter(|id| chosen.contains(id))
+        .collect();
     (ordered, rejected)
+}
+
+/// Table H "eligibility" (the same signal triage's begin reads, DESIGN section 4 rule 3):
+/// idle, pending and expired always; completed only with a visible event id outside the
+/// watermark; overflowed (terminal) never.
+pub fn eligible(status: &str, watermark: &[Uuid], visible: &[Uuid]) -> bool {
+    match status {
+        "idle" | "pending" | "expired" => true,
+        "completed" => {
+            let accounted: HashSet<&Uuid> = watermark.iter().collect();
+            visible.iter().any(|id| !accounted.contains(id))
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -100,6 +120,21 @@ mod tests {
         let (chosen, rejected) = candidates(&briefed, &judged);
         assert_eq!(chosen, vec![Uuid::from_u128(2)]);
         assert_eq!(rejected, 2);
+    }
+
+    #[test]
+    fn eligibility_rows() {
+        let seen = [Uuid::from_u128(1), Uuid::from_u128(2)];
+        let more = [Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3)];
+        assert!(eligible("idle", &[], &[]));
+        assert!(eligible("pending", &seen, &seen));
+        assert!(eligible("expired", &seen, &seen), "zero-write: run anyway");
+        assert!(
+            !eligible("completed", &seen, &seen),
+            "completed, nothing new"
+        );
+        assert!(eligible("completed", &seen, &more));
+        assert!(!eligible("overflowed", &[], &more));
     }
 
     #[test]

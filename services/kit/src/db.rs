@@ -125,7 +125,10 @@ async fn prepare_context(admin: &mut PgConnection, context: &ContextDb) -> Resul
             "LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE BYPASSRLS",
         );
         run_with_retry(admin, create).await?;
-        let grant = format!("GRANT USAGE ON SCHEMA {schema} TO {}", quote_ident(maintenance));
+        let grant = format!(
+            "GRANT USAGE ON SCHEMA {schema} TO {}",
+            quote_ident(maintenance)
+        );
         run_with_retry(admin, grant).await?;
     }
     Ok(())
@@ -221,9 +224,9 @@ pub async fn connect_maintenance(
     context: &ContextDb,
     max_connections: u32,
 ) -> Result<PgPool, DbError> {
-    let role = context
-        .maintenance_role
-        .ok_or_else(|| DbError::InvalidUrl(format!("{} has no maintenance role", context.schema)))?;
+    let role = context.maintenance_role.ok_or_else(|| {
+        DbError::InvalidUrl(format!("{} has no maintenance role", context.schema))
+    })?;
     let connect = match override_url {
         Some(url) => options(url)?,
         None => options(base_url)?.username(role),

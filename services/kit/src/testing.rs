@@ -71,6 +71,51 @@ impl Drop for TestDatabase {
     }
 }
 
+/// A fresh bus namespace (exchange and queue prefix) for one test.
+pub fn bus_namespace() -> String {
+    format!("t{}", Uuid::new_v4().simple())
+}
+
+/// Deletes a test namespace's queues and exchanges from the local broker (best effort).
+pub fn delete_bus_namespace(namespace: &str) {
+    let namespace = namespace.to_string();
+    let _ = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build();
+        let Ok(runtime) = runtime else { return };
+        runtime.block_on(async move {
+            use crate::bus::topology::{CONSUMERS, Names};
+            use lapin::options::{ExchangeDeleteOptions, QueueDeleteOptions};
+            let config = crate::bus::BusConfig {
+                url: crate::bus::DEFAULT_AMQP_URL.to_string(),
+                namespace: namespace.clone(),
+            };
+            let Ok(connection) = crate::bus::connect(&config, "test cleanup").await else {
+                return;
+            };
+            let Ok(channel) = connection.create_channel().await else {
+                return;
+            };
+            let names = Names::new(&namespace);
+            for spec in CONSUMERS {
+                for queue in [names.queue(spec), names.dead_letter_queue(spec)] {
+                    let _ = channel
+                        .queue_delete(queue.into(), QueueDeleteOptions::default())
+                        .await;
+                }
+            }
+            for exchange in [names.events(), names.dead_letter()] {
+                let _ = channel
+                    .exchange_delete(exchange.into(), ExchangeDeleteOptions::default())
+                    .await;
+            }
+            let _ = connection.close(200, "done".into()).await;
+        });
+    })
+    .join();
+}
+
 /// Installs a log subscriber once per test binary; output only when `TEST_LOG` is set.
 pub fn init_logging() {
     static ONCE: Once = Once::new();

@@ -31,7 +31,8 @@ impl RegistryConfig {
     pub fn from_env(env: &Env) -> Result<RegistryConfig, ConfigError> {
         Ok(RegistryConfig {
             common: CommonConfig::from_env(env)?,
-            maintenance_database_url: env.optional_string("BATON_REGISTRY__MAINTENANCE_DATABASE_URL"),
+            maintenance_database_url: env
+                .optional_string("BATON_REGISTRY__MAINTENANCE_DATABASE_URL"),
             bus: BusConfig::from_env(env)?,
             listen: env.socket_addr("BATON_REGISTRY__LISTEN", DEFAULT_LISTEN)?,
             database_url: env.optional_string("BATON_REGISTRY__DATABASE_URL"),

@@ -13,8 +13,8 @@ use baton_proto::registry::v1::session_registry_server::SessionRegistry;
 
 use crate::decide::OpenCommand;
 use crate::service::Registry;
-use crate::sweep::Sweeper;
 use crate::session::{Liveness, Session, Source};
+use crate::sweep::Sweeper;
 use crate::validate;
 
 /// The `SessionRegistry` gRPC service.
@@ -295,7 +295,8 @@ impl SessionRegistry for RegistryGrpc {
         request: Request<proto::ReadForCloseRequest>,
     ) -> Result<Response<proto::ReadForCloseResponse>, Status> {
         let call = CallContext::from_request(&request, &self.clock)?;
-        let id = baton_kit::text::session_run_id("sessionRunId", &request.get_ref().session_run_id)?;
+        let id =
+            baton_kit::text::session_run_id("sessionRunId", &request.get_ref().session_run_id)?;
         let (session, excerpt) = self.registry.read_for_close(call.tenant_id, id).await?;
         let liveness = self.registry.lease().of(&session, call.now);
         Ok(Response::new(proto::ReadForCloseResponse {

@@ -45,7 +45,14 @@ pub async fn closed(
             == Liveness::ClosedExplicitly,
         closed_at,
     };
-    write(connection, messages::SESSION_CLOSED, tenant_id, now, &payload).await
+    write(
+        connection,
+        messages::SESSION_CLOSED,
+        tenant_id,
+        now,
+        &payload,
+    )
+    .await
 }
 
 /// `registry.session.closed` for a row the sweep closed (always implicit: the close lands past
@@ -63,7 +70,14 @@ pub async fn swept(
         explicit: false,
         closed_at,
     };
-    write(connection, messages::SESSION_CLOSED, tenant_id, closed_at, &payload).await
+    write(
+        connection,
+        messages::SESSION_CLOSED,
+        tenant_id,
+        closed_at,
+        &payload,
+    )
+    .await
 }
 
 /// `registry.session.resurrected` for a row whose epoch just moved.
@@ -77,5 +91,12 @@ pub async fn resurrected(
         session_run_id: session.id,
         activation_epoch: session.activation_epoch,
     };
-    write(connection, messages::SESSION_RESURRECTED, tenant_id, now, &payload).await
+    write(
+        connection,
+        messages::SESSION_RESURRECTED,
+        tenant_id,
+        now,
+        &payload,
+    )
+    .await
 }

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use tokio::sync::Notify;
 use sqlx::PgPool;
+use tokio::sync::Notify;
 use uuid::Uuid;
 
 use baton_kit::db::begin_tenant;
@@ -326,7 +326,12 @@ impl Registry {
 
     /// Clears the excerpt once the closer's verdict is durable: only while the row is still
     /// closed at `epoch`.
-    pub async fn consume_excerpt(&self, tenant_id: Uuid, id: Uuid, epoch: i64) -> Result<bool, ApiError> {
+    pub async fn consume_excerpt(
+        &self,
+        tenant_id: Uuid,
+        id: Uuid,
+        epoch: i64,
+    ) -> Result<bool, ApiError> {
         let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
         let cleared = store::consume_excerpt(&mut transaction, tenant_id, id, epoch).await?;
         transaction.commit().await?;

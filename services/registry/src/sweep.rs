@@ -68,7 +68,11 @@ impl Sweeper {
     /// One pass at `now`: close stale rows (publishing each close in the same transaction) and
     /// clear expired excerpts.
     pub async fn sweep(&self, now: DateTime<Utc>, batch: u32) -> Result<SweepReport, ApiError> {
-        let batch = i64::from(if batch == 0 { MAX_BATCH } else { batch.min(MAX_BATCH) });
+        let batch = i64::from(if batch == 0 {
+            MAX_BATCH
+        } else {
+            batch.min(MAX_BATCH)
+        });
         let cutoff = now - self.lease.duration - self.grace;
         let mut transaction = self.maintenance.begin().await?;
         let closed: Vec<Swept> = sqlx::query_as(
@@ -91,8 +95,14 @@ impl Sweeper {
         .fetch_all(&mut *transaction)
         .await?;
         for row in &closed {
-            messages::swept(&mut transaction, row.tenant_id, row.id, row.activation_epoch, row.closed_at)
-                .await?;
+            messages::swept(
+                &mut transaction,
+                row.tenant_id,
+                row.id,
+                row.activation_epoch,
+                row.closed_at,
+            )
+            .await?;
         }
         let cleared = sqlx::query(
             "UPDATE registry.agent_sessions SET last_message_excerpt = NULL \
@@ -117,7 +127,11 @@ impl Sweeper {
                 relay.notify_one();
             }
         }
-        tracing::info!(closed = closed.len(), excerpts_cleared = cleared, "lease-expiry sweep");
+        tracing::info!(
+            closed = closed.len(),
+            excerpts_cleared = cleared,
+            "lease-expiry sweep"
+        );
         Ok(SweepReport {
             closed,
             excerpts_cleared: cleared,

@@ -31,7 +31,11 @@ pub enum Claim {
 
 impl Triage {
     /// The stored state (never seen: idle) and the holder of its attempt.
-    pub async fn run_for_close(&self, call: &CallContext, run_id: Uuid) -> Result<RunForClose, ApiError> {
+    pub async fn run_for_close(
+        &self,
+        call: &CallContext,
+        run_id: Uuid,
+    ) -> Result<RunForClose, ApiError> {
         let mut transaction = begin_tenant(self.pool(), call.tenant_id).await?;
         let state = store::find(&mut transaction, call.tenant_id, run_id).await?;
         let holder = store::holder(&mut transaction, call.tenant_id, run_id).await?;
@@ -67,7 +71,11 @@ impl Triage {
         )
         .await?;
         transaction.commit().await?;
-        Ok(if won { Claim::Won(attempt) } else { Claim::Lost })
+        Ok(if won {
+            Claim::Won(attempt)
+        } else {
+            Claim::Lost
+        })
     }
 
     /// Writes the pass's verdict: completed (or overflowed when the listing was truncated) and
@@ -107,9 +115,16 @@ impl Triage {
     }
 
     /// Whether registry shows the run closed at exactly `epoch`.
-    async fn closed_at(&self, call: &CallContext, run_id: Uuid, epoch: i64) -> Result<bool, ApiError> {
-        let session = self.links().session_by_id(&call.onward(self.clock()), run_id).await?;
+    async fn closed_at(
+        &self,
+        call: &CallContext,
+        run_id: Uuid,
+        epoch: i64,
+    ) -> Result<bool, ApiError> {
+        let session = self
+            .links()
+            .session_by_id(&call.onward(self.clock()), run_id)
+            .await?;
         Ok(session.epoch == epoch && session.closed)
     }
 }
-

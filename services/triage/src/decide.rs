@@ -208,16 +208,6 @@ pub fn status_after_claim(status: Status) -> Status {
     }
 }
 
-/// Table H "eligibility": idle, pending and expired always; completed only with a visible id
-/// outside the watermark; overflowed never.
-pub fn eligible_for_close(run: &RunState, listing: &Listing) -> bool {
-    match run.status {
-        Status::Idle | Status::Pending | Status::Expired => true,
-        Status::Completed => outside(&run.watermark, listing) > 0,
-        Status::Overflowed => false,
-    }
-}
-
 #[cfg(test)]
 #[path = "decide_tests.rs"]
 mod tests;

@@ -370,12 +370,4 @@ fn closer_claim_and_eligibility_rows() {
     for status in [Status::Idle, Status::Expired, Status::Completed] {
         assert_eq!(status_after_claim(status), status);
     }
-    let seen = Listing { ids: ids(1..3), truncated: false };
-    let more = Listing { ids: ids(1..4), truncated: false };
-    assert!(eligible_for_close(&run(Status::Idle, vec![]), &seen));
-    assert!(eligible_for_close(&run(Status::Pending, ids(1..3)), &seen));
-    assert!(eligible_for_close(&run(Status::Expired, ids(1..3)), &seen), "zero-write: run anyway");
-    assert!(!eligible_for_close(&run(Status::Completed, ids(1..3)), &seen), "completed, nothing new");
-    assert!(eligible_for_close(&run(Status::Completed, ids(1..3)), &more));
-    assert!(!eligible_for_close(&run(Status::Overflowed, vec![]), &more));
 }

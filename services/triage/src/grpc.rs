@@ -149,7 +149,12 @@ impl triage_server::Triage for TriageGrpc {
             status: run.state.status.as_str().to_string(),
             attempt_id: run.state.attempt_id.map(|id| id.to_string()),
             holder: run.holder,
-            watermark: run.state.watermark.iter().map(ToString::to_string).collect(),
+            watermark: run
+                .state
+                .watermark
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
         }))
     }
 
@@ -207,12 +212,21 @@ impl triage_server::Triage for TriageGrpc {
             .collect::<Result<Vec<_>, _>>()?;
         let status = self
             .triage
-            .finish_close(&call, run_id, attempt, message.epoch, &visible, message.truncated)
+            .finish_close(
+                &call,
+                run_id,
+                attempt,
+                message.epoch,
+                &visible,
+                message.truncated,
+            )
             .await?;
         tracing::Span::current().record("finished", status.is_some());
         Ok(Response::new(proto::FinishCloseResponse {
             finished: status.is_some(),
-            status: status.map(|status| status.as_str().to_string()).unwrap_or_default(),
+            status: status
+                .map(|status| status.as_str().to_string())
+                .unwrap_or_default(),
         }))
     }
 }

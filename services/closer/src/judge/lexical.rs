@@ -78,7 +78,9 @@ fn lexicon() -> &'static Lexicon {
 /// A light stemmer: enough that "migrated", "migrating" and "migration" meet "migrate".
 pub fn stem(word: &str) -> String {
     let word = word.strip_suffix("'s").unwrap_or(word);
-    for suffix in ["ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ion", "s", "e"] {
+    for suffix in [
+        "ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ion", "s", "e",
+    ] {
         if let Some(root) = word.strip_suffix(suffix) {
             if root.chars().count() >= 3 && !(suffix == "s" && root.ends_with('s')) {
                 return root.to_string();
@@ -90,7 +92,10 @@ pub fn stem(word: &str) -> String {
 
 /// Lower-cased words, "n't" read as "not".
 pub fn words(text: &str) -> Vec<String> {
-    let lowered = text.to_lowercase().replace("n't", " not").replace('\u{2019}', "'");
+    let lowered = text
+        .to_lowercase()
+        .replace("n't", " not")
+        .replace('\u{2019}', "'");
     lowered
         .split(|character: char| !(character.is_ascii_alphanumeric() || character == '\''))
         .map(|word| word.trim_matches('\''))
@@ -107,11 +112,24 @@ fn stems_of(text: &str) -> HashSet<String> {
 pub fn clauses(text: &str) -> Vec<String> {
     let mut parts = vec![text.to_lowercase()];
     for separator in [
-        ". ", "! ", "? ", "; ", "\n", " but ", " however", " except", " although", " though ",
+        ". ",
+        "! ",
+        "? ",
+        "; ",
+        "\n",
+        " but ",
+        " however",
+        " except",
+        " although",
+        " though ",
     ] {
         parts = parts
             .iter()
-            .flat_map(|part| part.split(separator).map(str::to_string).collect::<Vec<_>>())
+            .flat_map(|part| {
+                part.split(separator)
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
             .collect();
     }
     parts
@@ -203,7 +221,10 @@ fn completed(topic: &str, content: &str, evidence: &[Unit]) -> bool {
             seen.extend(identifying.iter().cloned());
         }
         let shared = key.intersection(&seen).count();
-        let cue = unit.words.iter().any(|word| lexicon.completion.contains(&stem(word)));
+        let cue = unit
+            .words
+            .iter()
+            .any(|word| lexicon.completion.contains(&stem(word)));
         if cue && shared >= 2 && shared as f64 >= COVERAGE * key.len() as f64 {
             supported = true;
         }
@@ -283,15 +304,28 @@ mod tests {
         let table = [
             ("Done: migrated the orders table to uuid keys.", true),
             ("Migrated the users table to uuid keys.", false),
-            ("I have not migrated the orders table to uuid keys yet.", false),
+            (
+                "I have not migrated the orders table to uuid keys yet.",
+                false,
+            ),
             ("Started migrating the orders table to uuid keys.", false),
-            ("I will migrate the orders table to uuid keys tomorrow.", false),
-            ("Migrated the orders table to uuid keys. The orders uuid backfill still fails.", false),
+            (
+                "I will migrate the orders table to uuid keys tomorrow.",
+                false,
+            ),
+            (
+                "Migrated the orders table to uuid keys. The orders uuid backfill still fails.",
+                false,
+            ),
             ("The orders table and uuid keys are interesting.", false),
             ("", false),
         ];
         for (excerpt, expected) in table {
-            assert_eq!(judged(topic, content, excerpt, vec![]), expected, "{excerpt}");
+            assert_eq!(
+                judged(topic, content, excerpt, vec![]),
+                expected,
+                "{excerpt}"
+            );
         }
     }
 
@@ -300,20 +334,41 @@ mod tests {
         let note = WrittenMemory {
             memory_type: "note".to_string(),
             topic: "ci-cache".to_string(),
-            content: "Added actions/cache for the cargo registry; warm builds take 3m40s".to_string(),
+            content: "Added actions/cache for the cargo registry; warm builds take 3m40s"
+                .to_string(),
         };
-        assert!(judged("ci-cache", "Add dependency caching to the CI workflow", "", vec![note.clone()]));
+        assert!(judged(
+            "ci-cache",
+            "Add dependency caching to the CI workflow",
+            "",
+            vec![note.clone()]
+        ));
         let blocker = WrittenMemory {
             memory_type: "blocker".to_string(),
             ..note.clone()
         };
-        assert!(!judged("ci-cache", "Add dependency caching to the CI workflow", "", vec![note, blocker]));
+        assert!(!judged(
+            "ci-cache",
+            "Add dependency caching to the CI workflow",
+            "",
+            vec![note, blocker]
+        ));
     }
 
     #[test]
     fn contrast_splits_credit_the_done_half_only() {
         let excerpt = "The changelog entry for the retry change is done, but the release notes are not written yet.";
-        assert!(judged("changelog-entry", "Add a changelog entry for the retry change", excerpt, vec![]));
-        assert!(!judged("release-notes", "Write the release notes", excerpt, vec![]));
+        assert!(judged(
+            "changelog-entry",
+            "Add a changelog entry for the retry change",
+            excerpt,
+            vec![]
+        ));
+        assert!(!judged(
+            "release-notes",
+            "Write the release notes",
+            excerpt,
+            vec![]
+        ));
     }
 }

@@ -57,7 +57,13 @@ struct Usage {
 }
 
 impl OpenAiJudge {
-    pub fn new(url: String, model: String, key: Option<Secret>, max_tokens: u32, timeout: Duration) -> OpenAiJudge {
+    pub fn new(
+        url: String,
+        model: String,
+        key: Option<Secret>,
+        max_tokens: u32,
+        timeout: Duration,
+    ) -> OpenAiJudge {
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)))
@@ -104,7 +110,10 @@ impl OpenAiJudge {
             .await
             .map_err(|error| JudgeError::Transport(error.without_url().to_string()))?;
         if !response.status().is_success() {
-            return Err(JudgeError::Transport(format!("status {}", response.status())));
+            return Err(JudgeError::Transport(format!(
+                "status {}",
+                response.status()
+            )));
         }
         let completion: Completion = response
             .json()
@@ -132,7 +141,9 @@ pub fn parse_verdict(content: &str) -> Result<Vec<String>, JudgeError> {
     let body: VerdictBody = serde_json::from_str(content.trim())
         .map_err(|error| JudgeError::Malformed(error.to_string()))?;
     if body.completed.len() > MAX_VERDICT_IDS {
-        return Err(JudgeError::Malformed(format!("more than {MAX_VERDICT_IDS} ids")));
+        return Err(JudgeError::Malformed(format!(
+            "more than {MAX_VERDICT_IDS} ids"
+        )));
     }
     Ok(body.completed)
 }
@@ -170,8 +181,15 @@ mod tests {
 
     #[test]
     fn verdicts_are_strict() {
-        assert_eq!(parse_verdict(r#"{"completed": ["a"]}"#).expect("valid"), vec!["a"]);
-        assert!(parse_verdict(r#"{"completed": []}"#).expect("valid").is_empty());
+        assert_eq!(
+            parse_verdict(r#"{"completed": ["a"]}"#).expect("valid"),
+            vec!["a"]
+        );
+        assert!(
+            parse_verdict(r#"{"completed": []}"#)
+                .expect("valid")
+                .is_empty()
+        );
         for bad in [
             "",
             "completed: a",

@@ -10,8 +10,8 @@ use futures::StreamExt;
 use lapin::message::Delivery;
 use lapin::options::{BasicAckOptions, BasicConsumeOptions, BasicNackOptions, BasicQosOptions};
 use lapin::types::{AMQPValue, FieldTable, ShortString};
-use opentelemetry::metrics::Counter;
 use opentelemetry::KeyValue;
+use opentelemetry::metrics::Counter;
 use tokio::task::JoinSet;
 use tracing::Instrument;
 use uuid::Uuid;
@@ -19,7 +19,7 @@ use uuid::Uuid;
 use baton_proto::messages::Envelope;
 
 use crate::bus::topology::{self, ConsumerSpec, Names};
-use crate::bus::{connect, reconnect_delay, BusConfig};
+use crate::bus::{BusConfig, connect, reconnect_delay};
 use crate::shutdown::Shutdown;
 use crate::telemetry;
 
@@ -163,7 +163,13 @@ where
     let routing_key = delivery.routing_key.as_str().to_string();
     let prior = prior_deliveries(&delivery);
     if prior > 0 {
-        redeliveries().add(1, &[KeyValue::new("messaging.destination.name", routing_key.clone())]);
+        redeliveries().add(
+            1,
+            &[KeyValue::new(
+                "messaging.destination.name",
+                routing_key.clone(),
+            )],
+        );
     }
     let span = tracing::info_span!(
         "bus.consume",
@@ -176,7 +182,8 @@ where
     );
     let parent = telemetry::extract_from_map(&header_map(delivery.properties.headers().as_ref()));
     let _ = tracing_opentelemetry::OpenTelemetrySpanExt::set_parent(&span, parent);
-    let envelope = serde_json::from_slice::<Envelope>(&delivery.data).map_err(|error| error.to_string());
+    let envelope =
+        serde_json::from_slice::<Envelope>(&delivery.data).map_err(|error| error.to_string());
     if let Ok(envelope) = &envelope {
         span.record("messaging.message.id", envelope.id.to_string());
     }

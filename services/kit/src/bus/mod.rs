@@ -69,7 +69,12 @@ mod tests {
     fn namespaces_are_slugs_and_delays_are_capped() {
         let env = Env::from_pairs([("BATON_BUS_NAMESPACE", "Bad Name")]);
         assert!(BusConfig::from_env(&env).is_err());
-        assert_eq!(BusConfig::from_env(&Env::default()).expect("defaults").namespace, "baton");
+        assert_eq!(
+            BusConfig::from_env(&Env::default())
+                .expect("defaults")
+                .namespace,
+            "baton"
+        );
         assert_eq!(reconnect_delay(0), Duration::from_millis(200));
         assert_eq!(reconnect_delay(40), Duration::from_secs(10));
     }

@@ -25,7 +25,7 @@ use uuid::Uuid;
 use baton_proto::messages::Envelope;
 
 use crate::bus::topology::{self, Names};
-use crate::bus::{connect, reconnect_delay, BusConfig};
+use crate::bus::{BusConfig, connect, reconnect_delay};
 use crate::shutdown::Shutdown;
 use crate::telemetry;
 
@@ -64,7 +64,9 @@ pub async fn enqueue(
 /// Messages waiting in the outbox (a metric; also what tests wait on).
 pub async fn depth(pool: &PgPool, table: OutboxTable) -> Result<i64, sqlx::Error> {
     let statement = format!("SELECT count(*) FROM {}", table.0);
-    sqlx::query_scalar(AssertSqlSafe(statement)).fetch_one(pool).await
+    sqlx::query_scalar(AssertSqlSafe(statement))
+        .fetch_one(pool)
+        .await
 }
 
 #[derive(sqlx::FromRow)]
@@ -144,7 +146,9 @@ impl Relay {
         let connection = connect(&self.bus, &format!("relay {}", self.table.0)).await?;
         let channel = connection.create_channel().await?;
         // Every publish is confirmed by the broker before its row is deleted.
-        channel.confirm_select(ConfirmSelectOptions::default()).await?;
+        channel
+            .confirm_select(ConfirmSelectOptions::default())
+            .await?;
         topology::declare_all(&channel, &Names::new(&self.bus.namespace)).await?;
         Ok((connection, channel))
     }
@@ -210,7 +214,11 @@ impl Relay {
             .execute(&mut *transaction)
             .await?;
         transaction.commit().await?;
-        tracing::debug!(published = ids.len(), table = self.table.0, "outbox relayed");
+        tracing::debug!(
+            published = ids.len(),
+            table = self.table.0,
+            "outbox relayed"
+        );
         Ok(ids.len())
     }
 }

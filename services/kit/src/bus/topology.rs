@@ -101,7 +101,11 @@ pub async fn declare_all(channel: &Channel, names: &Names) -> Result<(), lapin::
     Ok(())
 }
 
-async fn declare_consumer(channel: &Channel, names: &Names, spec: &ConsumerSpec) -> Result<(), lapin::Error> {
+async fn declare_consumer(
+    channel: &Channel,
+    names: &Names,
+    spec: &ConsumerSpec,
+) -> Result<(), lapin::Error> {
     let queue = names.queue(spec);
     let dead_queue = names.dead_letter_queue(spec);
     // Durable, not exclusive, not auto-deleted: messages wait for a consumer that is down.
@@ -116,7 +120,11 @@ async fn declare_consumer(channel: &Channel, names: &Names, spec: &ConsumerSpec)
     // Quorum: replicated and safe across broker restarts.
     dead_arguments.insert(ShortString::from("x-queue-type"), text("quorum"));
     channel
-        .queue_declare(ShortString::from(dead_queue.clone()), durable_queue, dead_arguments)
+        .queue_declare(
+            ShortString::from(dead_queue.clone()),
+            durable_queue,
+            dead_arguments,
+        )
         .await?;
     channel
         .queue_bind(
@@ -134,7 +142,10 @@ async fn declare_consumer(channel: &Channel, names: &Names, spec: &ConsumerSpec)
         ShortString::from("x-delivery-limit"),
         AMQPValue::LongLongInt(spec.delivery_limit),
     );
-    arguments.insert(ShortString::from("x-dead-letter-exchange"), text(&names.dead_letter()));
+    arguments.insert(
+        ShortString::from("x-dead-letter-exchange"),
+        text(&names.dead_letter()),
+    );
     arguments.insert(ShortString::from("x-dead-letter-routing-key"), text(&queue));
     channel
         .queue_declare(ShortString::from(queue.clone()), durable_queue, arguments)

@@ -71,7 +71,11 @@ impl Harness {
         ]);
         let registry_config = baton_registry::RegistryConfig::from_env(&env).expect("config");
         let registry_addr = serve_on_port_zero(|listener| {
-            baton_registry::serve(registry_config, listener, baton_kit::shutdown::Shutdown::never())
+            baton_registry::serve(
+                registry_config,
+                listener,
+                baton_kit::shutdown::Shutdown::never(),
+            )
         })
         .await;
         let mut provenance_config =
