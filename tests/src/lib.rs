@@ -4,6 +4,8 @@
 //! The binary is found next to the test executable (`target/<profile>/baton`); `make test`
 //! builds it first.
 
+pub mod judge;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -60,6 +62,11 @@ impl Baton {
 
     /// Starts with extra environment variables (e.g. a tight rate limit).
     pub async fn start_with(extra_env: &[(&str, &str)]) -> Baton {
+        Baton::start_services(&["all"], extra_env).await
+    }
+
+    /// Starts `baton serve <targets>` (which must include the gateway).
+    pub async fn start_services(targets: &[&str], extra_env: &[(&str, &str)]) -> Baton {
         baton_kit::testing::init_logging();
         let database = TestDatabase::create().await;
         let namespace = format!("t{}", uuid::Uuid::new_v4().simple());
@@ -67,19 +74,9 @@ impl Baton {
             .iter()
             .map(|(key, value)| (key.to_string(), value.to_string()))
             .collect();
-        let mut command = Command::new(binary("baton"));
-        command
-            .args(["serve", "all"])
-            .envs(base_env(database.url(), &namespace))
-            .envs(extra_env.iter().cloned())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true);
-        let mut child = command.spawn().expect("spawn baton serve all");
-        let stdout = child.stdout.take().expect("stdout");
-        let addresses = tokio::time::timeout(Duration::from_secs(60), wait_for_gateway(stdout))
-            .await
-            .expect("baton announced its gateway address in time");
+        let mut env = base_env(database.url(), &namespace);
+        env.extend(extra_env.iter().cloned());
+        let (child, addresses) = spawn(targets, &env, "gateway").await;
         Baton {
             database,
             base_url: format!("http://{}", addresses["gateway"]),
@@ -88,6 +85,34 @@ impl Baton {
             child,
             extra_env,
         }
+    }
+
+    /// Starts a separate `baton serve closer` process wired to this instance's services, on the
+    /// same database and bus namespace.
+    pub async fn spawn_closer(&self, extra_env: &[(&str, &str)]) -> ServiceProcess {
+        let mut env = base_env(self.database.url(), &self.namespace);
+        env.extend(self.extra_env.iter().cloned());
+        for (service, key) in [
+            ("registry", "BATON_REGISTRY__ADDR"),
+            ("provenance", "BATON_PROVENANCE__ADDR"),
+            ("triage", "BATON_TRIAGE__ADDR"),
+        ] {
+            env.push((key.to_string(), self.addresses[service].clone()));
+        }
+        env.extend(
+            extra_env
+                .iter()
+                .map(|(key, value)| (key.to_string(), value.to_string())),
+        );
+        let (child, addresses) = spawn(&["closer", "--no-migrate"], &env, "closer").await;
+        ServiceProcess { child, addresses }
+    }
+
+    /// An admin pool on this instance's database.
+    pub async fn admin(&self) -> sqlx::PgPool {
+        sqlx::PgPool::connect(self.database.url())
+            .await
+            .expect("admin pool")
     }
 
     /// Creates a tenant with the real CLI; returns (tenant id, API key).
@@ -135,6 +160,14 @@ impl Baton {
 
 impl Drop for Baton {
     fn drop(&mut self) {
+        // Stop the process first: a live relay or consumer would declare the topology again.
+        let _ = self.child.start_kill();
+        for _ in 0..50 {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         baton_kit::testing::delete_bus_namespace(&self.namespace);
     }
 }
@@ -157,7 +190,43 @@ fn base_env(database_url: &str, namespace: &str) -> Vec<(String, String)> {
     .collect()
 }
 
-async fn wait_for_gateway(stdout: tokio::process::ChildStdout) -> HashMap<String, String> {
+/// A process running some services, killed on drop.
+pub struct ServiceProcess {
+    child: Child,
+    pub addresses: HashMap<String, String>,
+}
+
+impl ServiceProcess {
+    /// SIGKILL: no drain, no goodbye.
+    pub async fn kill(mut self) {
+        let _ = self.child.kill().await;
+    }
+}
+
+/// Spawns `baton serve <args>` and waits until `last` announces its address.
+async fn spawn(
+    args: &[&str],
+    env: &[(String, String)],
+    last: &str,
+) -> (Child, HashMap<String, String>) {
+    let mut command = Command::new(binary("baton"));
+    command
+        .arg("serve")
+        .args(args)
+        .envs(env.iter().cloned())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true);
+    let mut child = command.spawn().expect("spawn baton serve");
+    let stdout = child.stdout.take().expect("stdout");
+    let addresses =
+        tokio::time::timeout(Duration::from_secs(60), wait_for(stdout, last.to_string()))
+            .await
+            .expect("baton announced its addresses in time");
+    (child, addresses)
+}
+
+async fn wait_for(stdout: tokio::process::ChildStdout, last: String) -> HashMap<String, String> {
     let mut lines = BufReader::new(stdout).lines();
     let mut addresses = HashMap::new();
     while let Ok(Some(line)) = lines.next_line().await {
@@ -175,7 +244,7 @@ async fn wait_for_gateway(stdout: tokio::process::ChildStdout) -> HashMap<String
             continue;
         };
         addresses.insert(service.to_string(), address.to_string());
-        if service == "gateway" {
+        if service == last {
             // Keep draining stdout so the child never blocks on a full pipe.
             tokio::spawn(async move {
                 while let Ok(Some(line)) = lines.next_line().await {
@@ -187,7 +256,7 @@ async fn wait_for_gateway(stdout: tokio::process::ChildStdout) -> HashMap<String
             return addresses;
         }
     }
-    panic!("baton exited before announcing the gateway");
+    panic!("baton exited before announcing {last}");
 }
 
 /// A tenant created through the CLI.

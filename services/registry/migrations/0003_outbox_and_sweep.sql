@@ -26,4 +26,5 @@ GRANT INSERT ON registry.outbox TO baton_registry;
 
 -- The maintenance role (BYPASSRLS; the sweep and the relay, never the request path).
 GRANT SELECT, UPDATE ON registry.agent_sessions TO baton_registry_maint;
-GRANT SELECT, INSERT, DELETE ON registry.outbox TO baton_registry_maint;
+-- UPDATE because the relay takes rows FOR UPDATE SKIP LOCKED (it never changes them).
+GRANT SELECT, INSERT, UPDATE, DELETE ON registry.outbox TO baton_registry_maint;

@@ -2,6 +2,7 @@
 //! from the real CLI, everything over HTTP.
 
 mod auth;
+mod closer;
 mod lease;
 mod memories;
 mod sessions;

@@ -105,36 +105,39 @@ impl Relay {
 
     /// Runs until shutdown, reconnecting after broker failures.
     pub async fn run(self, shutdown: Shutdown) {
-        let mut attempt = 0;
+        // Consecutive failures, reset by a successful round; each failure waits longer.
+        let mut failures = 0;
         while !shutdown.is_triggered() {
+            if failures > 0 {
+                tokio::select! {
+                    () = tokio::time::sleep(reconnect_delay(failures - 1)) => {}
+                    () = shutdown.clone().wait() => return,
+                }
+            }
             // The connection must outlive the channel: both are held for this round.
             let (_connection, channel) = match self.open_channel().await {
-                Ok(opened) => {
-                    attempt = 0;
-                    opened
-                }
+                Ok(opened) => opened,
                 Err(error) => {
                     tracing::warn!(error = %error, table = self.table.0, "outbox relay cannot reach the broker");
-                    let delay = reconnect_delay(attempt);
-                    attempt += 1;
-                    tokio::select! {
-                        () = tokio::time::sleep(delay) => continue,
-                        () = shutdown.clone().wait() => return,
-                    }
+                    failures += 1;
+                    continue;
                 }
             };
             loop {
                 match self.publish_batch(&channel).await {
-                    Ok(0) => {
-                        tokio::select! {
-                            () = self.wake.notified() => {}
-                            () = tokio::time::sleep(POLL) => {}
-                            () = shutdown.clone().wait() => return,
+                    Ok(published) => {
+                        failures = 0;
+                        if published == 0 {
+                            tokio::select! {
+                                () = self.wake.notified() => {}
+                                () = tokio::time::sleep(POLL) => {}
+                                () = shutdown.clone().wait() => return,
+                            }
                         }
                     }
-                    Ok(_) => {}
                     Err(error) => {
-                        tracing::warn!(error = %error, table = self.table.0, "outbox relay publish failed; reconnecting");
+                        tracing::warn!(error = %error, table = self.table.0, "outbox relay round failed; starting over");
+                        failures += 1;
                         break;
                     }
                 }

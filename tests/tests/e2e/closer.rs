@@ -1,0 +1,417 @@
+//! The closer end to end: real processes, Postgres and RabbitMQ (CONTRACT Part 2 table H).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use baton_tests::judge::FakeJudge;
+use baton_tests::{Baton, Client};
+
+const ENABLED: (&str, &str) = ("BATON_CLOSER_ENABLED", "true");
+
+/// A commitment the lexical judge can recognise as done from [`DONE`].
+pub async fn commitment(client: &Client, topic: &str, content: &str) -> String {
+    let answer = client
+        .post(
+            "/api/v1/memories",
+            &json!({"memoryType": "commitment", "topic": topic, "content": content, "project": "baton"}),
+        )
+        .await;
+    assert_eq!(answer.status, 201, "{:?}", answer.body);
+    answer.body["memory"]["id"]
+        .as_str()
+        .expect("id")
+        .to_string()
+}
+
+/// Opens a session briefed on `briefed` (memory id, topic) and returns its run id.
+pub async fn open_briefed(client: &Client, session_id: &str, briefed: &[(&str, &str)]) -> String {
+    let rows: Vec<Value> = briefed
+        .iter()
+        .map(|(id, topic)| json!({"id": id, "topic": topic, "status": "open"}))
+        .collect();
+    let body = json!({"agent": "claude-code", "sessionId": session_id, "source": "startup",
+                      "project": "baton", "briefedMemories": rows});
+    let answer = client.post("/api/v1/agent-sessions/open", &body).await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
+    answer.body["sessionRunId"]
+        .as_str()
+        .expect("run")
+        .to_string()
+}
+
+pub async fn heartbeat(client: &Client, session_id: &str, excerpt: &str) -> Value {
+    let body =
+        json!({"agent": "claude-code", "sessionId": session_id, "lastMessageExcerpt": excerpt});
+    client
+        .post("/api/v1/agent-sessions/heartbeat", &body)
+        .await
+        .body
+}
+
+pub async fn close(client: &Client, session_id: &str) {
+    let answer = client
+        .post(
+            "/api/v1/agent-sessions/close",
+            &json!({"agent": "claude-code", "sessionId": session_id}),
+        )
+        .await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
+}
+
+/// Waits for the pass of (run, epoch) to settle; returns (state, outcome, resolved).
+pub async fn settled_pass(
+    admin: &sqlx::PgPool,
+    run: &str,
+    epoch: i64,
+    timeout: Duration,
+) -> (String, String, i32) {
+    let run: Uuid = run.parse().expect("uuid");
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let row: Option<(String, Option<String>, i32)> = sqlx::query_as(
+            "SELECT state, outcome, resolved FROM closer.passes WHERE session_run_id = $1 AND activation_epoch = $2",
+        )
+        .bind(run)
+        .bind(epoch)
+        .fetch_optional(admin)
+        .await
+        .expect("passes");
+        if let Some((state, Some(outcome), resolved)) = row {
+            return (state, outcome, resolved);
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no settled pass for {run} epoch {epoch}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+pub async fn commitment_status(client: &Client, memory_id: &str) -> String {
+    let answer = client.get(&format!("/api/v1/memories/{memory_id}")).await;
+    answer.body["commitment"]["status"]
+        .as_str()
+        .expect("commitment")
+        .to_string()
+}
+
+async fn excerpt(admin: &sqlx::PgPool, run: &str) -> Option<String> {
+    let run: Uuid = run.parse().expect("uuid");
+    sqlx::query_scalar("SELECT last_message_excerpt FROM registry.agent_sessions WHERE id = $1")
+        .bind(run)
+        .fetch_one(admin)
+        .await
+        .expect("row")
+}
+
+async fn passes_of(admin: &sqlx::PgPool, run: &str) -> i64 {
+    let run: Uuid = run.parse().expect("uuid");
+    sqlx::query_scalar("SELECT count(*) FROM closer.passes WHERE session_run_id = $1")
+        .bind(run)
+        .fetch_one(admin)
+        .await
+        .expect("count")
+}
+
+const DONE: &str = "Done: migrated the orders table to uuid keys and the suite passes.";
+
+#[tokio::test]
+async fn an_explicit_close_resolves_what_the_session_completed_in_one_pass() {
+    let baton = Baton::start_with(&[ENABLED]).await;
+    let tenant = baton.create_tenant("closer").await;
+    let client = baton.client(&tenant);
+    let admin = baton.admin().await;
+    let done = commitment(
+        &client,
+        "orders-uuid",
+        "Migrate the orders table to uuid keys",
+    )
+    .await;
+    let other = commitment(
+        &client,
+        "billing-retries",
+        "Add retries to the billing webhook",
+    )
+    .await;
+    let run = open_briefed(
+        &client,
+        "c-1",
+        &[(&done, "orders-uuid"), (&other, "billing-retries")],
+    )
+    .await;
+    heartbeat(&client, "c-1", DONE).await;
+    close(&client, "c-1").await;
+
+    let (state, outcome, resolved) = settled_pass(&admin, &run, 1, Duration::from_secs(30)).await;
+    assert_eq!(
+        (state.as_str(), outcome.as_str(), resolved),
+        ("finished", "completed", 1)
+    );
+    assert_eq!(commitment_status(&client, &done).await, "resolved");
+    assert_eq!(
+        commitment_status(&client, &other).await,
+        "open",
+        "not evidenced, not resolved"
+    );
+    let events = client
+        .get(&format!("/api/v1/agent-sessions/{run}/events"))
+        .await;
+    let resolve = events.body["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .find(|item| item["eventKind"] == "resolve")
+        .cloned()
+        .expect("the closer's resolve is in the run");
+    assert_eq!(resolve["actorKind"], "worker");
+    assert_eq!(resolve["memoryId"], done.as_str());
+    let row = client.get(&format!("/api/v1/agent-sessions/{run}")).await;
+    assert_eq!(row.body["triageStatus"], "completed");
+    assert_eq!(
+        row.body["closedAt"].is_string(),
+        true,
+        "the closer never resurrects"
+    );
+    assert_eq!(
+        excerpt(&admin, &run).await,
+        None,
+        "cleared once the verdict is durable"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(passes_of(&admin, &run).await, 1, "exactly one pass");
+
+    // Undo is a plain unresolve.
+    let undo = client
+        .post(
+            &format!("/api/v1/memories/{done}/resolve"),
+            &json!({"status": "open"}),
+        )
+        .await;
+    assert_eq!(undo.body["status"], "open");
+
+    // Resurrected and closed again with nothing new: completed, no new events → not eligible.
+    heartbeat(&client, "c-1", "back").await;
+    close(&client, "c-1").await;
+    let (_, outcome, _) = settled_pass(&admin, &run, 2, Duration::from_secs(30)).await;
+    assert_eq!(outcome, "not-eligible");
+}
+
+#[tokio::test]
+async fn an_implicit_close_by_the_sweep_leads_to_exactly_one_pass_and_grace_holds() {
+    let baton = Baton::start_with(&[ENABLED]).await;
+    let tenant = baton.create_tenant("sweep").await;
+    let client = baton.client(&tenant);
+    let admin = baton.admin().await;
+    let start = client.at("2026-09-01T08:00:00.000Z");
+    let done = commitment(
+        &start,
+        "orders-uuid",
+        "Migrate the orders table to uuid keys",
+    )
+    .await;
+    let run = open_briefed(&start, "s-1", &[(&done, "orders-uuid")]).await;
+    heartbeat(&start, "s-1", DONE).await;
+
+    // Past the lease but inside the grace: nothing closes.
+    let inside = client.at("2026-09-02T08:30:00.000Z");
+    let sweep = inside.post("/api/v1/_test/sweep", &json!({})).await;
+    assert_eq!(
+        (sweep.status, sweep.body["closed"].clone()),
+        (200, json!(0)),
+        "{:?}",
+        sweep.body
+    );
+    // Past lease and grace: it closes, implicitly, and the closer runs once.
+    let past = client.at("2026-09-02T09:00:00.001Z");
+    let sweep = past.post("/api/v1/_test/sweep", &json!({})).await;
+    assert_eq!(sweep.body["closed"], 1);
+    let (_, outcome, resolved) = settled_pass(&admin, &run, 1, Duration::from_secs(30)).await;
+    assert_eq!((outcome.as_str(), resolved), ("completed", 1));
+    let again = past.post("/api/v1/_test/sweep", &json!({})).await;
+    assert_eq!(again.body["closed"], 0, "each row closes once");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(passes_of(&admin, &run).await, 1);
+
+    // Implicitly closed, so a later heartbeat resurrects it.
+    let back = heartbeat(&client.at("2026-09-03T09:00:00.000Z"), "s-1", "back").await;
+    assert_eq!(back["resurrected"], true);
+}
+
+#[tokio::test]
+async fn nothing_briefed_and_overflowed_settle_without_a_generation_and_keep_the_excerpt() {
+    let baton = Baton::start_with(&[ENABLED]).await;
+    let tenant = baton.create_tenant("settle").await;
+    let client = baton.client(&tenant);
+    let admin = baton.admin().await;
+    let run = open_briefed(&client, "n-1", &[]).await;
+    heartbeat(&client, "n-1", "Nothing to hand on.").await;
+    close(&client, "n-1").await;
+    let (_, outcome, _) = settled_pass(&admin, &run, 1, Duration::from_secs(30)).await;
+    assert_eq!(outcome, "nothing-briefed");
+    assert_eq!(
+        excerpt(&admin, &run).await.as_deref(),
+        Some("Nothing to hand on.")
+    );
+
+    let done = commitment(
+        &client,
+        "orders-uuid",
+        "Migrate the orders table to uuid keys",
+    )
+    .await;
+    let flooded = open_briefed(&client, "o-1", &[(&done, "orders-uuid")]).await;
+    heartbeat(&client, "o-1", DONE).await;
+    flood(&admin, &tenant.tenant_id, &flooded, 501).await;
+    close(&client, "o-1").await;
+    let (_, outcome, resolved) = settled_pass(&admin, &flooded, 1, Duration::from_secs(30)).await;
+    assert_eq!((outcome.as_str(), resolved), ("overflowed", 0));
+    assert_eq!(commitment_status(&client, &done).await, "open");
+    assert!(
+        excerpt(&admin, &flooded).await.is_some(),
+        "kept on overflow"
+    );
+    let row = client
+        .get(&format!("/api/v1/agent-sessions/{flooded}"))
+        .await;
+    assert_eq!(row.body["triageStatus"], "overflowed");
+}
+
+/// Inserts `count` attributed events for a run (real rows, as the admin).
+pub async fn flood(admin: &sqlx::PgPool, tenant: &str, run: &str, count: usize) {
+    let tenant: Uuid = tenant.parse().expect("uuid");
+    let memory = Uuid::now_v7();
+    sqlx::query(
+        "INSERT INTO provenance.memories (tenant_id, id, memory_type, topic, content, content_sha256, \
+           status, created_at, updated_at) \
+         VALUES ($1, $2, 'note', 'flood', 'flood', sha256($2::text::bytea), 'open', now(), now())",
+    )
+    .bind(tenant)
+    .bind(memory)
+    .execute(admin)
+    .await
+    .expect("memory");
+    let ids: Vec<Uuid> = (0..count).map(|_| Uuid::now_v7()).collect();
+    sqlx::query(
+        "INSERT INTO provenance.memory_events (tenant_id, id, memory_id, event_kind, actor_kind, payload, created_at) \
+         SELECT $1, id, $2, 'create', 'user_mcp', jsonb_build_object('sessionRunId', $3::text), now() \
+         FROM unnest($4::uuid[]) AS id",
+    )
+    .bind(tenant)
+    .bind(memory)
+    .bind(run)
+    .bind(&ids)
+    .execute(admin)
+    .await
+    .expect("events");
+}
+
+#[tokio::test]
+async fn a_resurrection_while_the_judge_decides_fences_the_pass() {
+    let judge = FakeJudge::start(Duration::ZERO, true).await;
+    let baton = Baton::start_with(&[
+        ENABLED,
+        ("BATON_CLOSER_JUDGE", "openai"),
+        ("BATON_CLOSER_JUDGE_URL", judge.url.as_str()),
+    ])
+    .await;
+    let tenant = baton.create_tenant("fence").await;
+    let client = baton.client(&tenant);
+    let admin = baton.admin().await;
+    let first = commitment(
+        &client,
+        "orders-uuid",
+        "Migrate the orders table to uuid keys",
+    )
+    .await;
+    let second = commitment(
+        &client,
+        "billing-retries",
+        "Add retries to the billing webhook",
+    )
+    .await;
+    let run = open_briefed(
+        &client,
+        "f-1",
+        &[(&first, "orders-uuid"), (&second, "billing-retries")],
+    )
+    .await;
+    heartbeat(&client, "f-1", DONE).await;
+    close(&client, "f-1").await;
+
+    assert!(
+        judge.wait_for_requests(1, Duration::from_secs(30)).await,
+        "the judge was asked"
+    );
+    let back = heartbeat(&client, "f-1", "I'm back").await;
+    assert_eq!(back["resurrected"], true);
+    assert_eq!(back["activationEpoch"], 2);
+    judge.release();
+
+    let (_, outcome, resolved) = settled_pass(&admin, &run, 1, Duration::from_secs(30)).await;
+    assert_eq!(
+        (outcome.as_str(), resolved),
+        ("fenced", 0),
+        "stops before its next resolve"
+    );
+    assert_eq!(commitment_status(&client, &first).await, "open");
+    assert_eq!(commitment_status(&client, &second).await, "open");
+    assert_eq!(
+        excerpt(&admin, &run).await.as_deref(),
+        Some("I'm back"),
+        "no bookkeeping under the old epoch"
+    );
+    let row = client.get(&format!("/api/v1/agent-sessions/{run}")).await;
+    assert_eq!(row.body["closedAt"], json!(null));
+    assert_ne!(row.body["triageStatus"], "completed", "no verdict written");
+    let usage: i64 = sqlx::query_scalar(
+        "SELECT coalesce(sum(tokens), 0)::bigint FROM closer.usage WHERE kind = 'usage'",
+    )
+    .fetch_one(&admin)
+    .await
+    .expect("usage");
+    assert_eq!(usage, 321, "the generation itself was metered");
+}
+
+#[tokio::test]
+async fn over_budget_the_pass_is_refused_and_nothing_is_billed() {
+    let judge = FakeJudge::start(Duration::ZERO, false).await;
+    let baton = Baton::start_with(&[
+        ENABLED,
+        ("BATON_CLOSER_JUDGE", "openai"),
+        ("BATON_CLOSER_JUDGE_URL", judge.url.as_str()),
+        ("BATON_CLOSER_MONTHLY_TOKEN_BUDGET", "10"),
+    ])
+    .await;
+    let tenant = baton.create_tenant("budget").await;
+    let client = baton.client(&tenant);
+    let admin = baton.admin().await;
+    let done = commitment(
+        &client,
+        "orders-uuid",
+        "Migrate the orders table to uuid keys",
+    )
+    .await;
+    let run = open_briefed(&client, "b-1", &[(&done, "orders-uuid")]).await;
+    close(&client, "b-1").await;
+    let (state, outcome, _) = settled_pass(&admin, &run, 1, Duration::from_secs(30)).await;
+    assert_eq!(
+        (state.as_str(), outcome.as_str()),
+        ("failed", "refused"),
+        "recorded, retried later"
+    );
+    assert_eq!(judge.requests(), 0, "no generation ran");
+    let billed: i64 = sqlx::query_scalar("SELECT count(*) FROM closer.usage")
+        .fetch_one(&admin)
+        .await
+        .expect("usage");
+    assert_eq!(billed, 0);
+    let next: Option<chrono::DateTime<chrono::Utc>> =
+        sqlx::query_scalar("SELECT next_attempt_at FROM closer.passes WHERE session_run_id = $1")
+            .bind(run.parse::<Uuid>().expect("uuid"))
+            .fetch_one(&admin)
+            .await
+            .expect("pass");
+    assert!(next.is_some(), "backoff scheduled");
+}
