@@ -3,6 +3,7 @@
 
 mod auth;
 mod closer;
+mod closer_faults;
 mod lease;
 mod memories;
 mod sessions;
