@@ -116,3 +116,166 @@ async fn registry_server_span_is_a_child_of_the_gateway_span() {
         "no key in any span attribute"
     );
 }
+
+/// Serves `serve` on a fresh port-0 listener; returns its address.
+async fn on_free_port<F, Fut, E>(serve: F) -> String
+where
+    F: FnOnce(TcpListener) -> Fut,
+    Fut: std::future::Future<Output = Result<(), E>> + Send + 'static,
+    E: Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let address = listener.local_addr().expect("addr").to_string();
+    tokio::spawn(serve(listener));
+    address
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_trace_spans_the_close_request_the_bus_and_the_closers_resolve() {
+    const CLOSE_TRACE: &str = "5bf92f3577b34da6a3ce929d0e0e4737";
+    let (exporter, provider) = exporter();
+    let database = TestDatabase::create().await;
+    for (context, migrator) in [
+        (&baton_registry::DB, baton_registry::migrator()),
+        (&baton_provenance::DB, baton_provenance::migrator()),
+        (&baton_triage::DB, baton_triage::migrator()),
+        (&baton_closer::DB, baton_closer::migrator()),
+        (&baton_gateway::DB, baton_gateway::migrator()),
+    ] {
+        db::migrate_context(database.url(), context, migrator)
+            .await
+            .expect("migrate");
+    }
+    let namespace = baton_kit::testing::bus_namespace();
+    let env = Env::from_pairs([
+        ("BATON_SERVICE_TOKEN", "trace-test-service-token"),
+        ("BATON_DATABASE_URL", database.url()),
+        ("BATON_BUS_NAMESPACE", namespace.as_str()),
+        ("BATON_CLOSER_ENABLED", "true"),
+    ]);
+    let never = baton_kit::shutdown::Shutdown::never;
+    let registry_config = baton_registry::RegistryConfig::from_env(&env).expect("config");
+    let registry =
+        on_free_port(|listener| baton_registry::serve(registry_config, listener, never())).await;
+    let mut provenance_config = baton_provenance::ProvenanceConfig::from_env(&env).expect("config");
+    provenance_config.registry_addr = registry.clone();
+    let provenance = on_free_port(|listener| {
+        baton_provenance::serve(provenance_config, listener, never().wait())
+    })
+    .await;
+    let mut triage_config = baton_triage::TriageConfig::from_env(&env).expect("config");
+    triage_config.registry_addr = registry.clone();
+    triage_config.provenance_addr = provenance.clone();
+    let triage =
+        on_free_port(|listener| baton_triage::serve(triage_config, listener, never().wait())).await;
+    let mut closer_config = baton_closer::CloserConfig::from_env(&env).expect("config");
+    closer_config.registry_addr = registry.clone();
+    closer_config.provenance_addr = provenance.clone();
+    closer_config.triage_addr = triage.clone();
+    let closer =
+        on_free_port(|listener| baton_closer::serve(closer_config, listener, never())).await;
+    let mut gateway_config = baton_gateway::GatewayConfig::from_env(&env).expect("config");
+    gateway_config.registry_addr = registry;
+    gateway_config.provenance_addr = provenance;
+    gateway_config.triage_addr = triage;
+    gateway_config.closer_addr = closer;
+    let gateway =
+        on_free_port(|listener| baton_gateway::serve(gateway_config, listener, never().wait()))
+            .await;
+    let pool = db::connect_runtime(database.url(), None, &baton_gateway::DB, 1)
+        .await
+        .expect("pool");
+    let tenant = baton_gateway::tenants::create_tenant(&pool, "trace")
+        .await
+        .expect("tenant");
+
+    let http = reqwest::Client::new();
+    let post = |path: &str, body: serde_json::Value| {
+        http.post(format!("http://{gateway}/api/v1{path}"))
+            .header("x-api-key", &tenant.api_key)
+            .json(&body)
+    };
+    let created: serde_json::Value = post(
+        "/memories",
+        json!({"memoryType": "commitment", "topic": "orders-uuid", "content": "Migrate the orders table to uuid keys"}),
+    )
+    .send()
+    .await
+    .expect("remember")
+    .json()
+    .await
+    .expect("json");
+    let memory = created["memory"]["id"].as_str().expect("id").to_string();
+    let opened: serde_json::Value = post(
+        "/agent-sessions/open",
+        json!({"agent": "codex", "sessionId": "t", "source": "startup",
+               "briefedMemories": [{"id": memory, "topic": "orders-uuid", "status": "open"}]}),
+    )
+    .send()
+    .await
+    .expect("open")
+    .json()
+    .await
+    .expect("json");
+    let run: uuid::Uuid = opened["sessionRunId"]
+        .as_str()
+        .expect("run")
+        .parse()
+        .expect("uuid");
+    post(
+        "/agent-sessions/heartbeat",
+        json!({"agent": "codex", "sessionId": "t", "lastMessageExcerpt": "Done: migrated the orders table to uuid keys."}),
+    )
+    .send()
+    .await
+    .expect("heartbeat");
+    let closed = post(
+        "/agent-sessions/close",
+        json!({"agent": "codex", "sessionId": "t"}),
+    )
+    .header("traceparent", format!("00-{CLOSE_TRACE}-{CALLER_SPAN}-01"))
+    .send()
+    .await
+    .expect("close");
+    assert_eq!(closed.status(), 200);
+
+    let admin = sqlx::PgPool::connect(database.url()).await.expect("admin");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let outcome: Option<Option<String>> =
+            sqlx::query_scalar("SELECT outcome FROM closer.passes WHERE session_run_id = $1")
+                .bind(run)
+                .fetch_optional(&admin)
+                .await
+                .expect("pass");
+        if outcome.flatten().as_deref() == Some("completed") {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the closer never finished"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let _ = provider.force_flush();
+    let spans = exporter.get_finished_spans().expect("spans");
+    let in_trace: Vec<String> = spans
+        .iter()
+        .filter(|span| span.span_context.trace_id().to_string() == CLOSE_TRACE)
+        .map(|span| span.name.to_string())
+        .collect();
+    for expected in [
+        "POST /api/v1/agent-sessions/close",
+        "baton.registry.v1.SessionRegistry/Close",
+        "registry.session.closed publish",
+        "registry.session.closed process",
+        "baton.provenance.v1.Provenance/Transition",
+    ] {
+        assert!(
+            in_trace.iter().any(|name| name == expected),
+            "{expected} missing from {in_trace:?}"
+        );
+    }
+    baton_kit::testing::delete_bus_namespace(&namespace);
+}

@@ -4,6 +4,7 @@ mod concurrency;
 mod grpc;
 mod lifecycle;
 mod security;
+mod sweep;
 
 use std::time::Duration;
 
