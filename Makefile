@@ -9,7 +9,7 @@ export BATON_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baton
 export BATON_SERVICE_TOKEN ?= local-dev-service-token
 export BATON_CLOSER_ENABLED ?= true
 
-.PHONY: run build test lint bench fmt
+.PHONY: run build test lint bench fmt eval-closer
 
 build:
 	$(CARGO) build --workspace --bins
@@ -44,3 +44,7 @@ fmt:
 bench:
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) run --release -q -p baton-bench -- all
+
+## The closer's judge over the labelled corpus in eval/closer (BATON_CLOSER_JUDGE=lexical|openai).
+eval-closer:
+	$(CARGO) run -q --bin baton -- eval-closer

@@ -27,7 +27,7 @@ fn corpus(files: Vec<PathBuf>) -> anyhow::Result<Vec<PathBuf>> {
 
 fn line(label: &str, cases: usize, tally: &Tally) {
     println!(
-        "{label:<36} cases {cases:>3}  briefed {:>3}  recall {:>5.1}%  precision {:>5.1}%  spurious {:>5.1}%",
+        "{label:<44} cases {cases:>3}  briefed {:>3}  recall {:>5.1}%  precision {:>5.1}%  spurious {:>5.1}%",
         tally.true_positives + tally.false_positives + tally.false_negatives + tally.true_negatives,
         100.0 * tally.recall(),
         100.0 * tally.precision(),

@@ -122,10 +122,8 @@ impl Sweeper {
         .await?
         .rows_affected();
         transaction.commit().await?;
-        if !closed.is_empty() {
-            if let Some(relay) = &self.relay {
-                relay.notify_one();
-            }
+        if let (false, Some(relay)) = (closed.is_empty(), &self.relay) {
+            relay.notify_one();
         }
         tracing::info!(
             closed = closed.len(),

@@ -60,16 +60,12 @@ impl Triage {
         let attempt = Uuid::now_v7();
         let mut transaction = begin_tenant(self.pool(), call.tenant_id).await?;
         store::ensure(&mut transaction, call.tenant_id, run_id, call.now).await?;
-        let won = store::claim(
-            &mut transaction,
-            call.tenant_id,
+        let pass = store::ClosePass {
+            tenant_id: call.tenant_id,
             run_id,
-            observed_attempt,
-            attempt,
             epoch,
-            call.now,
-        )
-        .await?;
+        };
+        let won = store::claim(&mut transaction, pass, observed_attempt, attempt, call.now).await?;
         transaction.commit().await?;
         Ok(if won {
             Claim::Won(attempt)
@@ -99,17 +95,14 @@ impl Triage {
         };
         let watermark = &visible[..visible.len().min(crate::links::CEILING as usize)];
         let mut transaction = begin_tenant(self.pool(), call.tenant_id).await?;
-        let written = store::finish_close(
-            &mut transaction,
-            call.tenant_id,
+        let pass = store::ClosePass {
+            tenant_id: call.tenant_id,
             run_id,
-            attempt,
             epoch,
-            status,
-            watermark,
-            call.now,
-        )
-        .await?;
+        };
+        let written =
+            store::finish_close(&mut transaction, pass, attempt, status, watermark, call.now)
+                .await?;
         transaction.commit().await?;
         Ok(written.then_some(status))
     }

@@ -38,19 +38,30 @@ pub async fn holder(
     Ok(holder.flatten())
 }
 
+/// A closer pass's key as triage sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClosePass {
+    pub tenant_id: Uuid,
+    pub run_id: Uuid,
+    pub epoch: i64,
+}
+
 /// The closer's claim as one compare-and-set: a new attempt id held by the closer at `epoch`,
 /// a pending handshake retired to expired, only if the attempt is still the one observed and
 /// the status is claimable. True when it won.
 #[tracing::instrument(name = "db.triage.claim", skip_all)]
 pub async fn claim(
     connection: &mut PgConnection,
-    tenant_id: Uuid,
-    run_id: Uuid,
+    pass: ClosePass,
     observed_attempt: Option<Uuid>,
     new_attempt: Uuid,
-    epoch: i64,
     now: DateTime<Utc>,
 ) -> Result<bool, ApiError> {
+    let ClosePass {
+        tenant_id,
+        run_id,
+        epoch,
+    } = pass;
     let result = sqlx::query(
         "UPDATE triage.runs \
          SET attempt_id = $4, attempt_holder = 'closer', claim_epoch = $5, updated_at = $6, \
@@ -75,14 +86,17 @@ pub async fn claim(
 #[tracing::instrument(name = "db.triage.finish_close", skip_all)]
 pub async fn finish_close(
     connection: &mut PgConnection,
-    tenant_id: Uuid,
-    run_id: Uuid,
+    pass: ClosePass,
     attempt: Uuid,
-    epoch: i64,
     status: Status,
     watermark: &[Uuid],
     now: DateTime<Utc>,
 ) -> Result<bool, ApiError> {
+    let ClosePass {
+        tenant_id,
+        run_id,
+        epoch,
+    } = pass;
     let result = sqlx::query(
         "UPDATE triage.runs SET status = $5, watermark = $6, updated_at = $7 \
          WHERE tenant_id = $1 AND session_run_id = $2 AND attempt_id = $3 \

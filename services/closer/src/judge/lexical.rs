@@ -81,10 +81,11 @@ pub fn stem(word: &str) -> String {
     for suffix in [
         "ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ion", "s", "e",
     ] {
-        if let Some(root) = word.strip_suffix(suffix) {
-            if root.chars().count() >= 3 && !(suffix == "s" && root.ends_with('s')) {
-                return root.to_string();
-            }
+        if let Some(root) = word
+            .strip_suffix(suffix)
+            .filter(|root| root.chars().count() >= 3 && !(suffix == "s" && root.ends_with('s')))
+        {
+            return root.to_string();
         }
     }
     word.to_string()

@@ -10,12 +10,14 @@
 //! `(id uuid primary key, routing_key text, envelope jsonb, headers jsonb, created_at timestamptz)`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions};
 use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
 use lapin::{BasicProperties, Channel};
+use opentelemetry::KeyValue;
+use opentelemetry::metrics::Gauge;
 use sqlx::types::Json;
 use sqlx::{AssertSqlSafe, PgConnection, PgPool};
 use tokio::sync::Notify;
@@ -33,6 +35,8 @@ use crate::telemetry;
 const BATCH: i64 = 100;
 /// How often a relay looks without being woken.
 const POLL: Duration = Duration::from_millis(500);
+/// How often the depth gauge is refreshed.
+const DEPTH_EVERY: Duration = Duration::from_secs(10);
 
 /// A context's outbox table, schema-qualified (a constant, never user input).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,10 +127,15 @@ impl Relay {
                     continue;
                 }
             };
+            let mut last_depth = tokio::time::Instant::now() - DEPTH_EVERY;
             loop {
                 match self.publish_batch(&channel).await {
                     Ok(published) => {
                         failures = 0;
+                        if last_depth.elapsed() >= DEPTH_EVERY {
+                            last_depth = tokio::time::Instant::now();
+                            self.record_depth().await;
+                        }
                         if published == 0 {
                             tokio::select! {
                                 () = self.wake.notified() => {}
@@ -142,6 +151,20 @@ impl Relay {
                     }
                 }
             }
+        }
+    }
+
+    /// Records the outbox depth gauge (messages not yet confirmed by the broker).
+    async fn record_depth(&self) {
+        static DEPTH: OnceLock<Gauge<i64>> = OnceLock::new();
+        let gauge = DEPTH.get_or_init(|| {
+            opentelemetry::global::meter("baton")
+                .i64_gauge("baton.outbox.depth")
+                .with_description("Messages waiting in an outbox")
+                .build()
+        });
+        if let Ok(count) = depth(&self.pool, self.table).await {
+            gauge.record(count, &[KeyValue::new("outbox", self.table.0)]);
         }
     }
 
