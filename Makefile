@@ -7,7 +7,6 @@ CARGO ?= cargo
 # Local defaults (DESIGN section 7). Override on the command line or in the environment.
 export BATON_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baton
 export BATON_SERVICE_TOKEN ?= local-dev-service-token
-export BATON_CLOSER_ENABLED ?= true
 
 .PHONY: run build test lint bench fmt eval-closer
 
@@ -15,6 +14,7 @@ build:
 	$(CARGO) build --workspace --bins
 
 ## Build, migrate, then serve every service in one process (Ctrl-C stops it).
+run: export BATON_CLOSER_ENABLED ?= true
 run: build
 	$(CARGO) run -q --bin baton -- migrate
 	@echo

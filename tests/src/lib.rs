@@ -184,6 +184,10 @@ fn base_env(database_url: &str, namespace: &str) -> Vec<(String, String)> {
         ("BATON_TRIAGE__LISTEN", "127.0.0.1:0"),
         ("BATON_CLOSER__LISTEN", "127.0.0.1:0"),
         ("BATON_LOG", "info"),
+        // Hermetic whatever the caller's environment: tests that want the closer say so.
+        ("BATON_CLOSER_ENABLED", "false"),
+        // Many test processes share one Postgres (max_connections 100 by default).
+        ("BATON_DATABASE_MAX_CONNECTIONS", "4"),
     ]
     .into_iter()
     .map(|(key, value)| (key.to_string(), value.to_string()))

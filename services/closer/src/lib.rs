@@ -106,11 +106,15 @@ pub async fn serve(
         meter,
     ));
     let sweeper = sweep::Sweeper::new(passes.clone(), maintenance);
-    let sweeping = tokio::spawn(sweeper.clone().run(
-        config.sweep_interval,
-        clock,
-        shutdown.clone(),
-    ));
+    // Under the test clock "now" belongs to each request; a sweep on the system clock would
+    // close sessions a test placed in the past. Sweeps then run only on demand (`Sweep`).
+    let sweeping = (!config.common.test_clock).then(|| {
+        tokio::spawn(
+            sweeper
+                .clone()
+                .run(config.sweep_interval, clock, shutdown.clone()),
+        )
+    });
     let handler_passes = passes.clone();
     let consuming = tokio::spawn(consumer::run(
         config.bus.clone(),
@@ -122,7 +126,9 @@ pub async fn serve(
     let served =
         baton_kit::grpc::serve(listener, settings, CloserServer::new(grpc), shutdown.wait()).await;
     let _ = consuming.await;
-    let _ = sweeping.await;
+    if let Some(sweeping) = sweeping {
+        let _ = sweeping.await;
+    }
     served?;
     Ok(())
 }

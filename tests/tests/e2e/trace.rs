@@ -64,6 +64,7 @@ async fn registry_server_span_is_a_child_of_the_gateway_span() {
     let env = Env::from_pairs([
         ("BATON_SERVICE_TOKEN", "trace-test-service-token"),
         ("BATON_DATABASE_URL", database.url()),
+        ("BATON_DATABASE_MAX_CONNECTIONS", "4"),
         ("BATON_REGISTRY__ADDR", registry_addr.as_str()),
     ]);
     let registry_config = baton_registry::RegistryConfig::from_env(&env).expect("config");
@@ -150,6 +151,7 @@ async fn one_trace_spans_the_close_request_the_bus_and_the_closers_resolve() {
     let env = Env::from_pairs([
         ("BATON_SERVICE_TOKEN", "trace-test-service-token"),
         ("BATON_DATABASE_URL", database.url()),
+        ("BATON_DATABASE_MAX_CONNECTIONS", "4"),
         ("BATON_BUS_NAMESPACE", namespace.as_str()),
         ("BATON_CLOSER_ENABLED", "true"),
     ]);

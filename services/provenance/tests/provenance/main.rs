@@ -55,6 +55,7 @@ impl Harness {
         let env = Env::from_pairs([
             ("BATON_SERVICE_TOKEN", TOKEN),
             ("BATON_DATABASE_URL", database.url()),
+            ("BATON_DATABASE_MAX_CONNECTIONS", "4"),
             ("BATON_TEST_CLOCK", "1"),
         ]);
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");

@@ -67,6 +67,7 @@ impl Harness {
         let env = Env::from_pairs([
             ("BATON_SERVICE_TOKEN", TOKEN),
             ("BATON_DATABASE_URL", database.url()),
+            ("BATON_DATABASE_MAX_CONNECTIONS", "4"),
             ("BATON_TEST_CLOCK", "1"),
         ]);
         let registry_config = baton_registry::RegistryConfig::from_env(&env).expect("config");
