@@ -247,3 +247,56 @@ async fn a_poison_message_is_dead_lettered_and_others_keep_flowing() {
     }
     let _ = connection.close(200, "done".into()).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_close_message_for_an_unknown_or_open_run_settles_as_not_found_or_not_closed() {
+    let baton = Baton::start_with(&[("BATON_CLOSER_ENABLED", "true")]).await;
+    let tenant = baton.create_tenant("strays").await;
+    let client = baton.client(&tenant);
+    let admin = baton.admin().await;
+    let open_run = open_briefed(&client, "still-open", &[]).await;
+    let names = Names::new(&baton.namespace);
+    let bus = BusConfig {
+        url: DEFAULT_AMQP_URL.to_string(),
+        namespace: baton.namespace.clone(),
+    };
+    let connection = connect(&bus, "stray test").await.expect("broker");
+    let channel = connection.create_channel().await.expect("channel");
+    baton_kit::bus::topology::declare_all(&channel, &names)
+        .await
+        .expect("topology");
+    let tenant_id: Uuid = tenant.tenant_id.parse().expect("uuid");
+    let unknown = Uuid::now_v7();
+    for run in [unknown, open_run.parse().expect("uuid")] {
+        let payload = baton_proto::messages::SessionClosed {
+            session_run_id: run,
+            activation_epoch: 1,
+            explicit: true,
+            closed_at: chrono::Utc::now(),
+        };
+        let envelope = baton_proto::messages::Envelope::new(
+            baton_proto::messages::SESSION_CLOSED,
+            tenant_id,
+            chrono::Utc::now(),
+            &payload,
+        )
+        .expect("envelope");
+        channel
+            .basic_publish(
+                names.events().into(),
+                baton_proto::messages::SESSION_CLOSED.into(),
+                BasicPublishOptions::default(),
+                &serde_json::to_vec(&envelope).expect("json"),
+                BasicProperties::default(),
+            )
+            .await
+            .expect("publish");
+    }
+    let (_, outcome, _) =
+        crate::closer::settled_pass(&admin, &unknown.to_string(), 1, Duration::from_secs(30)).await;
+    assert_eq!(outcome, "not-found");
+    let (_, outcome, _) =
+        crate::closer::settled_pass(&admin, &open_run, 1, Duration::from_secs(30)).await;
+    assert_eq!(outcome, "not-closed");
+    let _ = connection.close(200, "done".into()).await;
+}

@@ -1,6 +1,7 @@
 //! Triage against real services: registry and provenance served over gRPC, triage in-process,
 //! one fresh Postgres database per test, instants driven by the test clock.
 
+mod close;
 mod debrief;
 mod handshake;
 
