@@ -40,7 +40,7 @@ pub use config::GatewayConfig;
 use crate::auth::KeyResolver;
 use crate::http_layers::Limits;
 use crate::rate_limit::RateLimiter;
-use crate::routes::{briefing, events, memories, sessions, triage};
+use crate::routes::{briefing, events, liveness, memories, sessions, triage};
 use crate::state::AppState;
 
 /// The gateway's place in the database.
@@ -80,6 +80,11 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         .route("/agent-sessions/open", post(sessions::open))
         .route("/agent-sessions/heartbeat", post(sessions::heartbeat))
         .route("/agent-sessions/close", post(sessions::close))
+        .route("/agent-sessions/pulse", post(liveness::pulse))
+        .route(
+            "/agent-sessions/{session_run_id}/liveness",
+            get(liveness::read),
+        )
         .route("/agent-sessions/{session_run_id}", get(sessions::row))
         .route("/agent-sessions/{session_run_id}/events", get(events::list))
         .route(

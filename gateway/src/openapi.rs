@@ -4,7 +4,7 @@ use axum::Json;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{briefing, events, memories, sessions, triage};
+use crate::routes::{briefing, events, liveness, memories, sessions, triage};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -12,7 +12,7 @@ use crate::routes::{briefing, events, memories, sessions, triage};
     paths(sessions::open, sessions::heartbeat, sessions::close, sessions::row, events::list,
         memories::remember, memories::revise, memories::resolve, memories::archive,
         memories::read, memories::history, briefing::briefing, triage::begin, triage::complete,
-        triage::attempts, triage::debrief),
+        triage::attempts, triage::debrief, liveness::pulse, liveness::read),
     components(schemas(
         sessions::OpenBody, sessions::OpenAnswer, sessions::HeartbeatBody,
         sessions::HeartbeatAnswer, sessions::CloseBody, sessions::CloseAnswer,
@@ -22,7 +22,8 @@ use crate::routes::{briefing, events, memories, sessions, triage};
         memories::ReviseAnswer, memories::ResolveBody, memories::ResolveAnswer,
         memories::ArchiveBody, memories::ArchiveAnswer, memories::MemoryView,
         memories::HistoryAnswer, briefing::BriefingAnswer, triage::BeginBody, triage::BeginAnswer,
-        triage::CompleteBody, triage::CompleteAnswer, triage::AttemptsAnswer, triage::DebriefAnswer
+        triage::CompleteBody, triage::CompleteAnswer, triage::AttemptsAnswer, triage::DebriefAnswer,
+        liveness::PulseBody, liveness::PulseAnswer, liveness::LivenessAnswer, liveness::EpisodeView
     )),
     modifiers(&ApiKeyScheme)
 )]

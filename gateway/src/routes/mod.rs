@@ -2,6 +2,7 @@
 
 pub mod briefing;
 pub mod events;
+pub mod liveness;
 pub mod memories;
 pub mod sessions;
 pub mod triage;

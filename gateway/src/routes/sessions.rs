@@ -68,6 +68,10 @@ pub struct OpenBody {
     /// Present (even `[]`) stamps the briefing delivery; at most 100 rows.
     #[serde(default, deserialize_with = "strict::present")]
     pub briefed_memories: Option<Vec<BriefedRow>>,
+    /// Additive: the session this one follows in the same client process (after Claude
+    /// Code's `/clear`), by its `sessionId` under the same agent. Recorded on insert only.
+    #[serde(default, deserialize_with = "strict::present")]
+    pub follows_session_id: Option<String>,
 }
 
 /// `POST /agent-sessions/open` answer.
@@ -93,6 +97,11 @@ pub struct HeartbeatBody {
     /// 1..4000 UTF-16 units, stored as sent.
     #[serde(default, deserialize_with = "strict::present")]
     pub last_message_excerpt: Option<String>,
+    /// Additive: when the hook observed this heartbeat (RFC 3339), for a replay from its
+    /// spool. Clamped to `[lastSeenAt, now]`; a replay from before the session's close changes
+    /// nothing, and an old replay never makes a session read live now.
+    #[serde(default, deserialize_with = "strict::present")]
+    pub observed_at: Option<String>,
 }
 
 /// `POST /agent-sessions/heartbeat` answer.
@@ -105,12 +114,16 @@ pub struct HeartbeatAnswer {
     pub resurrected: bool,
 }
 
-/// `POST /agent-sessions/close` body: the natural key only.
+/// `POST /agent-sessions/close` body: the natural key, and for a replay when it was observed.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CloseBody {
     pub agent: String,
     pub session_id: String,
+    /// Additive: when the hook observed the end (RFC 3339); `closedAt` becomes this instant
+    /// clamped to `[lastSeenAt, now]`.
+    #[serde(default, deserialize_with = "strict::present")]
+    pub observed_at: Option<String>,
 }
 
 /// `POST /agent-sessions/close` answer.
@@ -153,7 +166,22 @@ pub struct ErrorAnswer {
     pub detail: Option<String>,
 }
 
-fn key(agent: String, session_id: String) -> Option<proto::SessionKey> {
+/// An optional `observedAt`: an RFC 3339 instant, else 400.
+pub fn observed(text: Option<&str>) -> Result<Option<baton_proto::Timestamp>, HttpError> {
+    text.map(|text| {
+        baton_kit::clock::parse_instant(text)
+            .map(baton_kit::clock::to_timestamp)
+            .ok_or_else(|| {
+                HttpError::new(
+                    ErrorCode::InvalidInput,
+                    "observedAt must be an RFC 3339 instant",
+                )
+            })
+    })
+    .transpose()
+}
+
+pub fn key(agent: String, session_id: String) -> Option<proto::SessionKey> {
     Some(proto::SessionKey { agent, session_id })
 }
 
@@ -183,6 +211,7 @@ pub async fn open(
                 })
                 .collect(),
         }),
+        follows_session_id: body.follows_session_id,
     };
     let answer = state
         .registry
@@ -215,6 +244,7 @@ pub async fn heartbeat(
     let request = proto::HeartbeatRequest {
         key: key(body.agent, body.session_id),
         last_message_excerpt: body.last_message_excerpt,
+        observed_at: observed(body.observed_at.as_deref())?,
     };
     let answer = state
         .registry
@@ -242,6 +272,7 @@ pub async fn close(
 ) -> HttpResult<Json<CloseAnswer>> {
     let request = proto::CloseRequest {
         key: key(body.agent, body.session_id),
+        observed_at: observed(body.observed_at.as_deref())?,
     };
     let answer = state
         .registry

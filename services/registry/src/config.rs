@@ -20,6 +20,9 @@ pub struct RegistryConfig {
     pub grace: Duration,
     /// Full database URL for the maintenance role (`BATON_REGISTRY__MAINTENANCE_DATABASE_URL`).
     pub maintenance_database_url: Option<String>,
+    /// A client that stopped pulsing reads disconnected after this long
+    /// (`BATON_LIVENESS_WINDOW`, default 120s).
+    pub liveness_window: Duration,
     /// The broker the outbox relay publishes to.
     pub bus: BusConfig,
 }
@@ -41,6 +44,12 @@ impl RegistryConfig {
                 Duration::from_secs(24 * 3600),
                 Duration::from_secs(60),
                 Duration::from_secs(30 * 24 * 3600),
+            )?,
+            liveness_window: env.bounded_duration(
+                "BATON_LIVENESS_WINDOW",
+                crate::liveness::DEFAULT_WINDOW,
+                Duration::from_secs(1),
+                Duration::from_secs(3600),
             )?,
             // Non-zero on purpose: a swept close must land outside the explicit-close window.
             grace: env.bounded_duration(

@@ -22,6 +22,8 @@ pub struct OpenCommand {
     pub selector: Selector,
     /// Present (even empty) is the briefing delivery signal.
     pub briefed_memories: Option<Vec<BriefedMemory>>,
+    /// The session this one follows in the same process (/clear); linked only on insert.
+    pub follows_session_id: Option<String>,
 }
 
 /// What an open does (table A).
@@ -78,6 +80,9 @@ pub enum HeartbeatDecision {
     Refresh,
     /// Stale, implicitly or explicitly closed: "a stale close is transient".
     Resurrect,
+    /// A replay observed at or before the row's close: it happened before the end, so it
+    /// changes nothing (and never reopens what the end closed).
+    Superseded,
 }
 
 /// Table B.
@@ -87,6 +92,31 @@ pub fn decide_heartbeat(row: &Session, now: DateTime<Utc>, lease: Lease) -> Hear
     } else {
         HeartbeatDecision::Refresh
     }
+}
+
+/// A replayed heartbeat (one carrying `observedAt`), decided at its clamped instant `at`.
+pub fn decide_replayed_heartbeat(
+    row: &Session,
+    at: DateTime<Utc>,
+    lease: Lease,
+) -> HeartbeatDecision {
+    match row.closed_at {
+        Some(closed_at) if floor(row.last_seen_at, at) <= closed_at => {
+            HeartbeatDecision::Superseded
+        }
+        _ => decide_heartbeat(row, at, lease),
+    }
+}
+
+/// The instant a replayed observation takes effect: `observed` clamped to
+/// `[last_seen_at, now]`. A replay can neither move the lease past "now" nor pretend to be
+/// older than activity the row already saw.
+pub fn replay_instant(
+    observed: DateTime<Utc>,
+    last_seen_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> DateTime<Utc> {
+    observed.min(now).max(last_seen_at)
 }
 
 /// What a close does (table C).
@@ -220,6 +250,7 @@ pub fn transition_heartbeat(
             ..row.clone()
         },
         HeartbeatDecision::Resurrect => resurrect(row, now),
+        HeartbeatDecision::Superseded => row.clone(),
     }
 }
 

@@ -36,6 +36,7 @@ fn command(source: Source) -> OpenCommand {
             scope: "work".to_string(),
         },
         briefed_memories: None,
+        follows_session_id: None,
     }
 }
 
@@ -414,6 +415,81 @@ fn attach_table_e() {
                 assert_eq!(after.activation_epoch, session.activation_epoch + 1);
             }
             AttachDecision::Unattributed => assert_eq!(after, session, "nothing written"),
+        }
+    }
+}
+
+#[test]
+fn replay_instant_is_clamped_to_last_seen_and_now() {
+    // (observed, last_seen, now, expected)
+    let table = [
+        (t(5), t(3), t(8), t(5)),
+        (t(1), t(3), t(8), t(3)),
+        (t(9), t(3), t(8), t(8)),
+        (t(3), t(3), t(3), t(3)),
+    ];
+    for (observed, last_seen, now, expected) in table {
+        assert_eq!(
+            replay_instant(observed, last_seen, now),
+            expected,
+            "{observed}"
+        );
+    }
+}
+
+#[test]
+fn replayed_heartbeat_table() {
+    // The row was last seen at t(10); closed explicitly at t(11) or implicitly at t(35).
+    let (explicit, _) = in_state(State::Explicit);
+    let (implicit, _) = in_state(State::Implicit);
+    let (live, _) = in_state(State::Live);
+    let table = [
+        (
+            "observed before the explicit close",
+            &explicit,
+            t(10),
+            HeartbeatDecision::Superseded,
+        ),
+        (
+            "observed exactly at the close",
+            &explicit,
+            t(11),
+            HeartbeatDecision::Superseded,
+        ),
+        (
+            "observed after the explicit close",
+            &explicit,
+            t(12),
+            HeartbeatDecision::Resurrect,
+        ),
+        (
+            "observed before the sweep closed it",
+            &implicit,
+            t(30),
+            HeartbeatDecision::Superseded,
+        ),
+        (
+            "observed after the sweep",
+            &implicit,
+            t(36),
+            HeartbeatDecision::Resurrect,
+        ),
+        ("live row", &live, t(11), HeartbeatDecision::Refresh),
+        (
+            "open row, observed after its lease ran out",
+            &live,
+            t(10 + LEASE_HOURS + 1),
+            HeartbeatDecision::Resurrect,
+        ),
+    ];
+    for (name, row, at, expected) in table {
+        let decision = decide_replayed_heartbeat(row, at, lease());
+        assert_eq!(decision, expected, "{name}");
+        let after = transition_heartbeat(row, decision, at);
+        if decision == HeartbeatDecision::Superseded {
+            assert_eq!(&after, row, "{name}: a superseded replay writes nothing");
+        } else {
+            assert_eq!(after.last_seen_at, at.max(row.last_seen_at), "{name}");
         }
     }
 }

@@ -20,7 +20,7 @@ use crate::validate;
 /// The `SessionRegistry` gRPC service.
 #[derive(Debug, Clone)]
 pub struct RegistryGrpc {
-    registry: Registry,
+    pub(crate) registry: Registry,
     sweeper: Sweeper,
     clock: Clock,
 }
@@ -35,7 +35,7 @@ impl RegistryGrpc {
     }
 }
 
-fn key_of(key: Option<&proto::SessionKey>) -> Result<(String, String), ApiError> {
+pub(crate) fn key_of(key: Option<&proto::SessionKey>) -> Result<(String, String), ApiError> {
     let key = key.ok_or_else(|| ApiError::invalid_input("key is required"))?;
     validate::natural_key(&key.agent, &key.session_id)
 }
@@ -57,6 +57,7 @@ fn source_to_proto(source: Source) -> proto::Source {
 
 fn open_command(request: &proto::OpenRequest) -> Result<OpenCommand, ApiError> {
     let (agent, session_id) = key_of(request.key.as_ref())?;
+    let follows_session_id = validate::follows(request.follows_session_id.as_deref(), &session_id)?;
     let briefed_memories = match &request.briefed_memories {
         None => None,
         Some(briefed) => {
@@ -77,6 +78,7 @@ fn open_command(request: &proto::OpenRequest) -> Result<OpenCommand, ApiError> {
         scope: validate::optional_scope(request.scope.as_deref())?,
         selector: Selector::from_proto(request.selector.clone())?,
         briefed_memories,
+        follows_session_id,
     })
 }
 
@@ -156,16 +158,26 @@ impl SessionRegistry for RegistryGrpc {
         if let Some(excerpt) = &message.last_message_excerpt {
             validate::excerpt(excerpt)?;
         }
-        let beat = self
-            .registry
-            .heartbeat(
-                call.tenant_id,
-                &agent,
-                &session_id,
-                message.last_message_excerpt.as_deref(),
-                call.now,
-            )
-            .await?;
+        let excerpt = message.last_message_excerpt.as_deref();
+        let beat = match validate::observed_at(message.observed_at.as_ref())? {
+            Some(observed_at) => {
+                self.registry
+                    .replayed_heartbeat(
+                        call.tenant_id,
+                        &agent,
+                        &session_id,
+                        excerpt,
+                        observed_at,
+                        call.now,
+                    )
+                    .await?
+            }
+            None => {
+                self.registry
+                    .heartbeat(call.tenant_id, &agent, &session_id, excerpt, call.now)
+                    .await?
+            }
+        };
         tracing::Span::current().record("resurrected", beat.resurrected);
         Ok(Response::new(proto::HeartbeatResponse {
             session_run_id: beat.id.to_string(),
@@ -182,9 +194,10 @@ impl SessionRegistry for RegistryGrpc {
     ) -> Result<Response<proto::CloseResponse>, Status> {
         let call = CallContext::from_request(&request, &self.clock)?;
         let (agent, session_id) = key_of(request.get_ref().key.as_ref())?;
+        let observed_at = validate::observed_at(request.get_ref().observed_at.as_ref())?;
         let closed = self
             .registry
-            .close(call.tenant_id, &agent, &session_id, call.now)
+            .close_observed(call.tenant_id, &agent, &session_id, observed_at, call.now)
             .await?;
         tracing::Span::current().record("already_closed", closed.already_closed);
         Ok(Response::new(proto::CloseResponse {
@@ -319,5 +332,27 @@ impl SessionRegistry for RegistryGrpc {
             .await?;
         tracing::Span::current().record("cleared", cleared);
         Ok(Response::new(proto::ConsumeExcerptResponse { cleared }))
+    }
+
+    #[tracing::instrument(name = "registry.pulse", skip_all, fields(ended))]
+    async fn pulse(
+        &self,
+        request: Request<proto::PulseRequest>,
+    ) -> Result<Response<proto::PulseResponse>, Status> {
+        let call = CallContext::from_request(&request, &self.clock)?;
+        Ok(Response::new(
+            self.pulse_rpc(&call, request.get_ref()).await?,
+        ))
+    }
+
+    #[tracing::instrument(name = "registry.get_liveness", skip_all, fields(state))]
+    async fn get_liveness(
+        &self,
+        request: Request<proto::GetLivenessRequest>,
+    ) -> Result<Response<proto::GetLivenessResponse>, Status> {
+        let call = CallContext::from_request(&request, &self.clock)?;
+        Ok(Response::new(
+            self.liveness_rpc(&call, request.get_ref()).await?,
+        ))
     }
 }

@@ -7,8 +7,11 @@
 
 pub mod config;
 pub mod decide;
+pub mod episodes;
 pub mod grpc;
+pub mod grpc_liveness;
 pub mod live_batch;
+pub mod liveness;
 pub mod messages;
 pub mod service;
 pub mod session;
@@ -72,7 +75,9 @@ pub async fn serve(
     .await?;
     let relay = Relay::new(maintenance.clone(), messages::OUTBOX, config.bus.clone());
     let lease = session::Lease::new(config.lease);
-    let registry = service::Registry::new(pool, lease).with_relay(relay.waker());
+    let registry = service::Registry::new(pool, lease)
+        .with_liveness_window(config.liveness_window)
+        .with_relay(relay.waker());
     let sweeper = sweep::Sweeper::new(maintenance, lease, config.grace).with_relay(relay.waker());
     let relay_task = tokio::spawn(relay.run(shutdown.clone()));
     let clock = Clock::new(config.common.test_clock);

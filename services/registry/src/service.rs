@@ -14,7 +14,9 @@ use baton_kit::error::ApiError;
 use crate::decide::{
     self, AttachDecision, CloseDecision, HeartbeatDecision, OpenCommand, OpenDecision,
 };
+use crate::episodes::{self, Episode, Pulse};
 use crate::live_batch::LiveRefresher;
+use crate::liveness::{self, State};
 use crate::messages;
 use crate::session::{Lease, Session};
 use crate::store::{self, LiveRefresh};
@@ -25,6 +27,7 @@ use crate::store::{self, LiveRefresh};
 pub struct Registry {
     pool: PgPool,
     lease: Lease,
+    window: chrono::Duration,
     live: LiveRefresher,
     relay: Option<Arc<Notify>>,
 }
@@ -55,6 +58,15 @@ pub struct Attached {
     pub activation_epoch: i64,
 }
 
+/// A session's liveness read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LivenessRead {
+    pub session: Session,
+    pub state: State,
+    pub follows: Option<Uuid>,
+    pub episodes: Vec<Episode>,
+}
+
 /// The answer to a close.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Closed {
@@ -71,8 +83,18 @@ impl Registry {
             live: LiveRefresher::start(pool.clone()),
             pool,
             lease,
+            window: chrono::Duration::from_std(liveness::DEFAULT_WINDOW)
+                .unwrap_or(chrono::Duration::seconds(120)),
             relay: None,
         }
+    }
+
+    /// Sets the liveness window (a killed client reads disconnected within it).
+    pub fn with_liveness_window(mut self, window: std::time::Duration) -> Registry {
+        if let Ok(window) = chrono::Duration::from_std(window) {
+            self.window = window;
+        }
+        self
     }
 
     /// Wakes `relay` whenever a commit wrote an outbox message.
@@ -118,6 +140,16 @@ impl Registry {
             if let Some(inserted) =
                 store::insert_if_absent(&mut transaction, tenant_id, &fresh).await?
             {
+                if let Some(follows) = &command.follows_session_id {
+                    episodes::link_follows(
+                        &mut transaction,
+                        tenant_id,
+                        inserted.id,
+                        &command.agent,
+                        follows,
+                    )
+                    .await?;
+                }
                 transaction.commit().await?;
                 return Ok(Opened {
                     session: inserted,
@@ -209,6 +241,47 @@ impl Registry {
         })
     }
 
+    /// A heartbeat replayed from a hook's spool, always on the locked path: it is decided at
+    /// its clamped observation instant, a replay from before the row's close changes nothing,
+    /// and its excerpt is kept only when nothing newer was seen.
+    pub async fn replayed_heartbeat(
+        &self,
+        tenant_id: Uuid,
+        agent: &str,
+        session_id: &str,
+        excerpt: Option<&str>,
+        observed_at: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Beat, ApiError> {
+        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
+        let row = store::lock_by_key(&mut transaction, tenant_id, agent, session_id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("no session with that agent and sessionId"))?;
+        let at = decide::replay_instant(observed_at, row.last_seen_at, now);
+        let decision = decide::decide_replayed_heartbeat(&row, at, self.lease);
+        let next = decide::transition_heartbeat(&row, decision, at);
+        let resurrected = decision == HeartbeatDecision::Resurrect;
+        if decision != HeartbeatDecision::Superseded {
+            store::update(&mut transaction, tenant_id, &next).await?;
+            if let Some(excerpt) = excerpt.filter(|_| observed_at >= row.last_seen_at) {
+                store::set_excerpt(&mut transaction, tenant_id, row.id, excerpt).await?;
+            }
+        }
+        if resurrected {
+            messages::resurrected(&mut transaction, tenant_id, &next, now).await?;
+        }
+        transaction.commit().await?;
+        if resurrected {
+            self.published();
+        }
+        Ok(Beat {
+            id: next.id,
+            activation_epoch: next.activation_epoch,
+            last_seen_at: next.last_seen_at,
+            resurrected,
+        })
+    }
+
     /// Table C.
     pub async fn close(
         &self,
@@ -217,12 +290,29 @@ impl Registry {
         session_id: &str,
         now: DateTime<Utc>,
     ) -> Result<Closed, ApiError> {
+        self.close_observed(tenant_id, agent, session_id, None, now)
+            .await
+    }
+
+    /// Table C; a replayed close (`observed_at`) stamps its observation instant clamped to
+    /// `[last_seen_at, now]`.
+    pub async fn close_observed(
+        &self,
+        tenant_id: Uuid,
+        agent: &str,
+        session_id: &str,
+        observed_at: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
+    ) -> Result<Closed, ApiError> {
         let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
         let row = store::lock_by_key(&mut transaction, tenant_id, agent, session_id)
             .await?
             .ok_or_else(|| ApiError::not_found("no session with that agent and sessionId"))?;
         let decision = decide::decide_close(&row);
-        let next = decide::transition_close(&row, decision, now);
+        let at = observed_at.map_or(now, |observed| {
+            decide::replay_instant(observed, row.last_seen_at, now)
+        });
+        let next = decide::transition_close(&row, decision, at);
         let stamped = decision == CloseDecision::Stamp;
         if stamped {
             store::update(&mut transaction, tenant_id, &next).await?;
@@ -349,5 +439,58 @@ impl Registry {
         let row = store::find_by_key(&mut transaction, tenant_id, agent, session_id).await?;
         transaction.commit().await?;
         row.ok_or_else(|| ApiError::not_found("no session with that agent and sessionId"))
+    }
+
+    /// Records a sidecar pulse for the session with this natural key, at its observation time
+    /// (at most now), and answers the session's state after it. Never touches the lease.
+    pub async fn pulse(
+        &self,
+        tenant_id: Uuid,
+        agent: &str,
+        session_id: &str,
+        pulse: &Pulse,
+        observed_at: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
+    ) -> Result<(Uuid, State), ApiError> {
+        let at = observed_at.map_or(now, |observed| observed.min(now));
+        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
+        let row = store::find_by_key(&mut transaction, tenant_id, agent, session_id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("no session with that agent and sessionId"))?;
+        if !episodes::record_pulse(&mut transaction, tenant_id, row.id, pulse, at).await? {
+            return Err(ApiError::conflict(
+                "episodeId already belongs to another session",
+            ));
+        }
+        let episodes = episodes::episodes_of(&mut transaction, tenant_id, row.id).await?;
+        transaction.commit().await?;
+        Ok((row.id, self.state_of(&row, &episodes, now)))
+    }
+
+    /// A session's derived liveness, episodes and predecessor (read-only).
+    pub async fn liveness(
+        &self,
+        tenant_id: Uuid,
+        id: Uuid,
+        now: DateTime<Utc>,
+    ) -> Result<LivenessRead, ApiError> {
+        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
+        let session = store::find_by_id(&mut transaction, tenant_id, id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("no session with that sessionRunId"))?;
+        let episodes = episodes::episodes_of(&mut transaction, tenant_id, id).await?;
+        let follows = episodes::follows_of(&mut transaction, tenant_id, id).await?;
+        transaction.commit().await?;
+        Ok(LivenessRead {
+            state: self.state_of(&session, &episodes, now),
+            session,
+            follows,
+            episodes,
+        })
+    }
+
+    fn state_of(&self, session: &Session, episodes: &[Episode], now: DateTime<Utc>) -> State {
+        let times: Vec<_> = episodes.iter().map(Episode::times).collect();
+        liveness::derive(session, self.lease, &times, self.window, now)
     }
 }

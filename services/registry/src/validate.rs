@@ -1,6 +1,9 @@
 //! Field rules of the registry's inputs (CONTRACT sections 1–4). Whatever transport a request
 //! arrives on, it passes through here before any decision.
 
+use chrono::{DateTime, Utc};
+
+use baton_kit::clock::from_timestamp;
 use baton_kit::error::ApiError;
 use baton_kit::text;
 
@@ -50,6 +53,55 @@ pub fn excerpt(text_value: &str) -> Result<(), ApiError> {
     text::bounded("lastMessageExcerpt", text_value, MAX_EXCERPT_LENGTH)
 }
 
+/// `followsSessionId`: a session id (1..256 trimmed) other than the session's own.
+pub fn follows(follows: Option<&str>, session_id: &str) -> Result<Option<String>, ApiError> {
+    let Some(follows) = follows else {
+        return Ok(None);
+    };
+    let follows = text::trimmed("followsSessionId", follows, 256)?;
+    if follows == session_id {
+        return Err(ApiError::invalid_input(
+            "followsSessionId must name another session",
+        ));
+    }
+    Ok(Some(follows))
+}
+
+/// An optional observation time of a replayed call.
+pub fn observed_at(
+    timestamp: Option<&baton_proto::Timestamp>,
+) -> Result<Option<DateTime<Utc>>, ApiError> {
+    timestamp
+        .map(|timestamp| {
+            from_timestamp(timestamp)
+                .ok_or_else(|| ApiError::invalid_input("observedAt is out of range"))
+        })
+        .transpose()
+}
+
+/// A token naming a client (`claude-code`, `codex`, `cursor`, ...): slug 1..64.
+pub fn client_name(field: &str, value: &str) -> Result<String, ApiError> {
+    let value = text::trimmed(field, value, 64)?;
+    if !text::is_slug(&value) {
+        return Err(ApiError::invalid_input(format!(
+            "{field} must match ^[a-z0-9][a-z0-9-]*$"
+        )));
+    }
+    Ok(value)
+}
+
+/// A client version or host id: 1..`max` characters of `[A-Za-z0-9._:+-]`.
+pub fn token(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
+    let value = text::trimmed(field, value, max)?;
+    let allowed = |c: char| c.is_ascii_alphanumeric() || ".-_:+".contains(c);
+    if !value.chars().all(allowed) {
+        return Err(ApiError::invalid_input(format!(
+            "{field} may hold only letters, digits and . - _ : +"
+        )));
+    }
+    Ok(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +131,21 @@ mod tests {
         assert!(briefed_memory("0190b3a4-7d2e-7c41-9a3b-2f1e4d5c6b7a", " ", "s").is_err());
         assert!(briefed_count(100).is_ok());
         assert!(briefed_count(101).is_err());
+    }
+
+    #[test]
+    fn pulse_tokens() {
+        assert_eq!(client_name("client", " codex ").expect("valid"), "codex");
+        assert!(client_name("client", "Codex").is_err());
+        assert!(token("clientVersion", "2.1.296", 64).is_ok());
+        assert!(token("clientVersion", "0.162.0-alpha.17.2", 64).is_ok());
+        assert!(token("clientVersion", "2.1 (Claude Code)", 64).is_err());
+        assert!(token("hostId", &"a".repeat(129), 128).is_err());
+        assert!(follows(Some("s"), "s").is_err());
+        assert_eq!(
+            follows(Some(" p "), "s").expect("valid").as_deref(),
+            Some("p")
+        );
+        assert_eq!(follows(None, "s").expect("valid"), None);
     }
 }

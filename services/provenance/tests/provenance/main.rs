@@ -105,6 +105,7 @@ impl Harness {
             scope: None,
             selector: Selector::All {},
             briefed_memories: None,
+            follows_session_id: None,
         };
         self.registry
             .open(tenant_id, &command, now)

@@ -87,6 +87,7 @@ pub fn startup(session_id: &str) -> OpenCommand {
             scope: "work".to_string(),
         },
         briefed_memories: None,
+        follows_session_id: None,
     }
 }
 

@@ -138,6 +138,7 @@ impl Harness {
             scope: Some("work".to_string()),
             selector: Selector::All {},
             briefed_memories: briefed,
+            follows_session_id: None,
         };
         self.registry
             .open(tenant_id, &command, at)

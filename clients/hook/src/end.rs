@@ -1,0 +1,32 @@
+//! SessionEnd: validate, append a close to the spool, return. No network: the end budget is
+//! shared with every other end hook (Claude Code 1.5 s in all, Codex 1 s), and the drain
+//! delivers the close with its original observation time.
+//!
+//! Claude Code's `/clear` ends one session and starts another in the same process; the end
+//! leaves a marker for that process so the next SessionStart can record which session it
+//! follows.
+
+use serde_json::{Value, json};
+
+use crate::context::Hook;
+use crate::payload::Input;
+use crate::sidecar;
+use crate::spool::{Entry, Spool};
+
+pub const CLOSE: &str = "/api/v1/agent-sessions/close";
+
+pub fn run(hook: &Hook, input: &Input) -> Option<Value> {
+    let mut body = hook.key(&input.session_id);
+    body["observedAt"] = json!(crate::clock::iso_now());
+    let entry = Entry {
+        path: CLOSE.to_string(),
+        body,
+    };
+    if let Err(error) = Spool::in_state(&hook.state_dir).append(&entry) {
+        hook.log(error.code());
+    }
+    if input.reason.as_deref() == Some("clear") {
+        sidecar::mark_cleared(hook, &input.session_id);
+    }
+    None
+}

@@ -1,0 +1,263 @@
+//! What Baton registers in each harness's hook settings, and how to recognise it afterwards.
+//!
+//! Every command is `<baton-hook> <harness> <event-word>`, nothing else, so an entry is Baton's
+//! exactly when its command's first word names a `baton-hook` binary (wherever it lives: a
+//! moved binary is still ours) and its second word names this harness. Subagent stops are never
+//! registered: a subagent finishing is not the session's turn ending.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::harness::Harness;
+
+/// Which `SessionStart` sources Baton briefs on: every way a session begins or resumes.
+const SESSION_START_MATCHER: &str = "startup|resume|clear|compact";
+
+/// One element Baton keeps in one event's array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The event key in the harness's `hooks` object, in the harness's spelling.
+    pub event: &'static str,
+    pub element: Value,
+}
+
+/// The entries Baton wants for `harness`, in the order they are added to a new file.
+/// `command` is the binary's path, already shell-quoted. Codex has no cap on how often a Stop
+/// hook may continue the turn, so its nudge rides on the Stop entry only when asked for.
+pub fn desired(harness: Harness, command: &str, codex_nudge: bool) -> Vec<Entry> {
+    let name = harness.name();
+    let stop_word = if harness == Harness::Codex && codex_nudge {
+        "stop --nudge"
+    } else {
+        "stop"
+    };
+    // (Claude-style event, Cursor event, word, timeout in seconds). SessionEnd gets 1 s: the
+    // harness shares a short budget at exit and the hook only spools a final heartbeat.
+    let table = [
+        ("SessionStart", "sessionStart", "session-start", 10),
+        ("Stop", "stop", stop_word, 10),
+        ("SessionEnd", "sessionEnd", "session-end", 1),
+        ("PreCompact", "preCompact", "pre-compact", 5),
+    ];
+    table
+        .into_iter()
+        .map(|(claude_event, cursor_event, word, timeout)| {
+            let full_command = format!("{command} {name} {word}");
+            if harness == Harness::Cursor {
+                return Entry {
+                    event: cursor_event,
+                    element: json!({"command": full_command, "timeout": timeout}),
+                };
+            }
+            let handler = json!({"type": "command", "command": full_command, "timeout": timeout});
+            let element = if claude_event == "SessionStart" {
+                json!({"matcher": SESSION_START_MATCHER, "hooks": [handler]})
+            } else {
+                json!({"hooks": [handler]})
+            };
+            Entry {
+                event: claude_event,
+                element,
+            }
+        })
+        .collect()
+}
+
+/// The root `version` member a harness's file needs beside `hooks`: Cursor's format marker.
+pub fn format_version(harness: Harness) -> Option<Value> {
+    (harness == Harness::Cursor).then(|| json!(1))
+}
+
+/// True when an event-array element is Baton's. A Claude-style matcher group counts only when
+/// every handler in it is Baton's, so a group another tool shares is never removed.
+pub fn is_baton_element(harness: Harness, element: &Value) -> bool {
+    let is_ours = |handler: &Value| {
+        handler
+            .get("command")
+            .and_then(Value::as_str)
+            .is_some_and(|command| is_baton_command(harness, command))
+    };
+    if harness == Harness::Cursor {
+        return is_ours(element);
+    }
+    match element.get("hooks").and_then(Value::as_array) {
+        Some(handlers) => !handlers.is_empty() && handlers.iter().all(is_ours),
+        None => false,
+    }
+}
+
+/// True when `command` runs a `baton-hook` binary for `harness` (aliases such as `claude`
+/// count, as the hook itself accepts them).
+pub fn is_baton_command(harness: Harness, command: &str) -> bool {
+    let words = shell_words(command);
+    let [binary, harness_word, ..] = words.as_slice() else {
+        return false;
+    };
+    let file_name = Path::new(binary).file_name().and_then(|name| name.to_str());
+    matches!(file_name, Some("baton-hook" | "baton-hook.exe"))
+        && Harness::parse(harness_word) == Some(harness)
+}
+
+/// Splits a command line the way a POSIX shell splits plain words: single quotes, double
+/// quotes with backslash escapes, and bare backslash escapes. Enough to read a quoted path.
+fn shell_words(command: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut in_word = false;
+    let mut characters = command.chars();
+    while let Some(character) = characters.next() {
+        match character {
+            '\'' => {
+                in_word = true;
+                for quoted in characters.by_ref() {
+                    if quoted == '\'' {
+                        break;
+                    }
+                    current.push(quoted);
+                }
+            }
+            '"' => {
+                in_word = true;
+                while let Some(quoted) = characters.next() {
+                    match quoted {
+                        '"' => break,
+                        '\\' => current.extend(characters.next()),
+                        other => current.push(other),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                current.extend(characters.next());
+            }
+            blank if blank.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut current));
+                    in_word = false;
+                }
+            }
+            other => {
+                in_word = true;
+                current.push(other);
+            }
+        }
+    }
+    if in_word {
+        words.push(current);
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_recognition_table() {
+        let table = [
+            (
+                "/usr/local/bin/baton-hook claude-code stop",
+                Harness::ClaudeCode,
+                true,
+            ),
+            ("baton-hook claude session-start", Harness::ClaudeCode, true),
+            (
+                "'/opt/My Tools/baton-hook' codex stop --nudge",
+                Harness::Codex,
+                true,
+            ),
+            ("\"/opt/x y/baton-hook\" cursor stop", Harness::Cursor, true),
+            (
+                "/opt/My\\ Tools/baton-hook cursor stop",
+                Harness::Cursor,
+                true,
+            ),
+            (
+                "/moved/elsewhere/baton-hook codex pre-compact",
+                Harness::Codex,
+                true,
+            ),
+            ("/usr/bin/baton-hook codex stop", Harness::ClaudeCode, false),
+            (
+                "/usr/bin/not-baton-hook claude-code stop",
+                Harness::ClaudeCode,
+                false,
+            ),
+            ("echo baton-hook claude-code", Harness::ClaudeCode, false),
+            ("/usr/bin/baton-hook", Harness::ClaudeCode, false),
+            ("", Harness::Cursor, false),
+        ];
+        for (command, harness, expected) in table {
+            assert_eq!(is_baton_command(harness, command), expected, "{command:?}");
+        }
+    }
+
+    #[test]
+    fn element_recognition_table() {
+        let ours = "/b/baton-hook claude-code stop";
+        let table = [
+            (
+                Harness::ClaudeCode,
+                json!({"hooks": [{"type": "command", "command": ours}]}),
+                true,
+            ),
+            (
+                Harness::ClaudeCode,
+                json!({"hooks": [{"command": ours}, {"command": "other-tool"}]}),
+                false,
+            ),
+            (Harness::ClaudeCode, json!({"hooks": []}), false),
+            (Harness::ClaudeCode, json!({"command": ours}), false),
+            (
+                Harness::Cursor,
+                json!({"command": "/b/baton-hook cursor stop"}),
+                true,
+            ),
+            (Harness::Cursor, json!({"command": "other-tool"}), false),
+            (Harness::Cursor, json!("baton-hook cursor stop"), false),
+        ];
+        for (harness, element, expected) in table {
+            assert_eq!(is_baton_element(harness, &element), expected, "{element}");
+        }
+    }
+
+    #[test]
+    fn codex_nudge_changes_only_the_stop_command() {
+        let plain = desired(Harness::Codex, "/b/baton-hook", false);
+        let nudging = desired(Harness::Codex, "/b/baton-hook", true);
+        let stop_command = |entries: &[Entry]| {
+            let stop = entries.iter().find(|entry| entry.event == "Stop").unwrap();
+            stop.element["hooks"][0]["command"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(stop_command(&plain), "/b/baton-hook codex stop");
+        assert_eq!(stop_command(&nudging), "/b/baton-hook codex stop --nudge");
+        let others = |entries: &[Entry]| {
+            entries
+                .iter()
+                .filter(|entry| entry.event != "Stop")
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(others(&plain), others(&nudging));
+        assert_eq!(
+            stop_command(&desired(Harness::ClaudeCode, "b", true)),
+            "b claude-code stop"
+        );
+    }
+
+    #[test]
+    fn every_entry_is_recognised_and_none_is_a_subagent_stop() {
+        for harness in Harness::ALL {
+            for nudge in [false, true] {
+                for entry in desired(harness, "'/x y/baton-hook'", nudge) {
+                    assert!(is_baton_element(harness, &entry.element), "{entry:?}");
+                    assert!(!entry.event.to_lowercase().contains("subagent"));
+                }
+            }
+        }
+    }
+}

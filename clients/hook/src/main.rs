@@ -1,0 +1,138 @@
+//! `baton-hook`: the one binary Claude Code, Codex and Cursor hook settings call.
+//!
+//! ```text
+//! baton-hook <claude-code|codex|cursor> <session-start|stop|session-end|pre-compact> [--nudge]
+//! baton-hook install   --harness <h> [--scope user|project] [--project-dir DIR] [--nudge]
+//! baton-hook uninstall --harness <h> [--scope user|project] [--project-dir DIR]
+//! baton-hook drain        send what the spool holds
+//! baton-hook sidecar ...  (started by SessionStart, never by hand)
+//! ```
+//!
+//! A hook run never breaks the agent: whatever happens it exits 0, prints nothing unless it
+//! has something for the harness, and writes at most a line per failure to its local log.
+
+mod briefing;
+mod clock;
+mod config;
+mod context;
+mod end;
+mod fsutil;
+mod harness;
+mod http;
+mod install;
+mod log;
+mod output;
+mod payload;
+mod process;
+mod project;
+mod setup;
+mod sidecar;
+mod spool;
+mod start;
+mod stop;
+mod text;
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use config::Env;
+use harness::Harness;
+use payload::{Event, Rejected};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let command = args.first().map(String::as_str).unwrap_or("");
+    match command {
+        "install" | "uninstall" => std::process::exit(setup::run(command, &args[1..])),
+        "sidecar" => {
+            if let Some(parsed) = sidecar::parse_args(&args[1..]) {
+                sidecar::run(Env::capture(), parsed);
+            }
+        }
+        "drain" => drain(),
+        "version" | "--version" => println!("baton-hook {}", env!("CARGO_PKG_VERSION")),
+        _ => {
+            let started = Instant::now();
+            // Whatever a handler does, the agent sees exit 0.
+            let _ = std::panic::catch_unwind(|| hook(&args, started));
+        }
+    }
+}
+
+/// One hook delivery, end to end.
+fn hook(args: &[String], started: Instant) {
+    let env = Env::capture();
+    let state_dir = env.state_dir();
+    let format = args.first().and_then(|name| Harness::parse(name));
+    let word = args.get(1).and_then(|word| Event::parse(word));
+    let budget = word.map_or(Duration::from_secs(8), context::budget);
+    let deadline = started + budget;
+    let Some(bytes) = payload::read_stdin(deadline.saturating_duration_since(Instant::now()))
+    else {
+        log::line(&state_dir, "hook", "-", "stdin_unreadable");
+        return;
+    };
+    let input = match payload::parse(&bytes, word) {
+        Ok(input) => input,
+        Err(Rejected::UnknownEvent) => return,
+        Err(rejected) => {
+            log::line(
+                &state_dir,
+                "hook",
+                "-",
+                &format!("payload_{rejected:?}").to_lowercase(),
+            );
+            return;
+        }
+    };
+    if subagent(&env, &input) {
+        return;
+    }
+    let deadline = started + context::budget(input.event);
+    let harness = harness::detect(format, &input.raw, harness::cursor_environment(env.pairs()));
+    let context = context::Hook {
+        client: context::client(&env, deadline),
+        format: format.unwrap_or(harness),
+        nudge_argument: args.iter().any(|arg| arg == "--nudge"),
+        event: input.event,
+        harness,
+        state_dir,
+        env,
+    };
+    let printed = match input.event {
+        Event::SessionStart => start::run(&context, &input),
+        Event::Stop => stop::run(&context, &input),
+        Event::SessionEnd => end::run(&context, &input),
+        Event::PreCompact => stop::pre_compact(&context, &input),
+    };
+    if let Some(value) = printed {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{value}");
+        let _ = stdout.flush();
+    }
+}
+
+/// Subagent contexts do nothing: a payload naming an `agent_id`, `BATON_HOOK_ROLE=subagent`,
+/// or a secondary git worktree.
+fn subagent(env: &Env, input: &payload::Input) -> bool {
+    input.agent_id.is_some()
+        || env.get("BATON_HOOK_ROLE") == Some("subagent")
+        || input
+            .cwd
+            .as_deref()
+            .and_then(|cwd| project::checkout(std::path::Path::new(cwd)))
+            .is_some_and(|checkout| checkout.secondary_worktree)
+}
+
+/// Sends the spool now (the sidecar and SessionStart start this in the background).
+fn drain() {
+    let env = Env::capture();
+    let state_dir = env.state_dir();
+    let Ok(client) = context::client(&env, Instant::now() + Duration::from_secs(3600)) else {
+        log::line(&state_dir, "drain", "-", "config_missing");
+        return;
+    };
+    spool::Spool::in_state(&state_dir).drain(&client, |status| {
+        log::line(&state_dir, "drain", "-", &format!("spool_refused_{status}"));
+    });
+}

@@ -1,0 +1,232 @@
+//! What a harness sends on stdin, reduced to what Baton reads.
+//!
+//! Claude Code, Codex and Cursor all send one JSON object. Every field but the session id and
+//! the event name is optional, unknown fields are ignored, and an unknown event does nothing.
+//! Cursor names its events in camelCase and its session `conversation_id`.
+
+use std::io::Read;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// The most stdin the hook reads (a long final message fits comfortably).
+pub const MAX_STDIN: usize = 4 * 1024 * 1024;
+
+/// The events Baton handles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    SessionStart,
+    Stop,
+    SessionEnd,
+    PreCompact,
+}
+
+impl Event {
+    /// From a payload's `hook_event_name` or the installed command's event word.
+    pub fn parse(name: &str) -> Option<Event> {
+        match name {
+            "SessionStart" | "sessionStart" | "session-start" => Some(Event::SessionStart),
+            "Stop" | "stop" => Some(Event::Stop),
+            "SessionEnd" | "sessionEnd" | "session-end" => Some(Event::SessionEnd),
+            "PreCompact" | "preCompact" | "pre-compact" => Some(Event::PreCompact),
+            _ => None,
+        }
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            Event::SessionStart => "session-start",
+            Event::Stop => "stop",
+            Event::SessionEnd => "session-end",
+            Event::PreCompact => "pre-compact",
+        }
+    }
+}
+
+/// One hook delivery.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Input {
+    pub event: Event,
+    pub session_id: String,
+    /// SessionStart's `source`: startup, resume, clear, compact.
+    pub source: Option<String>,
+    /// SessionEnd's `reason`.
+    pub reason: Option<String>,
+    /// The working directory (Cursor: the first workspace root).
+    pub cwd: Option<String>,
+    /// Claude Code and Codex `stop_hook_active`; Cursor: a follow-up's stop (`loop_count` > 0).
+    pub stop_hook_active: bool,
+    pub last_assistant_message: Option<String>,
+    /// Present in a subagent's context.
+    pub agent_id: Option<String>,
+    /// Cursor's stop `status` (completed, aborted, error).
+    pub status: Option<String>,
+    pub raw: Value,
+}
+
+/// Why a delivery is not handled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rejected {
+    NotJson,
+    NoSessionId,
+    /// An event Baton does not handle: not an error, nothing to do.
+    UnknownEvent,
+}
+
+fn text(value: &Value, key: &str) -> Option<String> {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|text| !text.is_empty())
+        .map(str::to_string)
+}
+
+/// Parses one delivery; `argument` is the event word the installed command passed.
+pub fn parse(bytes: &[u8], argument: Option<Event>) -> Result<Input, Rejected> {
+    let raw: Value = serde_json::from_slice(bytes).map_err(|_| Rejected::NotJson)?;
+    if !raw.is_object() {
+        return Err(Rejected::NotJson);
+    }
+    let named = raw.get("hook_event_name").and_then(Value::as_str);
+    let event = match named {
+        Some(name) => Event::parse(name).ok_or(Rejected::UnknownEvent)?,
+        None => argument.ok_or(Rejected::UnknownEvent)?,
+    };
+    let session_id = text(&raw, "session_id")
+        .or_else(|| text(&raw, "conversation_id"))
+        .ok_or(Rejected::NoSessionId)?;
+    let cwd = text(&raw, "cwd").or_else(|| {
+        raw.get("workspace_roots")
+            .and_then(Value::as_array)
+            .and_then(|roots| roots.first())
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    let loop_count = raw.get("loop_count").and_then(Value::as_u64).unwrap_or(0);
+    let stop_hook_active = raw
+        .get("stop_hook_active")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+        || loop_count > 0;
+    Ok(Input {
+        event,
+        session_id,
+        source: text(&raw, "source"),
+        reason: text(&raw, "reason"),
+        cwd,
+        stop_hook_active,
+        last_assistant_message: raw
+            .get("last_assistant_message")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        agent_id: text(&raw, "agent_id"),
+        status: text(&raw, "status"),
+        raw,
+    })
+}
+
+/// Reads stdin until one JSON value is complete, EOF, or `budget` passes — a harness that
+/// keeps stdin open must not hold the hook past its deadline.
+pub fn read_stdin(budget: Duration) -> Option<Vec<u8>> {
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut stdin = std::io::stdin().lock();
+        let mut bytes = Vec::new();
+        let mut chunk = [0_u8; 16 * 1024];
+        loop {
+            match stdin.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(read) => {
+                    bytes.extend_from_slice(&chunk[..read]);
+                    if bytes.len() > MAX_STDIN {
+                        let _ = sender.send(None);
+                        return;
+                    }
+                    if serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok() {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = sender.send(Some(bytes));
+    });
+    receiver.recv_timeout(budget).ok().flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parsed(value: Value) -> Result<Input, Rejected> {
+        parse(value.to_string().as_bytes(), None)
+    }
+
+    #[test]
+    fn claude_code_fixtures_parse() {
+        for file in [
+            "session_start",
+            "stop",
+            "pre_compact",
+            "subagent_stop",
+            "notification",
+        ] {
+            let path = format!(
+                "{}/../../tests/fixtures/hook-payloads/kesslerio-attio-mcp-server/{file}.json",
+                env!("CARGO_MANIFEST_DIR")
+            );
+            let text = std::fs::read_to_string(&path).expect("fixture present");
+            let payloads: Vec<Value> = serde_json::from_str(&text).expect("fixture json");
+            for payload in payloads {
+                let result = parsed(payload.clone());
+                match file {
+                    "subagent_stop" | "notification" => {
+                        assert_eq!(result, Err(Rejected::UnknownEvent), "{payload}")
+                    }
+                    _ => assert!(result.is_ok(), "{payload}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shapes() {
+        let cursor = parsed(json!({"conversation_id": "c-1", "hook_event_name": "stop",
+            "workspace_roots": ["/w/app"], "status": "completed", "loop_count": 1}))
+        .expect("cursor stop");
+        assert_eq!(cursor.event, Event::Stop);
+        assert_eq!(cursor.session_id, "c-1");
+        assert_eq!(cursor.cwd.as_deref(), Some("/w/app"));
+        assert!(cursor.stop_hook_active, "a follow-up's stop finalizes");
+
+        let minimal = parsed(json!({"session_id": "s", "hook_event_name": "SessionEnd"}))
+            .expect("only the two required fields");
+        assert_eq!(minimal.event, Event::SessionEnd);
+        assert_eq!(minimal.cwd, None);
+
+        let extra = parsed(json!({"session_id": "s", "hook_event_name": "Stop",
+            "stop_hook_active": true, "brand_new_field": {"x": 1}}))
+        .expect("unknown fields are ignored");
+        assert!(extra.stop_hook_active);
+
+        assert_eq!(
+            parsed(json!({"hook_event_name": "Stop"})),
+            Err(Rejected::NoSessionId)
+        );
+        assert_eq!(
+            parsed(json!({"session_id": " ", "hook_event_name": "Stop"})),
+            Err(Rejected::NoSessionId)
+        );
+        assert_eq!(
+            parsed(json!({"session_id": "s", "hook_event_name": "UserPromptSubmit"})),
+            Err(Rejected::UnknownEvent)
+        );
+        assert_eq!(parsed(json!([1])), Err(Rejected::NotJson));
+        assert_eq!(parse(b"{", None), Err(Rejected::NotJson));
+        let by_argument =
+            parse(br#"{"session_id":"s"}"#, Some(Event::Stop)).expect("argument names the event");
+        assert_eq!(by_argument.event, Event::Stop);
+    }
+}

@@ -1,0 +1,173 @@
+//! Additive routes for the liveness sidecar (DESIGN section 5): `POST /agent-sessions/pulse`
+//! records a process episode's pulse; `GET /agent-sessions/{sessionRunId}/liveness` reads the
+//! derived state, the episodes and the session a `/clear` successor follows.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use baton_proto::registry::v1 as proto;
+
+use crate::response::HttpResult;
+use crate::routes::sessions::{key, observed, run_id_param, unknown_run_is_invalid};
+use crate::routes::{iso_of, optional_iso};
+use crate::state::{AppState, Caller};
+use crate::strict::{self, StrictJson};
+
+/// `POST /agent-sessions/pulse` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct PulseBody {
+    pub agent: String,
+    pub session_id: String,
+    /// Minted by the sidecar when it starts (uuid); one episode per session and process.
+    pub episode_id: String,
+    /// The client process's kind, e.g. `claude-code`.
+    pub client: String,
+    /// Resolved from the client's executable.
+    #[serde(default, deserialize_with = "strict::present")]
+    pub client_version: Option<String>,
+    /// The client that really hosts the session (`cursor` running Claude Code hooks).
+    #[serde(default, deserialize_with = "strict::present")]
+    pub host_client: Option<String>,
+    /// An opaque, stable id of the machine (a digest, never a hostname).
+    pub host_id: String,
+    pub pid: u32,
+    /// When the sidecar observed it (RFC 3339); at most now.
+    #[serde(default, deserialize_with = "strict::present")]
+    pub observed_at: Option<String>,
+    /// The last pulse: `process_exited`, `session_closed` or `stopped`.
+    #[serde(default, deserialize_with = "strict::present")]
+    pub end_reason: Option<String>,
+}
+
+/// `POST /agent-sessions/pulse` answer.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PulseAnswer {
+    pub session_run_id: String,
+    /// `live`, `idle`, `disconnected` or `closed` after this pulse.
+    pub liveness: String,
+}
+
+/// One process episode.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EpisodeView {
+    pub episode_id: String,
+    pub client: String,
+    pub client_version: Option<String>,
+    pub host_client: Option<String>,
+    pub host_id: String,
+    pub pid: u32,
+    pub started_at: String,
+    pub last_pulse_at: String,
+    pub ended_at: Option<String>,
+    pub end_reason: Option<String>,
+}
+
+/// `GET /agent-sessions/{sessionRunId}/liveness` answer.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LivenessAnswer {
+    pub session_run_id: String,
+    /// `live`, `idle`, `disconnected` or `closed`.
+    pub liveness: String,
+    /// `unknown` when disconnected: the client went away without an end.
+    pub outcome: Option<String>,
+    pub last_seen_at: String,
+    pub closed_at: Option<String>,
+    /// The run this session follows in the same process (after `/clear`).
+    pub follows_session_run_id: Option<String>,
+    /// Newest first, at most 50.
+    pub episodes: Vec<EpisodeView>,
+}
+
+fn state_name(value: i32) -> &'static str {
+    match proto::SessionState::try_from(value) {
+        Ok(proto::SessionState::Live) => "live",
+        Ok(proto::SessionState::Idle) => "idle",
+        Ok(proto::SessionState::Disconnected) => "disconnected",
+        _ => "closed",
+    }
+}
+
+/// Record a sidecar pulse. Never refreshes the lease; 404 for an unknown natural key.
+#[utoipa::path(post, path = "/api/v1/agent-sessions/pulse", request_body = PulseBody,
+    responses((status = 200, body = PulseAnswer), (status = 400), (status = 404), (status = 409)),
+    security(("api_key" = [])))]
+pub async fn pulse(
+    State(state): State<AppState>,
+    Caller(call): Caller,
+    StrictJson(body): StrictJson<PulseBody>,
+) -> HttpResult<Json<PulseAnswer>> {
+    let request = proto::PulseRequest {
+        observed_at: observed(body.observed_at.as_deref())?,
+        key: key(body.agent, body.session_id),
+        episode_id: body.episode_id,
+        client: body.client,
+        client_version: body.client_version,
+        host_client: body.host_client,
+        host_id: body.host_id,
+        pid: body.pid,
+        end_reason: body.end_reason,
+    };
+    let answer = state
+        .registry
+        .clone()
+        .pulse(state.outbound.request(&call, request))
+        .await?
+        .into_inner();
+    Ok(Json(PulseAnswer {
+        session_run_id: answer.session_run_id,
+        liveness: state_name(answer.state).to_string(),
+    }))
+}
+
+/// Read a session's liveness and process episodes. Never refreshes the lease.
+#[utoipa::path(get, path = "/api/v1/agent-sessions/{sessionRunId}/liveness",
+    params(("sessionRunId" = String, Path, description = "run id (uuid)")),
+    responses((status = 200, body = LivenessAnswer), (status = 400)),
+    security(("api_key" = [])))]
+pub async fn read(
+    State(state): State<AppState>,
+    Caller(call): Caller,
+    Path(session_run_id): Path<String>,
+) -> HttpResult<Json<LivenessAnswer>> {
+    let request = proto::GetLivenessRequest {
+        session_run_id: run_id_param(&session_run_id)?,
+    };
+    let answer = state
+        .registry
+        .clone()
+        .get_liveness(state.outbound.request(&call, request))
+        .await
+        .map_err(|status| unknown_run_is_invalid(status.into()))?
+        .into_inner();
+    let liveness = state_name(answer.state);
+    Ok(Json(LivenessAnswer {
+        session_run_id: answer.session_run_id,
+        liveness: liveness.to_string(),
+        outcome: (liveness == "disconnected").then(|| "unknown".to_string()),
+        last_seen_at: iso_of(answer.last_seen_at.as_ref()),
+        closed_at: optional_iso(answer.closed_at.as_ref()),
+        follows_session_run_id: answer.follows_session_run_id,
+        episodes: answer
+            .episodes
+            .into_iter()
+            .map(|episode| EpisodeView {
+                episode_id: episode.episode_id,
+                client: episode.client,
+                client_version: episode.client_version,
+                host_client: episode.host_client,
+                host_id: episode.host_id,
+                pid: episode.pid,
+                started_at: iso_of(episode.started_at.as_ref()),
+                last_pulse_at: iso_of(episode.last_pulse_at.as_ref()),
+                ended_at: optional_iso(episode.ended_at.as_ref()),
+                end_reason: episode.end_reason,
+            })
+            .collect(),
+    }))
+}
