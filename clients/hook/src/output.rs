@@ -1,5 +1,9 @@
 //! What each harness accepts back on stdout. Nothing else is ever printed: a failure prints
 //! nothing at all.
+//!
+//! The form follows the settings file that ran the hook (the installed format), not the host:
+//! Cursor runs Claude Code's settings files through its compatibility layer, which reads
+//! Claude Code's output shape; Cursor's own `hooks.json` entries get Cursor's shape.
 
 use serde_json::{Value, json};
 

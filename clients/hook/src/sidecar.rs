@@ -73,8 +73,13 @@ fn holder(path: &Path) -> Option<u32> {
     text.trim().parse().ok()
 }
 
-/// Makes sure a sidecar watches this session's client process.
+/// Makes sure a sidecar watches this session's client process (unless
+/// `BATON_HOOK_SIDECAR=off`, for hosts where a detached process is unwelcome: liveness then
+/// rests on hook activity alone).
 pub fn ensure(hook: &Hook, session_id: &str) {
+    if hook.env.get("BATON_HOOK_SIDECAR") == Some("off") {
+        return;
+    }
     let client_pid = process::client_pid(&hook.env);
     let path = claim_path(&hook.state_dir, hook.agent(), session_id, client_pid);
     if holder(&path).is_some_and(process::alive) {

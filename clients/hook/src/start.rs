@@ -34,7 +34,7 @@ pub fn run(hook: &Hook, input: &Input) -> Option<Value> {
         "clear" => clear(hook, client, input),
         _ => startup(hook, client, input, None),
     }?;
-    Some(output::session_context(hook.harness, &context))
+    Some(output::session_context(hook.format, &context))
 }
 
 /// A drain left over from a time the server was down runs in the background.

@@ -108,7 +108,7 @@ mod tests {
             source: crate::session::Source::Startup,
             project: None,
             scope: None,
-            selector: Selector::All,
+            selector: Selector::All {},
             opened_at: at(0),
             closed_at: closed.map(at),
             last_seen_at: at(last_seen),

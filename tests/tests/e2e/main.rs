@@ -4,6 +4,11 @@
 mod auth;
 mod closer;
 mod closer_faults;
+mod hook_install;
+mod hook_liveness;
+mod hook_spool;
+mod hook_start;
+mod hook_stop;
 mod lease;
 mod memories;
 mod sessions;

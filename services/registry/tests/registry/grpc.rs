@@ -43,6 +43,7 @@ async fn rpc_calls_need_the_service_token_and_a_tenant() {
     };
     let request = proto::CloseRequest {
         key: Some(key.clone()),
+        observed_at: None,
     };
 
     let anonymous = client.close(request.clone()).await.expect_err("no token");

@@ -1,0 +1,151 @@
+//! Running the real `baton-hook` binary the way a harness does: a JSON payload on stdin, a
+//! private home folder, a clean environment.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::io::AsyncWriteExt;
+use tokio::process::Command;
+
+use crate::binary;
+
+/// A hook installation: its own HOME and state folder, removed on drop.
+pub struct HookHome {
+    pub home: PathBuf,
+    env: Vec<(String, String)>,
+}
+
+/// One hook process's result.
+#[derive(Debug)]
+pub struct HookRun {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl HookRun {
+    /// Stdout as JSON (`None` when the hook printed nothing).
+    pub fn json(&self) -> Option<Value> {
+        let text = self.stdout.trim();
+        (!text.is_empty()).then(|| serde_json::from_str(text).expect("hook stdout is JSON"))
+    }
+}
+
+impl HookHome {
+    /// A fresh home talking to `base_url` with `api_key`; the sidecar is off unless a test
+    /// turns it on.
+    pub fn new(base_url: &str, api_key: &str) -> HookHome {
+        let home = std::env::temp_dir().join(format!("baton-hook-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir_all(&home).expect("hook home");
+        let env = vec![
+            ("PATH".to_string(), std::env::var("PATH").unwrap_or_default()),
+            ("HOME".to_string(), home.display().to_string()),
+            ("BATON_HOOK_HOME".to_string(), home.join(".baton").display().to_string()),
+            ("BATON_URL".to_string(), base_url.to_string()),
+            ("BATON_API_KEY".to_string(), api_key.to_string()),
+            ("BATON_HOOK_SIDECAR".to_string(), "off".to_string()),
+        ];
+        HookHome { home, env }
+    }
+
+    /// Sets (or replaces) one environment variable for every later run.
+    pub fn set(&mut self, name: &str, value: &str) {
+        self.env.retain(|(key, _)| key != name);
+        self.env.push((name.to_string(), value.to_string()));
+    }
+
+    pub fn state_dir(&self) -> PathBuf {
+        self.home.join(".baton")
+    }
+
+    pub fn spool_dir(&self) -> PathBuf {
+        self.state_dir().join("spool")
+    }
+
+    /// The spooled entries, oldest first.
+    pub fn spooled(&self) -> Vec<Value> {
+        let mut names: Vec<PathBuf> = std::fs::read_dir(self.spool_dir())
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|entry| entry.path())
+                    .filter(|path| {
+                        path.extension().is_some_and(|ext| ext == "json")
+                            && !path.file_name().is_some_and(|name| name.to_string_lossy().starts_with('.'))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+            .iter()
+            .map(|path| serde_json::from_slice(&std::fs::read(path).expect("entry")).expect("entry json"))
+            .collect()
+    }
+
+    /// A command for `baton-hook <args>` in this home's environment.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(binary("baton-hook"));
+        command.args(args).env_clear().envs(self.env.iter().cloned());
+        command
+    }
+
+    /// Runs `baton-hook <args>` with `payload` on stdin, and waits.
+    pub async fn run(&self, args: &[&str], payload: &Value) -> HookRun {
+        self.run_with(args, payload, &[]).await
+    }
+
+    /// As [`HookHome::run`], with extra environment for this run only.
+    pub async fn run_with(&self, args: &[&str], payload: &Value, extra: &[(&str, &str)]) -> HookRun {
+        let started = Instant::now();
+        let mut child = self
+            .command(args)
+            .envs(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn baton-hook");
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(payload.to_string().as_bytes()).await.expect("write payload");
+        drop(stdin);
+        let output = child.wait_with_output().await.expect("baton-hook ran");
+        HookRun {
+            code: output.status.code(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            elapsed: started.elapsed(),
+        }
+    }
+
+    /// The local log's lines.
+    pub fn log_lines(&self) -> Vec<String> {
+        std::fs::read_to_string(self.state_dir().join("hook.log"))
+            .map(|text| text.lines().map(str::to_string).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.home.join(relative)
+    }
+}
+
+impl Drop for HookHome {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.home);
+    }
+}
+
+/// A recorded Claude Code payload from `tests/fixtures/hook-payloads/<source>/<file>.json`
+/// (each file is an array of real deliveries).
+pub fn fixture(source: &str, file: &str) -> Vec<Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/hook-payloads")
+        .join(source)
+        .join(format!("{file}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("fixture {}", path.display()));
+    serde_json::from_str(&text).expect("fixture is a JSON array")
+}

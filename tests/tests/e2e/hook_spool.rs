@@ -1,0 +1,131 @@
+//! SessionEnd only spools; the drain delivers with the original observation times, in order,
+//! and survives being killed mid-way without losing or repeating a call.
+
+use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use baton_tests::Baton;
+use baton_tests::hook::HookHome;
+
+/// Nothing listens here: a server that is down.
+const DOWN: &str = "http://127.0.0.1:9";
+
+fn mode(path: &std::path::Path) -> u32 {
+    std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777
+}
+
+#[tokio::test]
+async fn session_end_spools_within_its_budget_and_the_drain_closes_at_the_observed_time() {
+    let baton = Baton::start().await;
+    let tenant = baton.create_tenant("spool").await;
+    let client = baton.client(&tenant);
+    let opened = client
+        .post("/api/v1/agent-sessions/open", &json!({"agent": "claude-code", "sessionId": "ending", "source": "startup"}))
+        .await;
+    let run_id = opened.body["sessionRunId"].as_str().expect("run").to_string();
+
+    let mut home = HookHome::new(DOWN, &tenant.api_key);
+    let stop = json!({"session_id": "ending", "hook_event_name": "Stop", "last_assistant_message": "all done"});
+    let stopped = home.run(&["claude-code", "stop"], &stop).await;
+    assert_eq!((stopped.code, stopped.stdout.as_str()), (Some(0), ""));
+    let end = json!({"session_id": "ending", "hook_event_name": "SessionEnd", "reason": "prompt_input_exit",
+        "cwd": "/w/app", "transcript_path": "/tmp/x.jsonl"});
+    let ended = home.run(&["claude-code", "session-end"], &end).await;
+    assert_eq!((ended.code, ended.stdout.as_str()), (Some(0), ""));
+    assert!(ended.elapsed < Duration::from_millis(1500), "inside Claude Code's shared 1.5 s: {:?}", ended.elapsed);
+
+    let spooled = home.spooled();
+    assert_eq!(spooled.len(), 2, "{spooled:?}");
+    assert_eq!(spooled[0]["path"], "/api/v1/agent-sessions/heartbeat");
+    assert_eq!(spooled[0]["body"]["lastMessageExcerpt"], "all done");
+    assert_eq!(spooled[1]["path"], "/api/v1/agent-sessions/close");
+    let heard_at = spooled[0]["body"]["observedAt"].clone();
+    let ended_at = spooled[1]["body"]["observedAt"].clone();
+    assert!(heard_at.is_string() && ended_at.is_string());
+    assert_eq!(mode(&home.spool_dir()), 0o700);
+    for entry in std::fs::read_dir(home.spool_dir()).expect("spool") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|ext| ext == "json") {
+            assert_eq!(mode(&path), 0o600, "{}", path.display());
+        }
+    }
+
+    // The server is back; the drain replays both with their observation times.
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    home.set("BATON_URL", &baton.base_url);
+    let status = home.command(&["drain"]).status().await.expect("drain");
+    assert!(status.success());
+    assert!(home.spooled().is_empty(), "each entry deleted once answered");
+    let row = client.get(&format!("/api/v1/agent-sessions/{run_id}")).await;
+    assert_eq!(row.body["lastSeenAt"], heard_at, "the replayed heartbeat counts when it was observed");
+    assert_eq!(row.body["closedAt"], ended_at, "closed when the end was observed, not when it arrived");
+    let again = home.command(&["drain"]).status().await.expect("drain");
+    assert!(again.success(), "an empty drain is a no-op");
+}
+
+#[tokio::test]
+async fn killing_the_drain_twenty_times_loses_no_call_and_repeats_none() {
+    // 1,000 replays in a few seconds: far past the default 300 per minute.
+    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let tenant = baton.create_tenant("spool-kill").await;
+    let client = baton.client(&tenant);
+    let sessions: Vec<String> = (0..100).map(|n| format!("crash-{n:03}")).collect();
+    let mut runs = HashMap::new();
+    for session in &sessions {
+        let opened = client
+            .post("/api/v1/agent-sessions/open", &json!({"agent": "claude-code", "sessionId": session, "source": "startup"}))
+            .await;
+        assert_eq!(opened.status, 200);
+        runs.insert(session.clone(), opened.body["sessionRunId"].as_str().expect("run").to_string());
+    }
+    // 1,000 calls through the real hook with the server down: for each session five rounds of
+    // SessionEnd then Stop. Rounds go across all sessions, so one session's calls are observed
+    // well apart.
+    let home = HookHome::new(DOWN, &tenant.api_key);
+    for _round in 0..5 {
+        for event in ["SessionEnd", "Stop"] {
+            for session in &sessions {
+                let word = if event == "Stop" { "stop" } else { "session-end" };
+                let payload = json!({"session_id": session, "hook_event_name": event, "reason": "other"});
+                let run = home.run(&["claude-code", word], &payload).await;
+                assert_eq!(run.code, Some(0));
+            }
+        }
+    }
+    let spooled = home.spooled();
+    assert_eq!(spooled.len(), 1000);
+    let mut last_heartbeat: HashMap<String, Value> = HashMap::new();
+    for entry in &spooled {
+        if entry["path"] == "/api/v1/agent-sessions/heartbeat" {
+            let session = entry["body"]["sessionId"].as_str().expect("session").to_string();
+            last_heartbeat.insert(session, entry["body"]["observedAt"].clone());
+        }
+    }
+
+    let mut home = home;
+    home.set("BATON_URL", &baton.base_url);
+    let mut killed_mid_way = 0;
+    for kill in 0..20_u64 {
+        let mut drain = home.command(&["drain"]).spawn().expect("drain");
+        tokio::time::sleep(Duration::from_millis(15 + kill * 3)).await;
+        drain.start_kill().expect("SIGKILL");
+        let _ = drain.wait().await;
+        if !home.spooled().is_empty() {
+            killed_mid_way += 1;
+        }
+    }
+    assert!(killed_mid_way > 0, "the kills landed while the drain was working");
+    let finished = home.command(&["drain"]).status().await.expect("drain");
+    assert!(finished.success());
+    assert!(home.spooled().is_empty(), "every call was delivered");
+
+    for session in &sessions {
+        let row = client.get(&format!("/api/v1/agent-sessions/{}", runs[session])).await;
+        assert_eq!(row.body["activationEpoch"], 6, "{session}: five closes each reopened exactly once");
+        assert_eq!(row.body["closedAt"], Value::Null, "{session}: the last call was a heartbeat");
+        assert_eq!(row.body["lastSeenAt"], last_heartbeat[session], "{session}");
+    }
+}
