@@ -3,6 +3,7 @@
 
 mod events;
 mod heartbeat;
+mod hook;
 mod stats;
 
 #[tokio::main]
@@ -14,6 +15,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if all || which == "events" {
         events::run().await?;
+    }
+    if all || which == "hook" {
+        hook::run().await?;
     }
     Ok(())
 }

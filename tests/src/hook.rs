@@ -93,6 +93,13 @@ impl HookHome {
         command
     }
 
+    /// The same command for blocking callers (the latency benchmark).
+    pub fn std_command(&self, args: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(binary("baton-hook"));
+        command.args(args).env_clear().envs(self.env.iter().cloned());
+        command
+    }
+
     /// Runs `baton-hook <args>` with `payload` on stdin, and waits.
     pub async fn run(&self, args: &[&str], payload: &Value) -> HookRun {
         self.run_with(args, payload, &[]).await

@@ -6,6 +6,8 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
@@ -35,8 +37,8 @@ fn stand_in(dir: &Path) -> Child {
 
 /// SIGKILL to the stand-in's whole process group, then reap it (a zombie would still look alive).
 async fn kill_client(client: &mut Child) {
-    let pid = client.id().expect("pid");
-    let _ = Command::new("kill").args(["-KILL", &format!("-{pid}")]).status().await;
+    let pid = client.id().expect("pid") as i32;
+    nix::sys::signal::killpg(Pid::from_raw(pid), Signal::SIGKILL).expect("SIGKILL the client");
     let _ = client.wait().await;
 }
 
@@ -145,7 +147,7 @@ async fn a_silent_client_reads_disconnected_once_the_window_passes() {
     until(&client, &run_id, |read| read["liveness"] == "live" && read["episodes"][0].is_object()).await;
     // The machine dies: sidecar and client both vanish, no last pulse.
     for pid in sidecar_pids(&home) {
-        let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status().await;
+        let _ = nix::sys::signal::kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
     }
     kill_client(&mut stand_in_client).await;
     let last_pulse = liveness(&client, &run_id).await["episodes"][0]["lastPulseAt"]

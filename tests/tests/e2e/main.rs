@@ -10,6 +10,7 @@ mod hook_spool;
 mod hook_start;
 mod hook_stop;
 mod lease;
+mod liveness_routes;
 mod memories;
 mod sessions;
 mod surface;
