@@ -26,7 +26,11 @@ struct Variant {
 fn timed(mut command: Command, stdin: Option<&[u8]>) -> anyhow::Result<Duration> {
     let started = Instant::now();
     command
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let mut child = command.spawn()?;
@@ -50,11 +54,18 @@ pub async fn run() -> anyhow::Result<()> {
     let tenant = baton.create_tenant("bench-hook").await;
     let client = baton.client(&tenant);
     let open = json!({"agent": "claude-code", "sessionId": "bench-stop", "source": "startup"});
-    anyhow::ensure!(client.post("/api/v1/agent-sessions/open", &open).await.status == 200);
+    anyhow::ensure!(
+        client
+            .post("/api/v1/agent-sessions/open", &open)
+            .await
+            .status
+            == 200
+    );
     let home = HookHome::new(&baton.base_url, &tenant.api_key);
-    let stop = json!({"session_id": "bench-stop", "hook_event_name": "Stop", "stop_hook_active": false,
+    let stop =
+        json!({"session_id": "bench-stop", "hook_event_name": "Stop", "stop_hook_active": false,
         "cwd": "/w/app", "last_assistant_message": "Done: the migration is applied."})
-    .to_string();
+        .to_string();
     let end = json!({"session_id": "bench-end", "hook_event_name": "SessionEnd", "reason": "other",
         "cwd": "/w/app"})
     .to_string();
@@ -65,24 +76,60 @@ pub async fn run() -> anyhow::Result<()> {
     let key_header = format!("X-API-Key: {}", tenant.api_key);
 
     let measured = tokio::task::spawn_blocking(move || -> anyhow::Result<Vec<Variant>> {
-        let mut variants: Vec<Variant> = ["true (spawn floor)", "curl POST heartbeat", "baton-hook Stop (heartbeat)", "baton-hook SessionEnd (spool)"]
-            .into_iter()
-            .map(|label| Variant { label, latencies: Vec::with_capacity(RUNS) })
-            .collect();
+        let mut variants: Vec<Variant> = [
+            "true (spawn floor)",
+            "curl POST heartbeat",
+            "baton-hook Stop (heartbeat)",
+            "baton-hook SessionEnd (spool)",
+        ]
+        .into_iter()
+        .map(|label| Variant {
+            label,
+            latencies: Vec::with_capacity(RUNS),
+        })
+        .collect();
         // Warm the page cache, the connection path and the server's pools.
         for _ in 0..10 {
-            timed(home.std_command(&["claude-code", "stop"]), Some(stop.as_bytes()))?;
+            timed(
+                home.std_command(&["claude-code", "stop"]),
+                Some(stop.as_bytes()),
+            )?;
         }
         for _ in 0..RUNS {
-            variants[0].latencies.push(timed(Command::new("true"), None)?);
+            variants[0]
+                .latencies
+                .push(timed(Command::new("true"), None)?);
             let mut curl = Command::new("curl");
-            curl.args(["-s", "-f", "-o", "/dev/null", "-X", "POST", "-H", "Content-Type: application/json",
-                "-H", &key_header, "--data", &heartbeat, &url]);
+            curl.args([
+                "-s",
+                "-f",
+                "-o",
+                "/dev/null",
+                "-X",
+                "POST",
+                "-H",
+                "Content-Type: application/json",
+                "-H",
+                &key_header,
+                "--data",
+                &heartbeat,
+                &url,
+            ]);
             variants[1].latencies.push(timed(curl, None)?);
-            variants[2].latencies.push(timed(home.std_command(&["claude-code", "stop"]), Some(stop.as_bytes()))?);
-            variants[3].latencies.push(timed(home.std_command(&["claude-code", "session-end"]), Some(end.as_bytes()))?);
+            variants[2].latencies.push(timed(
+                home.std_command(&["claude-code", "stop"]),
+                Some(stop.as_bytes()),
+            )?);
+            variants[3].latencies.push(timed(
+                home.std_command(&["claude-code", "session-end"]),
+                Some(end.as_bytes()),
+            )?);
         }
-        anyhow::ensure!(home.log_lines().is_empty(), "the hook logged failures: {:?}", home.log_lines());
+        anyhow::ensure!(
+            home.log_lines().is_empty(),
+            "the hook logged failures: {:?}",
+            home.log_lines()
+        );
         anyhow::ensure!(home.spooled().len() == RUNS, "every SessionEnd spooled");
         Ok(variants)
     })

@@ -38,12 +38,19 @@ impl HookHome {
     /// A fresh home talking to `base_url` with `api_key`; the sidecar is off unless a test
     /// turns it on.
     pub fn new(base_url: &str, api_key: &str) -> HookHome {
-        let home = std::env::temp_dir().join(format!("baton-hook-{}", uuid::Uuid::new_v4().simple()));
+        let home =
+            std::env::temp_dir().join(format!("baton-hook-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(&home).expect("hook home");
         let env = vec![
-            ("PATH".to_string(), std::env::var("PATH").unwrap_or_default()),
+            (
+                "PATH".to_string(),
+                std::env::var("PATH").unwrap_or_default(),
+            ),
             ("HOME".to_string(), home.display().to_string()),
-            ("BATON_HOOK_HOME".to_string(), home.join(".baton").display().to_string()),
+            (
+                "BATON_HOOK_HOME".to_string(),
+                home.join(".baton").display().to_string(),
+            ),
             ("BATON_URL".to_string(), base_url.to_string()),
             ("BATON_API_KEY".to_string(), api_key.to_string()),
             ("BATON_HOOK_SIDECAR".to_string(), "off".to_string()),
@@ -74,7 +81,9 @@ impl HookHome {
                     .map(|entry| entry.path())
                     .filter(|path| {
                         path.extension().is_some_and(|ext| ext == "json")
-                            && !path.file_name().is_some_and(|name| name.to_string_lossy().starts_with('.'))
+                            && !path
+                                .file_name()
+                                .is_some_and(|name| name.to_string_lossy().starts_with('.'))
                     })
                     .collect()
             })
@@ -82,21 +91,29 @@ impl HookHome {
         names.sort();
         names
             .iter()
-            .map(|path| serde_json::from_slice(&std::fs::read(path).expect("entry")).expect("entry json"))
+            .map(|path| {
+                serde_json::from_slice(&std::fs::read(path).expect("entry")).expect("entry json")
+            })
             .collect()
     }
 
     /// A command for `baton-hook <args>` in this home's environment.
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(binary("baton-hook"));
-        command.args(args).env_clear().envs(self.env.iter().cloned());
+        command
+            .args(args)
+            .env_clear()
+            .envs(self.env.iter().cloned());
         command
     }
 
     /// The same command for blocking callers (the latency benchmark).
     pub fn std_command(&self, args: &[&str]) -> std::process::Command {
         let mut command = std::process::Command::new(binary("baton-hook"));
-        command.args(args).env_clear().envs(self.env.iter().cloned());
+        command
+            .args(args)
+            .env_clear()
+            .envs(self.env.iter().cloned());
         command
     }
 
@@ -106,7 +123,12 @@ impl HookHome {
     }
 
     /// As [`HookHome::run`], with extra environment for this run only.
-    pub async fn run_with(&self, args: &[&str], payload: &Value, extra: &[(&str, &str)]) -> HookRun {
+    pub async fn run_with(
+        &self,
+        args: &[&str],
+        payload: &Value,
+        extra: &[(&str, &str)],
+    ) -> HookRun {
         let started = Instant::now();
         let mut child = self
             .command(args)
@@ -117,7 +139,10 @@ impl HookHome {
             .spawn()
             .expect("spawn baton-hook");
         let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(payload.to_string().as_bytes()).await.expect("write payload");
+        stdin
+            .write_all(payload.to_string().as_bytes())
+            .await
+            .expect("write payload");
         drop(stdin);
         let output = child.wait_with_output().await.expect("baton-hook ran");
         HookRun {
@@ -153,6 +178,7 @@ pub fn fixture(source: &str, file: &str) -> Vec<Value> {
         .join("fixtures/hook-payloads")
         .join(source)
         .join(format!("{file}.json"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("fixture {}", path.display()));
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("fixture {}", path.display()));
     serde_json::from_str(&text).expect("fixture is a JSON array")
 }

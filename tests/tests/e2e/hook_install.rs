@@ -22,7 +22,10 @@ async fn setup(home: &HookHome, args: &[&str]) -> (bool, String) {
         .output()
         .await
         .expect("baton-hook ran");
-    (output.status.success(), String::from_utf8_lossy(&output.stdout).into_owned())
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
 }
 
 fn commands(settings: &Value) -> Vec<String> {
@@ -32,12 +35,19 @@ fn commands(settings: &Value) -> Vec<String> {
     };
     for (event, groups) in events {
         for group in groups.as_array().into_iter().flatten() {
-            let handlers = group.get("hooks").and_then(Value::as_array).cloned().unwrap_or_else(|| vec![group.clone()]);
+            let handlers = group
+                .get("hooks")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_else(|| vec![group.clone()]);
             for handler in handlers {
                 if let Some(command) = handler["command"].as_str()
                     && command.contains("baton-hook")
                 {
-                    found.push(format!("{event}: {}", command.split_once(' ').map_or("", |(_, rest)| rest)));
+                    found.push(format!(
+                        "{event}: {}",
+                        command.split_once(' ').map_or("", |(_, rest)| rest)
+                    ));
                 }
             }
         }
@@ -49,15 +59,42 @@ fn commands(settings: &Value) -> Vec<String> {
 #[tokio::test]
 async fn install_twice_then_uninstall_gives_back_every_byte_for_all_three_harnesses() {
     let cases = [
-        ("claude-code", ".claude/settings.json", CLAUDE_SETTINGS, vec![
-            "PreCompact: claude-code pre-compact", "SessionEnd: claude-code session-end",
-            "SessionStart: claude-code session-start", "Stop: claude-code stop"], "folder"),
-        ("codex", ".codex/hooks.json", CODEX_HOOKS, vec![
-            "PreCompact: codex pre-compact", "SessionEnd: codex session-end",
-            "SessionStart: codex session-start", "Stop: codex stop"], "/hooks"),
-        ("cursor", ".cursor/hooks.json", CURSOR_HOOKS, vec![
-            "preCompact: cursor pre-compact", "sessionEnd: cursor session-end",
-            "sessionStart: cursor session-start", "stop: cursor stop"], "workspace"),
+        (
+            "claude-code",
+            ".claude/settings.json",
+            CLAUDE_SETTINGS,
+            vec![
+                "PreCompact: claude-code pre-compact",
+                "SessionEnd: claude-code session-end",
+                "SessionStart: claude-code session-start",
+                "Stop: claude-code stop",
+            ],
+            "folder",
+        ),
+        (
+            "codex",
+            ".codex/hooks.json",
+            CODEX_HOOKS,
+            vec![
+                "PreCompact: codex pre-compact",
+                "SessionEnd: codex session-end",
+                "SessionStart: codex session-start",
+                "Stop: codex stop",
+            ],
+            "/hooks",
+        ),
+        (
+            "cursor",
+            ".cursor/hooks.json",
+            CURSOR_HOOKS,
+            vec![
+                "preCompact: cursor pre-compact",
+                "sessionEnd: cursor session-end",
+                "sessionStart: cursor session-start",
+                "stop: cursor stop",
+            ],
+            "workspace",
+        ),
     ];
     for (harness, relative, original, expected, trust_word) in cases {
         let home = HookHome::new("http://127.0.0.1:9", "unused");
@@ -67,7 +104,10 @@ async fn install_twice_then_uninstall_gives_back_every_byte_for_all_three_harnes
 
         let (ok, printed) = setup(&home, &["install", "--harness", harness]).await;
         assert!(ok, "{harness}: {printed}");
-        assert!(printed.contains(trust_word), "{harness}: prints the trust step: {printed}");
+        assert!(
+            printed.contains(trust_word),
+            "{harness}: prints the trust step: {printed}"
+        );
         let installed = std::fs::read_to_string(&path).expect("installed");
         let parsed: Value = serde_json::from_str(&installed).expect("still JSON");
         assert_eq!(commands(&parsed), expected, "{harness}");
@@ -76,16 +116,28 @@ async fn install_twice_then_uninstall_gives_back_every_byte_for_all_three_harnes
         for (event, groups) in original_value["hooks"].as_object().expect("hooks") {
             let before = groups.as_array().expect("array");
             let after = parsed["hooks"][event].as_array().expect("array");
-            assert_eq!(&after[..before.len()], &before[..], "{harness} {event}: others first, unchanged, in order");
+            assert_eq!(
+                &after[..before.len()],
+                &before[..],
+                "{harness} {event}: others first, unchanged, in order"
+            );
         }
 
         let (ok, _) = setup(&home, &["install", "--harness", harness]).await;
         assert!(ok);
-        assert_eq!(std::fs::read_to_string(&path).expect("again"), installed, "{harness}: idempotent");
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("again"),
+            installed,
+            "{harness}: idempotent"
+        );
 
         let (ok, printed) = setup(&home, &["uninstall", "--harness", harness]).await;
         assert!(ok, "{printed}");
-        assert_eq!(std::fs::read(&path).expect("after"), original.as_bytes(), "{harness}: byte-identical");
+        assert_eq!(
+            std::fs::read(&path).expect("after"),
+            original.as_bytes(),
+            "{harness}: byte-identical"
+        );
     }
 }
 
@@ -95,16 +147,49 @@ async fn codex_registers_the_stop_nudge_only_on_request_and_project_scope_works(
     let project = home.path("repo");
     std::fs::create_dir_all(&project).expect("repo");
     let dir = project.to_str().expect("utf-8");
-    let (ok, _) = setup(&home, &["install", "--harness", "codex", "--scope", "project", "--project-dir", dir, "--nudge"]).await;
+    let (ok, _) = setup(
+        &home,
+        &[
+            "install",
+            "--harness",
+            "codex",
+            "--scope",
+            "project",
+            "--project-dir",
+            dir,
+            "--nudge",
+        ],
+    )
+    .await;
     assert!(ok);
     let path = project.join(".codex/hooks.json");
-    let parsed: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("created")).expect("json");
+    let parsed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("created")).expect("json");
     assert!(commands(&parsed).contains(&"Stop: codex stop --nudge".to_string()));
-    assert_eq!(parsed.as_object().expect("root").keys().collect::<Vec<_>>(), vec!["hooks"], "Codex refuses other root keys");
-    let (ok, _) = setup(&home, &["uninstall", "--harness", "codex", "--scope", "project", "--project-dir", dir]).await;
+    assert_eq!(
+        parsed.as_object().expect("root").keys().collect::<Vec<_>>(),
+        vec!["hooks"],
+        "Codex refuses other root keys"
+    );
+    let (ok, _) = setup(
+        &home,
+        &[
+            "uninstall",
+            "--harness",
+            "codex",
+            "--scope",
+            "project",
+            "--project-dir",
+            dir,
+        ],
+    )
+    .await;
     assert!(ok);
     assert!(!path.exists(), "a file install created is removed");
-    assert!(!project.join(".codex").exists(), "and the folder it created");
+    assert!(
+        !project.join(".codex").exists(),
+        "and the folder it created"
+    );
 }
 
 #[tokio::test]
@@ -121,14 +206,24 @@ async fn a_settings_file_that_is_a_symbolic_link_is_refused_untouched() {
         .await
         .expect("ran");
     assert!(!output.status.success());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("symbolic link"), "{output:?}");
-    assert_eq!(std::fs::read_to_string(&real).expect("real"), CLAUDE_SETTINGS);
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("symbolic link"),
+        "{output:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&real).expect("real"),
+        CLAUDE_SETTINGS
+    );
 }
 
 #[tokio::test]
 async fn uninstall_leaves_no_sidecar_running() {
     // A stand-in client process the sidecar watches.
-    let mut client = Command::new("sleep").arg("600").process_group(0).spawn().expect("client");
+    let mut client = Command::new("sleep")
+        .arg("600")
+        .process_group(0)
+        .spawn()
+        .expect("client");
     let pid = client.id().expect("pid");
     let mut home = HookHome::new("http://127.0.0.1:9", "unused");
     home.set("BATON_HOOK_SIDECAR", "on");
@@ -148,7 +243,10 @@ async fn uninstall_leaves_no_sidecar_running() {
         if let Some(pid) = pid {
             break pid;
         }
-        assert!(started.elapsed() < Duration::from_secs(10), "the sidecar started");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the sidecar started"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert!(std::path::Path::new(&format!("/proc/{sidecar}")).exists());
@@ -156,12 +254,22 @@ async fn uninstall_leaves_no_sidecar_running() {
     assert!(ok);
     assert!(printed.contains("stopped 1 liveness sidecar"), "{printed}");
     let gone = |pid: u32| {
-        std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .map_or(true, |stat| stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')))
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+            stat.rsplit(')')
+                .next()
+                .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+        })
     };
     assert!(gone(sidecar), "no sidecar left");
     assert!(std::fs::read_dir(&claims).map_or(true, |mut entries| entries.next().is_none()));
     assert!(!home.path(".claude/settings.json").exists());
     let _ = client.kill().await;
-    assert!(std::fs::metadata(home.state_dir()).expect("state").permissions().mode() & 0o077 == 0);
+    assert!(
+        std::fs::metadata(home.state_dir())
+            .expect("state")
+            .permissions()
+            .mode()
+            & 0o077
+            == 0
+    );
 }

@@ -51,7 +51,9 @@ fn sidecar_home(baton: &Baton, api_key: &str, client_pid: u32) -> HookHome {
 }
 
 async fn liveness(client: &Client, run_id: &str) -> Value {
-    let answer = client.get(&format!("/api/v1/agent-sessions/{run_id}/liveness")).await;
+    let answer = client
+        .get(&format!("/api/v1/agent-sessions/{run_id}/liveness"))
+        .await;
     assert_eq!(answer.status, 200, "{:?}", answer.body);
     answer.body
 }
@@ -64,7 +66,10 @@ async fn until(client: &Client, run_id: &str, done: impl Fn(&Value) -> bool) -> 
         if done(&read) {
             return read;
         }
-        assert!(started.elapsed() < Duration::from_secs(15), "never reached: {read}");
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "never reached: {read}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -74,7 +79,10 @@ async fn start(home: &HookHome, session_id: &str, source: &str) -> String {
         "cwd": "/w/app"});
     let run = home.run(&["claude-code", "session-start"], &payload).await;
     let printed = run.json().expect("context");
-    let text = printed["hookSpecificOutput"]["additionalContext"].as_str().expect("context").to_string();
+    let text = printed["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context")
+        .to_string();
     let start = text.find("sessionRunId = ").expect("run id") + 15;
     text[start..start + 36].to_string()
 }
@@ -96,7 +104,11 @@ async fn a_killed_client_reads_disconnected_and_a_replay_does_not_revive_it() {
     let baton = Baton::start_with(UNLIMITED).await;
     let tenant = baton.create_tenant("liveness").await;
     let client = baton.client(&tenant);
-    let mut stand_in_client = stand_in(&std::env::temp_dir().join(format!("standin-{}", uuid::Uuid::new_v4().simple())).tap_mkdir());
+    let mut stand_in_client = stand_in(
+        &std::env::temp_dir()
+            .join(format!("standin-{}", uuid::Uuid::new_v4().simple()))
+            .tap_mkdir(),
+    );
     let pid = stand_in_client.id().expect("pid");
     let home = sidecar_home(&baton, &tenant.api_key, pid);
     let run_id = start(&home, "killed", "startup").await;
@@ -108,32 +120,59 @@ async fn a_killed_client_reads_disconnected_and_a_replay_does_not_revive_it() {
     let episode = &live["episodes"][0];
     assert_eq!(episode["client"], "claude-code");
     assert_eq!(episode["pid"], pid);
-    assert!(episode["hostId"].as_str().is_some_and(|id| id.starts_with("h-")));
-    assert_eq!(live["episodes"].as_array().expect("episodes").len(), 1, "one sidecar per session and process");
+    assert!(
+        episode["hostId"]
+            .as_str()
+            .is_some_and(|id| id.starts_with("h-"))
+    );
+    assert_eq!(
+        live["episodes"].as_array().expect("episodes").len(),
+        1,
+        "one sidecar per session and process"
+    );
     // A second SessionStart in the same process (compact) starts no second sidecar.
-    let payload = json!({"session_id": "killed", "hook_event_name": "SessionStart", "source": "compact"});
+    let payload =
+        json!({"session_id": "killed", "hook_event_name": "SessionStart", "source": "compact"});
     home.run(&["claude-code", "session-start"], &payload).await;
 
     kill_client(&mut stand_in_client).await;
     let gone = until(&client, &run_id, |read| read["liveness"] == "disconnected").await;
-    assert_eq!(gone["outcome"], "unknown", "no SessionEnd: the outcome is unknown");
+    assert_eq!(
+        gone["outcome"], "unknown",
+        "no SessionEnd: the outcome is unknown"
+    );
     assert_eq!(gone["episodes"].as_array().expect("episodes").len(), 1);
     assert_eq!(gone["episodes"][0]["endReason"], "process_exited");
-    let ended_at = gone["episodes"][0]["endedAt"].as_str().expect("ended").to_string();
+    let ended_at = gone["episodes"][0]["endedAt"]
+        .as_str()
+        .expect("ended")
+        .to_string();
 
     // Replays from before the exit: an old one (clamped to lastSeenAt) and one just before it.
     let before_exit = chrono::DateTime::parse_from_rfc3339(&ended_at).expect("instant")
         - chrono::Duration::milliseconds(1);
-    for observed in ["2026-01-01T00:00:00.000Z".to_string(), before_exit.to_rfc3339()] {
+    for observed in [
+        "2026-01-01T00:00:00.000Z".to_string(),
+        before_exit.to_rfc3339(),
+    ] {
         let replay = client
-            .post("/api/v1/agent-sessions/heartbeat",
-                &json!({"agent": "claude-code", "sessionId": "killed", "observedAt": observed}))
+            .post(
+                "/api/v1/agent-sessions/heartbeat",
+                &json!({"agent": "claude-code", "sessionId": "killed", "observedAt": observed}),
+            )
             .await;
         assert_eq!(replay.status, 200, "{:?}", replay.body);
         assert_eq!(replay.body["resurrected"], false);
-        assert_eq!(liveness(&client, &run_id).await["liveness"], "disconnected", "{observed}");
+        assert_eq!(
+            liveness(&client, &run_id).await["liveness"],
+            "disconnected",
+            "{observed}"
+        );
     }
-    assert!(sidecar_pids(&home).is_empty(), "the sidecar left with its client");
+    assert!(
+        sidecar_pids(&home).is_empty(),
+        "the sidecar left with its client"
+    );
 }
 
 #[tokio::test]
@@ -141,10 +180,17 @@ async fn a_silent_client_reads_disconnected_once_the_window_passes() {
     let baton = Baton::start_with(UNLIMITED).await;
     let tenant = baton.create_tenant("liveness-window").await;
     let client = baton.client(&tenant);
-    let mut stand_in_client = stand_in(&std::env::temp_dir().join(format!("standin-{}", uuid::Uuid::new_v4().simple())).tap_mkdir());
+    let mut stand_in_client = stand_in(
+        &std::env::temp_dir()
+            .join(format!("standin-{}", uuid::Uuid::new_v4().simple()))
+            .tap_mkdir(),
+    );
     let home = sidecar_home(&baton, &tenant.api_key, stand_in_client.id().expect("pid"));
     let run_id = start(&home, "silent", "startup").await;
-    until(&client, &run_id, |read| read["liveness"] == "live" && read["episodes"][0].is_object()).await;
+    until(&client, &run_id, |read| {
+        read["liveness"] == "live" && read["episodes"][0].is_object()
+    })
+    .await;
     // The machine dies: sidecar and client both vanish, no last pulse.
     for pid in sidecar_pids(&home) {
         let _ = nix::sys::signal::kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
@@ -157,12 +203,20 @@ async fn a_silent_client_reads_disconnected_once_the_window_passes() {
     let at = |seconds: i64| {
         let instant = chrono::DateTime::parse_from_rfc3339(&last_pulse).expect("instant")
             + chrono::Duration::seconds(seconds);
-        instant.to_utc().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        instant
+            .to_utc()
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
     };
     let within = liveness(&client.at(&at(119)), &run_id).await;
-    assert_eq!(within["liveness"], "live", "inside the window the last pulse still counts");
+    assert_eq!(
+        within["liveness"], "live",
+        "inside the window the last pulse still counts"
+    );
     let after = liveness(&client.at(&at(120)), &run_id).await;
-    assert_eq!(after["liveness"], "disconnected", "within 120 s of the last pulse");
+    assert_eq!(
+        after["liveness"], "disconnected",
+        "within 120 s of the last pulse"
+    );
     assert_eq!(after["outcome"], "unknown");
 }
 
@@ -171,12 +225,20 @@ async fn after_clear_the_new_session_records_the_one_it_follows() {
     let baton = Baton::start_with(UNLIMITED).await;
     let tenant = baton.create_tenant("clear").await;
     let client = baton.client(&tenant);
-    let mut stand_in_client = stand_in(&std::env::temp_dir().join(format!("standin-{}", uuid::Uuid::new_v4().simple())).tap_mkdir());
+    let mut stand_in_client = stand_in(
+        &std::env::temp_dir()
+            .join(format!("standin-{}", uuid::Uuid::new_v4().simple()))
+            .tap_mkdir(),
+    );
     let home = sidecar_home(&baton, &tenant.api_key, stand_in_client.id().expect("pid"));
     let first = start(&home, "before-clear", "startup").await;
-    until(&client, &first, |read| read["liveness"] == "live" && read["episodes"][0].is_object()).await;
+    until(&client, &first, |read| {
+        read["liveness"] == "live" && read["episodes"][0].is_object()
+    })
+    .await;
     // /clear: SessionEnd(clear) for the old id, then SessionStart(clear) with a new id, one process.
-    let end = json!({"session_id": "before-clear", "hook_event_name": "SessionEnd", "reason": "clear"});
+    let end =
+        json!({"session_id": "before-clear", "hook_event_name": "SessionEnd", "reason": "clear"});
     home.run(&["claude-code", "session-end"], &end).await;
     let second = start(&home, "after-clear", "clear").await;
     assert_ne!(first, second, "a new native session, not a new episode");
@@ -188,7 +250,10 @@ async fn after_clear_the_new_session_records_the_one_it_follows() {
     })
     .await;
     assert!(old["closedAt"].is_string());
-    until(&client, &second, |read| read["liveness"] == "live" && read["episodes"][0].is_object()).await;
+    until(&client, &second, |read| {
+        read["liveness"] == "live" && read["episodes"][0].is_object()
+    })
+    .await;
     kill_client(&mut stand_in_client).await;
     until(&client, &second, |read| read["liveness"] == "disconnected").await;
 }

@@ -14,7 +14,11 @@ use baton_tests::hook::HookHome;
 const DOWN: &str = "http://127.0.0.1:9";
 
 fn mode(path: &std::path::Path) -> u32 {
-    std::fs::metadata(path).expect("metadata").permissions().mode() & 0o777
+    std::fs::metadata(path)
+        .expect("metadata")
+        .permissions()
+        .mode()
+        & 0o777
 }
 
 #[tokio::test]
@@ -23,9 +27,15 @@ async fn session_end_spools_within_its_budget_and_the_drain_closes_at_the_observ
     let tenant = baton.create_tenant("spool").await;
     let client = baton.client(&tenant);
     let opened = client
-        .post("/api/v1/agent-sessions/open", &json!({"agent": "claude-code", "sessionId": "ending", "source": "startup"}))
+        .post(
+            "/api/v1/agent-sessions/open",
+            &json!({"agent": "claude-code", "sessionId": "ending", "source": "startup"}),
+        )
         .await;
-    let run_id = opened.body["sessionRunId"].as_str().expect("run").to_string();
+    let run_id = opened.body["sessionRunId"]
+        .as_str()
+        .expect("run")
+        .to_string();
 
     let mut home = HookHome::new(DOWN, &tenant.api_key);
     let stop = json!({"session_id": "ending", "hook_event_name": "Stop", "last_assistant_message": "all done"});
@@ -35,7 +45,11 @@ async fn session_end_spools_within_its_budget_and_the_drain_closes_at_the_observ
         "cwd": "/w/app", "transcript_path": "/tmp/x.jsonl"});
     let ended = home.run(&["claude-code", "session-end"], &end).await;
     assert_eq!((ended.code, ended.stdout.as_str()), (Some(0), ""));
-    assert!(ended.elapsed < Duration::from_millis(1500), "inside Claude Code's shared 1.5 s: {:?}", ended.elapsed);
+    assert!(
+        ended.elapsed < Duration::from_millis(1500),
+        "inside Claude Code's shared 1.5 s: {:?}",
+        ended.elapsed
+    );
 
     let spooled = home.spooled();
     assert_eq!(spooled.len(), 2, "{spooled:?}");
@@ -58,10 +72,21 @@ async fn session_end_spools_within_its_budget_and_the_drain_closes_at_the_observ
     home.set("BATON_URL", &baton.base_url);
     let status = home.command(&["drain"]).status().await.expect("drain");
     assert!(status.success());
-    assert!(home.spooled().is_empty(), "each entry deleted once answered");
-    let row = client.get(&format!("/api/v1/agent-sessions/{run_id}")).await;
-    assert_eq!(row.body["lastSeenAt"], heard_at, "the replayed heartbeat counts when it was observed");
-    assert_eq!(row.body["closedAt"], ended_at, "closed when the end was observed, not when it arrived");
+    assert!(
+        home.spooled().is_empty(),
+        "each entry deleted once answered"
+    );
+    let row = client
+        .get(&format!("/api/v1/agent-sessions/{run_id}"))
+        .await;
+    assert_eq!(
+        row.body["lastSeenAt"], heard_at,
+        "the replayed heartbeat counts when it was observed"
+    );
+    assert_eq!(
+        row.body["closedAt"], ended_at,
+        "closed when the end was observed, not when it arrived"
+    );
     let again = home.command(&["drain"]).status().await.expect("drain");
     assert!(again.success(), "an empty drain is a no-op");
 }
@@ -76,10 +101,19 @@ async fn killing_the_drain_twenty_times_loses_no_call_and_repeats_none() {
     let mut runs = HashMap::new();
     for session in &sessions {
         let opened = client
-            .post("/api/v1/agent-sessions/open", &json!({"agent": "claude-code", "sessionId": session, "source": "startup"}))
+            .post(
+                "/api/v1/agent-sessions/open",
+                &json!({"agent": "claude-code", "sessionId": session, "source": "startup"}),
+            )
             .await;
         assert_eq!(opened.status, 200);
-        runs.insert(session.clone(), opened.body["sessionRunId"].as_str().expect("run").to_string());
+        runs.insert(
+            session.clone(),
+            opened.body["sessionRunId"]
+                .as_str()
+                .expect("run")
+                .to_string(),
+        );
     }
     // 1,000 calls through the real hook with the server down: for each session five rounds of
     // SessionEnd then Stop. Rounds go across all sessions, so one session's calls are observed
@@ -88,8 +122,13 @@ async fn killing_the_drain_twenty_times_loses_no_call_and_repeats_none() {
     for _round in 0..5 {
         for event in ["SessionEnd", "Stop"] {
             for session in &sessions {
-                let word = if event == "Stop" { "stop" } else { "session-end" };
-                let payload = json!({"session_id": session, "hook_event_name": event, "reason": "other"});
+                let word = if event == "Stop" {
+                    "stop"
+                } else {
+                    "session-end"
+                };
+                let payload =
+                    json!({"session_id": session, "hook_event_name": event, "reason": "other"});
                 let run = home.run(&["claude-code", word], &payload).await;
                 assert_eq!(run.code, Some(0));
             }
@@ -100,7 +139,10 @@ async fn killing_the_drain_twenty_times_loses_no_call_and_repeats_none() {
     let mut last_heartbeat: HashMap<String, Value> = HashMap::new();
     for entry in &spooled {
         if entry["path"] == "/api/v1/agent-sessions/heartbeat" {
-            let session = entry["body"]["sessionId"].as_str().expect("session").to_string();
+            let session = entry["body"]["sessionId"]
+                .as_str()
+                .expect("session")
+                .to_string();
             last_heartbeat.insert(session, entry["body"]["observedAt"].clone());
         }
     }
@@ -117,15 +159,27 @@ async fn killing_the_drain_twenty_times_loses_no_call_and_repeats_none() {
             killed_mid_way += 1;
         }
     }
-    assert!(killed_mid_way > 0, "the kills landed while the drain was working");
+    assert!(
+        killed_mid_way > 0,
+        "the kills landed while the drain was working"
+    );
     let finished = home.command(&["drain"]).status().await.expect("drain");
     assert!(finished.success());
     assert!(home.spooled().is_empty(), "every call was delivered");
 
     for session in &sessions {
-        let row = client.get(&format!("/api/v1/agent-sessions/{}", runs[session])).await;
-        assert_eq!(row.body["activationEpoch"], 6, "{session}: five closes each reopened exactly once");
-        assert_eq!(row.body["closedAt"], Value::Null, "{session}: the last call was a heartbeat");
+        let row = client
+            .get(&format!("/api/v1/agent-sessions/{}", runs[session]))
+            .await;
+        assert_eq!(
+            row.body["activationEpoch"], 6,
+            "{session}: five closes each reopened exactly once"
+        );
+        assert_eq!(
+            row.body["closedAt"],
+            Value::Null,
+            "{session}: the last call was a heartbeat"
+        );
         assert_eq!(row.body["lastSeenAt"], last_heartbeat[session], "{session}");
     }
 }

@@ -10,7 +10,10 @@ const CLAUDE: [&str; 2] = ["claude-code", "session-start"];
 
 fn context(run: &baton_tests::hook::HookRun) -> String {
     let printed = run.json().expect("SessionStart prints its context");
-    assert_eq!(printed["hookSpecificOutput"]["hookEventName"], "SessionStart");
+    assert_eq!(
+        printed["hookSpecificOutput"]["hookEventName"],
+        "SessionStart"
+    );
     printed["hookSpecificOutput"]["additionalContext"]
         .as_str()
         .expect("additionalContext")
@@ -18,7 +21,10 @@ fn context(run: &baton_tests::hook::HookRun) -> String {
 }
 
 fn run_id_in(context: &str) -> String {
-    let start = context.find("sessionRunId = ").expect("the run id is injected") + 15;
+    let start = context
+        .find("sessionRunId = ")
+        .expect("the run id is injected")
+        + 15;
     context[start..start + 36].to_string()
 }
 
@@ -50,12 +56,24 @@ async fn startup_cuts_the_briefing_and_stamps_exactly_what_survived() {
     let context = context(&run);
     let run_id = run_id_in(&context);
     let briefing = &context[..context.find("Baton session:").expect("instruction")];
-    assert!(briefing.chars().count() <= 400, "cut to the budget: {}", briefing.chars().count());
-    assert!(context.contains(&format!("\"sessionRunId\": \"{run_id}\"")), "the write instruction names the id");
+    assert!(
+        briefing.chars().count() <= 400,
+        "cut to the budget: {}",
+        briefing.chars().count()
+    );
+    assert!(
+        context.contains(&format!("\"sessionRunId\": \"{run_id}\"")),
+        "the write instruction names the id"
+    );
 
-    let row = client.get(&format!("/api/v1/agent-sessions/{run_id}")).await;
+    let row = client
+        .get(&format!("/api/v1/agent-sessions/{run_id}"))
+        .await;
     assert_eq!(row.status, 200);
-    assert_eq!(row.body["project"], "fabric", "the project comes from the payload's cwd");
+    assert_eq!(
+        row.body["project"], "fabric",
+        "the project comes from the payload's cwd"
+    );
     assert_eq!(row.body["sessionId"], payload["session_id"]);
     let briefed = row.body["briefedMemories"].as_array().expect("stamped");
     let shown: Vec<&str> = briefing
@@ -63,10 +81,17 @@ async fn startup_cuts_the_briefing_and_stamps_exactly_what_survived() {
         .filter_map(|line| line.strip_prefix("- "))
         .filter_map(|line| line.split(" [").next())
         .collect();
-    assert!(!briefed.is_empty() && briefed.len() < 30, "the cut dropped some: {}", briefed.len());
+    assert!(
+        !briefed.is_empty() && briefed.len() < 30,
+        "the cut dropped some: {}",
+        briefed.len()
+    );
     assert_eq!(briefed.len(), shown.len(), "one stamp per commitment shown");
     for row in briefed {
-        assert!(shown.contains(&row["topic"].as_str().expect("topic")), "{row} was never shown");
+        assert!(
+            shown.contains(&row["topic"].as_str().expect("topic")),
+            "{row} was never shown"
+        );
         assert_eq!(row["status"], "open");
     }
     assert!(row.body["briefingDeliveredAt"].is_string());
@@ -83,40 +108,72 @@ async fn resume_compact_and_clear_follow_the_source_table() {
 
     let resumed = home.run(&CLAUDE, &payloads[0]).await;
     let run_id = run_id_in(&context(&resumed));
-    let row = client.get(&format!("/api/v1/agent-sessions/{run_id}")).await;
+    let row = client
+        .get(&format!("/api/v1/agent-sessions/{run_id}"))
+        .await;
     assert_eq!(row.body["source"], "resume");
-    assert_eq!(row.body["briefingDeliveredAt"], Value::Null, "resume never stamps a briefing");
+    assert_eq!(
+        row.body["briefingDeliveredAt"],
+        Value::Null,
+        "resume never stamps a briefing"
+    );
     assert_eq!(row.body["project"], Value::Null, "resume sends no project");
     let epoch = row.body["activationEpoch"].clone();
 
     let compacted = home.run(&CLAUDE, &payloads[1]).await;
     let compact_context = context(&compacted);
-    assert_eq!(run_id_in(&compact_context), run_id, "compact re-injects the same run id");
-    assert!(!compact_context.contains("Baton briefing"), "compact is not a briefing");
-    let row = client.get(&format!("/api/v1/agent-sessions/{run_id}")).await;
-    assert_eq!(row.body["activationEpoch"], epoch, "compact is not an activation");
+    assert_eq!(
+        run_id_in(&compact_context),
+        run_id,
+        "compact re-injects the same run id"
+    );
+    assert!(
+        !compact_context.contains("Baton briefing"),
+        "compact is not a briefing"
+    );
+    let row = client
+        .get(&format!("/api/v1/agent-sessions/{run_id}"))
+        .await;
+    assert_eq!(
+        row.body["activationEpoch"], epoch,
+        "compact is not an activation"
+    );
 
     // clear of a session the server has never seen: 404 → a startup with a briefing.
     let cleared = home.run(&CLAUDE, &payloads[2]).await;
     let clear_context = context(&cleared);
     assert!(clear_context.contains("Baton briefing"));
     let clear_run = run_id_in(&clear_context);
-    let row = client.get(&format!("/api/v1/agent-sessions/{clear_run}")).await;
+    let row = client
+        .get(&format!("/api/v1/agent-sessions/{clear_run}"))
+        .await;
     assert_eq!(row.body["source"], "startup");
     assert_eq!(row.body["project"], "attio-mcp-server");
     let delivered = row.body["briefingDeliveredAt"].clone();
-    assert!(delivered.is_string(), "a startup stamps the (empty) briefing");
+    assert!(
+        delivered.is_string(),
+        "a startup stamps the (empty) briefing"
+    );
     let epoch = row.body["activationEpoch"].clone();
 
     // clear again: the probe answers 200 and that is all.
     let again = home.run(&CLAUDE, &payloads[2]).await;
     let again_context = context(&again);
     assert_eq!(run_id_in(&again_context), clear_run);
-    assert!(!again_context.contains("Baton briefing"), "nothing new on a known session");
-    let row = client.get(&format!("/api/v1/agent-sessions/{clear_run}")).await;
+    assert!(
+        !again_context.contains("Baton briefing"),
+        "nothing new on a known session"
+    );
+    let row = client
+        .get(&format!("/api/v1/agent-sessions/{clear_run}"))
+        .await;
     assert_eq!(row.body["activationEpoch"], epoch, "no second activation");
     assert_eq!(row.body["briefingDeliveredAt"], delivered, "no restamp");
-    assert!(home.log_lines().is_empty(), "nothing failed: {:?}", home.log_lines());
+    assert!(
+        home.log_lines().is_empty(),
+        "nothing failed: {:?}",
+        home.log_lines()
+    );
 }
 
 #[tokio::test]
@@ -135,13 +192,26 @@ async fn a_failed_briefing_still_opens_without_briefed_memories() {
     let run = home.run(&CLAUDE, &payload).await;
     assert_eq!(run.code, Some(0));
     let context = context(&run);
-    assert!(!context.contains("Baton briefing"), "no briefing was delivered");
+    assert!(
+        !context.contains("Baton briefing"),
+        "no briefing was delivered"
+    );
     let run_id = run_id_in(&context);
-    let row = client.get(&format!("/api/v1/agent-sessions/{run_id}")).await;
+    let row = client
+        .get(&format!("/api/v1/agent-sessions/{run_id}"))
+        .await;
     assert_eq!(row.status, 200);
-    assert_eq!(row.body["briefingDeliveredAt"], Value::Null, "opened without briefedMemories");
+    assert_eq!(
+        row.body["briefingDeliveredAt"],
+        Value::Null,
+        "opened without briefedMemories"
+    );
     assert_eq!(row.body["briefedMemories"], json!([]));
-    assert_eq!(row.body["project"], Value::Null, "a cwd of / gives no project, never \"unknown\"");
+    assert_eq!(
+        row.body["project"],
+        Value::Null,
+        "a cwd of / gives no project, never \"unknown\""
+    );
     let log = home.log_lines();
     assert_eq!(log.len(), 1, "one local line: {log:?}");
     assert!(log[0].contains("briefing_status_"), "{log:?}");
@@ -160,14 +230,18 @@ async fn claude_code_hooks_running_inside_cursor_report_one_cursor_session() {
         .await;
     // The output keeps the installed (Claude Code) form: Cursor's compatibility layer reads it.
     let run_id = run_id_in(&context(&run));
-    let row = client.get(&format!("/api/v1/agent-sessions/{run_id}")).await;
+    let row = client
+        .get(&format!("/api/v1/agent-sessions/{run_id}"))
+        .await;
     assert_eq!(row.body["agent"], "cursor");
     // Cursor's own sessionStart for the same conversation lands on the same row.
     let cursor = json!({"conversation_id": "hosted", "session_id": "hosted",
         "hook_event_name": "sessionStart", "workspace_roots": ["/work/app"], "cursor_version": "3.21.16"});
     let own = home.run(&["cursor", "session-start"], &cursor).await;
     let printed = own.json().expect("cursor context");
-    let text = printed["additional_context"].as_str().expect("Cursor's own output form");
+    let text = printed["additional_context"]
+        .as_str()
+        .expect("Cursor's own output form");
     assert_eq!(run_id_in(text), run_id, "one session, not two");
 }
 
@@ -194,7 +268,10 @@ async fn subagents_and_unknown_events_do_nothing() {
         assert_eq!((run.code, run.stdout.as_str()), (Some(0), ""));
     }
     let absent = client
-        .post("/api/v1/agent-sessions/heartbeat", &json!({"agent": "claude-code", "sessionId": "sub"}))
+        .post(
+            "/api/v1/agent-sessions/heartbeat",
+            &json!({"agent": "claude-code", "sessionId": "sub"}),
+        )
         .await;
     assert_eq!(absent.status, 404, "no session was opened");
     let garbage = home.run(&CLAUDE, &json!("not an object")).await;

@@ -14,7 +14,10 @@ async fn open(client: &Client, agent: &str, session_id: &str) -> String {
         )
         .await;
     assert_eq!(opened.status, 200, "{:?}", opened.body);
-    opened.body["sessionRunId"].as_str().expect("run").to_string()
+    opened.body["sessionRunId"]
+        .as_str()
+        .expect("run")
+        .to_string()
 }
 
 /// A write attributed to the run: the provenance event that arms the nudge.
@@ -29,7 +32,11 @@ async fn write(client: &Client, run_id: &str, topic: &str) {
 }
 
 async fn triage_status(client: &Client, run_id: &str) -> Value {
-    client.get(&format!("/api/v1/agent-sessions/{run_id}")).await.body["triageStatus"].clone()
+    client
+        .get(&format!("/api/v1/agent-sessions/{run_id}"))
+        .await
+        .body["triageStatus"]
+        .clone()
 }
 
 #[tokio::test]
@@ -52,8 +59,15 @@ async fn the_claude_code_nudge_round_trip() {
     let envelope = armed.json().expect("armed: the continuation");
     assert_eq!(envelope["decision"], "block");
     let reason = envelope["reason"].as_str().expect("reason");
-    assert!(reason.contains("remember") && reason.contains("resolve"), "the debrief words");
-    assert_eq!(envelope.as_object().expect("object").len(), 2, "only decision and reason");
+    assert!(
+        reason.contains("remember") && reason.contains("resolve"),
+        "the debrief words"
+    );
+    assert_eq!(
+        envelope.as_object().expect("object").len(),
+        2,
+        "only decision and reason"
+    );
     assert_eq!(triage_status(&client, &run_id).await, "pending");
     let admin = baton.admin().await;
     let (excerpt,): (String,) = sqlx::query_as(
@@ -63,14 +77,22 @@ async fn the_claude_code_nudge_round_trip() {
     .fetch_one(&admin)
     .await
     .expect("excerpt");
-    assert_eq!(excerpt.encode_utf16().count(), 3999, "cut to 4000 units without splitting 😀");
+    assert_eq!(
+        excerpt.encode_utf16().count(),
+        3999,
+        "cut to 4000 units without splitting 😀"
+    );
     assert!(long.starts_with(&excerpt));
 
     // The continuation writes, then Claude Code stops again with stop_hook_active.
     write(&client, &run_id, "drop the cron").await;
     stop["stop_hook_active"] = json!(true);
     let finalized = home.run(&["claude-code", "stop"], &stop).await;
-    assert_eq!((finalized.code, finalized.stdout.as_str()), (Some(0), ""), "never inject twice");
+    assert_eq!(
+        (finalized.code, finalized.stdout.as_str()),
+        (Some(0), ""),
+        "never inject twice"
+    );
     assert_eq!(triage_status(&client, &run_id).await, "completed");
     assert!(home.log_lines().is_empty(), "{:?}", home.log_lines());
 }
@@ -88,13 +110,25 @@ async fn cursor_gets_a_followup_message_and_its_follow_up_finalizes() {
         "status": "completed", "loop_count": 0, "workspace_roots": ["/w/app"], "cursor_version": "3.21.16"});
     let armed = home.run(&["cursor", "stop"], &stop).await;
     let envelope = armed.json().expect("armed: a follow-up");
-    assert!(envelope["followup_message"].as_str().is_some_and(|m| m.contains("remember")));
-    assert_eq!(envelope.as_object().expect("object").len(), 1, "no decision/reason for Cursor");
+    assert!(
+        envelope["followup_message"]
+            .as_str()
+            .is_some_and(|m| m.contains("remember"))
+    );
+    assert_eq!(
+        envelope.as_object().expect("object").len(),
+        1,
+        "no decision/reason for Cursor"
+    );
 
     stop["loop_count"] = json!(1);
     let finalized = home.run(&["cursor", "stop"], &stop).await;
     assert_eq!(finalized.stdout, "", "a follow-up's stop never injects");
-    assert_eq!(triage_status(&client, &run_id).await, "expired", "no write since begin");
+    assert_eq!(
+        triage_status(&client, &run_id).await,
+        "expired",
+        "no write since begin"
+    );
 }
 
 #[tokio::test]
@@ -105,12 +139,18 @@ async fn nothing_is_injected_when_the_nudge_is_off() {
     let home = HookHome::new(&baton.base_url, &tenant.api_key);
     let run_id = open(&client, "claude-code", "quiet").await;
     write(&client, &run_id, "a signal that would arm").await;
-    let before = client.get(&format!("/api/v1/agent-sessions/{run_id}")).await.body["lastSeenAt"].clone();
+    let before = client
+        .get(&format!("/api/v1/agent-sessions/{run_id}"))
+        .await
+        .body["lastSeenAt"]
+        .clone();
     let stop = json!({"session_id": "quiet", "hook_event_name": "Stop", "stop_hook_active": false,
         "last_assistant_message": "done"});
     let run = home.run(&["claude-code", "stop"], &stop).await;
     assert_eq!((run.code, run.stdout.as_str()), (Some(0), ""));
-    let row = client.get(&format!("/api/v1/agent-sessions/{run_id}")).await;
+    let row = client
+        .get(&format!("/api/v1/agent-sessions/{run_id}"))
+        .await;
     assert_eq!(row.body["triageStatus"], "idle", "begin was never called");
     assert_ne!(row.body["lastSeenAt"], before, "the heartbeat still ran");
 
@@ -121,11 +161,19 @@ async fn nothing_is_injected_when_the_nudge_is_off() {
         "model": "gpt-5-codex", "stop_hook_active": false, "last_assistant_message": null,
         "cwd": "/w", "permission_mode": "default", "transcript_path": null});
     let plain = home
-        .run_with(&["codex", "stop"], &codex_stop, &[("BATON_STOP_NUDGE", "1")])
+        .run_with(
+            &["codex", "stop"],
+            &codex_stop,
+            &[("BATON_STOP_NUDGE", "1")],
+        )
         .await;
     assert_eq!(plain.stdout, "");
     let asked = home
-        .run_with(&["codex", "stop", "--nudge"], &codex_stop, &[("BATON_STOP_NUDGE", "1")])
+        .run_with(
+            &["codex", "stop", "--nudge"],
+            &codex_stop,
+            &[("BATON_STOP_NUDGE", "1")],
+        )
         .await;
     assert_eq!(asked.json().expect("armed")["decision"], "block");
 }
@@ -140,7 +188,10 @@ async fn a_stop_for_an_unknown_session_creates_nothing() {
     let run = home.run(&["claude-code", "stop"], &stop).await;
     assert_eq!((run.code, run.stdout.as_str()), (Some(0), ""));
     let probe = client
-        .post("/api/v1/agent-sessions/heartbeat", &json!({"agent": "claude-code", "sessionId": "never-opened"}))
+        .post(
+            "/api/v1/agent-sessions/heartbeat",
+            &json!({"agent": "claude-code", "sessionId": "never-opened"}),
+        )
         .await;
     assert_eq!(probe.status, 404);
     assert!(home.spooled().is_empty(), "an answered 404 is not spooled");
