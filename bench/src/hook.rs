@@ -47,7 +47,7 @@ pub async fn run() -> anyhow::Result<()> {
     println!("hook: spawn-to-exit latency, {RUNS} runs per variant, interleaved");
     let baton = Baton::start_with(&[
         ("BATON_RATE_LIMIT__REQUESTS", "10000000"),
-        ("BATON_LOG", "warn"),
+        ("BATON_LOG", "warn,baton=info"),
         ("BATON_TEST_CLOCK", "0"),
     ])
     .await;

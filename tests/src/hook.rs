@@ -72,29 +72,47 @@ impl HookHome {
         self.state_dir().join("spool")
     }
 
-    /// The spooled entries, oldest first.
+    /// The spooled entries not yet answered, oldest first: the rotated batches past their
+    /// recorded progress, then the journal.
     pub fn spooled(&self) -> Vec<Value> {
-        let mut names: Vec<PathBuf> = std::fs::read_dir(self.spool_dir())
+        let dir = self.spool_dir();
+        let mut batches: Vec<PathBuf> = std::fs::read_dir(&dir)
             .map(|entries| {
                 entries
                     .filter_map(Result::ok)
                     .map(|entry| entry.path())
                     .filter(|path| {
-                        path.extension().is_some_and(|ext| ext == "json")
-                            && !path
-                                .file_name()
-                                .is_some_and(|name| name.to_string_lossy().starts_with('.'))
+                        let name = path
+                            .file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default();
+                        name.starts_with("batch-") && !name.ends_with(".done")
                     })
                     .collect()
             })
             .unwrap_or_default();
-        names.sort();
-        names
-            .iter()
-            .map(|path| {
-                serde_json::from_slice(&std::fs::read(path).expect("entry")).expect("entry json")
-            })
-            .collect()
+        batches.sort();
+        let mut entries = Vec::new();
+        for batch in batches {
+            let done: usize = std::fs::read_to_string(format!("{}.done", batch.display()))
+                .ok()
+                .and_then(|text| text.trim().parse().ok())
+                .unwrap_or(0);
+            let text = std::fs::read_to_string(&batch).unwrap_or_default();
+            entries.extend(
+                complete_lines(&text)
+                    .skip(done)
+                    .filter(|line| !line.is_empty())
+                    .map(parse_line),
+            );
+        }
+        let journal = std::fs::read_to_string(dir.join("journal")).unwrap_or_default();
+        entries.extend(
+            complete_lines(&journal)
+                .filter(|line| !line.is_empty())
+                .map(parse_line),
+        );
+        entries
     }
 
     /// A command for `baton-hook <args>` in this home's environment.
@@ -169,6 +187,16 @@ impl Drop for HookHome {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.home);
     }
+}
+
+/// The newline-terminated lines of a spool file, as the drain counts them.
+fn complete_lines(text: &str) -> impl Iterator<Item = &str> {
+    let end = text.rfind('\n').unwrap_or(0);
+    text[..end].split('\n')
+}
+
+fn parse_line(line: &str) -> Value {
+    serde_json::from_str(line).expect("spool line is JSON")
 }
 
 /// A recorded Claude Code payload from `tests/fixtures/hook-payloads/<source>/<file>.json`

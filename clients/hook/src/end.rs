@@ -8,9 +8,9 @@
 
 use serde_json::{Value, json};
 
+use crate::clear_marker;
 use crate::context::Hook;
 use crate::payload::Input;
-use crate::sidecar;
 use crate::spool::{Entry, Spool};
 
 pub const CLOSE: &str = "/api/v1/agent-sessions/close";
@@ -26,7 +26,7 @@ pub fn run(hook: &Hook, input: &Input) -> Option<Value> {
         hook.log(error.code());
     }
     if input.reason.as_deref() == Some("clear") {
-        sidecar::mark_cleared(hook, &input.session_id);
+        clear_marker::mark_cleared(hook, &input.session_id);
     }
     None
 }

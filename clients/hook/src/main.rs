@@ -12,9 +12,12 @@
 //! has something for the harness, and writes at most a line per failure to its local log.
 
 mod briefing;
+mod claims;
+mod clear_marker;
 mod clock;
 mod config;
 mod context;
+mod drain;
 mod end;
 mod fsutil;
 mod harness;

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::claims;
 use crate::config::Env;
 use crate::harness::Harness;
 use crate::install::{self, InstallOptions, Outcome, Scope, Target};
-use crate::sidecar;
 
 const USAGE: &str = "usage: baton-hook install|uninstall --harness claude-code|codex|cursor \
                      [--scope user|project] [--project-dir DIR] [--nudge]";
@@ -73,7 +73,7 @@ pub fn run(command: &str, args: &[String]) -> i32 {
         install::install(&target, &options)
     } else {
         let result = install::uninstall(&target, &state_dir);
-        let stopped = sidecar::stop_all(&state_dir, Duration::from_secs(3));
+        let stopped = claims::stop_all(&state_dir, Duration::from_secs(3));
         if stopped > 0 {
             println!("stopped {stopped} liveness sidecar(s)");
         }

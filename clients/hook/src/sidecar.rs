@@ -15,11 +15,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
+use crate::claims::{claim, claim_path, holder};
 use crate::config::{self, Env};
 use crate::context::{self, Hook};
-use crate::fsutil;
 use crate::harness::Harness;
 use crate::http::Client;
 use crate::log;
@@ -28,8 +27,6 @@ use crate::spool::{Entry, Spool};
 
 const PULSE: &str = "/api/v1/agent-sessions/pulse";
 const POLL: Duration = Duration::from_millis(250);
-/// A /clear marker older than this names no predecessor.
-const CLEAR_MARKER_AGE: Duration = Duration::from_secs(300);
 
 /// What the sidecar is told on its command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,18 +37,6 @@ pub struct Args {
     pub client: String,
     pub host_client: Option<String>,
     pub client_version: Option<String>,
-}
-
-fn digest(text: &str) -> String {
-    hex::encode(&Sha256::digest(text.as_bytes())[..8])
-}
-
-/// `<state>/sidecars/<digest of agent and session>-<client pid>`.
-pub fn claim_path(state_dir: &Path, agent: &str, session_id: &str, client_pid: u32) -> PathBuf {
-    state_dir.join("sidecars").join(format!(
-        "{}-{client_pid}",
-        digest(&format!("{agent}\n{session_id}"))
-    ))
 }
 
 /// Starts `baton-hook <args>` detached: its own process group, no stdio, never waited for.
@@ -66,11 +51,6 @@ pub fn spawn_detached(args: &[&str]) {
         .stderr(Stdio::null())
         .process_group(0)
         .spawn();
-}
-
-fn holder(path: &Path) -> Option<u32> {
-    let text = std::fs::read_to_string(path).ok()?;
-    text.trim().parse().ok()
 }
 
 /// Makes sure a sidecar watches this session's client process (unless
@@ -115,34 +95,6 @@ fn cursor_version(hook: &Hook) -> Option<String> {
     hook.env
         .get("CURSOR_VERSION")
         .and_then(process::parse_version)
-}
-
-/// Records, for this client process, that `session_id` just ended with `/clear`.
-pub fn mark_cleared(hook: &Hook, session_id: &str) {
-    let dir = hook.state_dir.join("cleared");
-    let pid = process::client_pid(&hook.env);
-    let body = json!({"agent": hook.agent(), "sessionId": session_id}).to_string();
-    if fsutil::private_dir(&dir).is_err()
-        || std::fs::write(dir.join(pid.to_string()), body).is_err()
-    {
-        hook.log("clear_marker_io");
-    }
-}
-
-/// The session this process cleared just before this SessionStart, if any (consumed).
-pub fn cleared_predecessor(hook: &Hook, session_id: &str) -> Option<String> {
-    let path = hook
-        .state_dir
-        .join("cleared")
-        .join(process::client_pid(&hook.env).to_string());
-    let fresh = std::fs::metadata(&path)
-        .and_then(|metadata| metadata.modified())
-        .is_ok_and(|modified| modified.elapsed().is_ok_and(|age| age < CLEAR_MARKER_AGE));
-    let marker: Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
-    let _ = std::fs::remove_file(&path);
-    let predecessor = marker.get("sessionId")?.as_str()?;
-    let same_agent = marker.get("agent").and_then(Value::as_str) == Some(hook.agent());
-    (fresh && same_agent && predecessor != session_id).then(|| predecessor.to_string())
 }
 
 /// Parses `sidecar --agent A --session-id S --client-pid P --client C [--host-client H]
@@ -309,68 +261,6 @@ fn watch(sidecar: &Sidecar, path: &Path) {
     }
 }
 
-/// Takes the claim file exclusively; a claim left by a dead sidecar is taken over once.
-fn claim(path: &Path) -> bool {
-    let Some(dir) = path.parent() else {
-        return false;
-    };
-    if fsutil::private_dir(dir).is_err() {
-        return false;
-    }
-    for _ in 0..2 {
-        let created = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path);
-        match created {
-            Ok(mut file) => {
-                return std::io::Write::write_all(
-                    &mut file,
-                    std::process::id().to_string().as_bytes(),
-                )
-                .is_ok();
-            }
-            Err(_) => match holder(path) {
-                Some(pid) if process::alive(pid) => return false,
-                _ => {
-                    let _ = std::fs::remove_file(path);
-                }
-            },
-        }
-    }
-    false
-}
-
-/// Stops every sidecar (uninstall): removes their claims, waits for them to send their last
-/// pulse and exit, and kills any that do not within `patience`. Returns how many were running.
-pub fn stop_all(state_dir: &Path, patience: Duration) -> usize {
-    let Ok(entries) = std::fs::read_dir(state_dir.join("sidecars")) else {
-        return 0;
-    };
-    let pids: Vec<u32> = entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| {
-            let pid = holder(&entry.path());
-            let _ = std::fs::remove_file(entry.path());
-            pid
-        })
-        .filter(|pid| process::alive(*pid))
-        .collect();
-    let deadline = Instant::now() + patience;
-    while pids.iter().any(|pid| process::alive(*pid)) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    for pid in pids.iter().filter(|pid| process::alive(**pid)) {
-        if let Ok(pid) = i32::try_from(*pid) {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
-    }
-    pids.len()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,16 +287,5 @@ mod tests {
         assert_eq!(parsed.client_pid, 42);
         assert_eq!(parsed.host_client.as_deref(), Some("cursor"));
         assert_eq!(parse_args(&args[..4]), None);
-    }
-
-    #[test]
-    fn one_claim_per_session_and_process() {
-        let dir = tempfile::tempdir().expect("dir");
-        let path = claim_path(dir.path(), "claude-code", "s", 42);
-        assert!(claim(&path));
-        assert!(!claim(&path), "this process holds it and is alive");
-        std::fs::write(&path, "999999999").expect("stale claim");
-        assert!(claim(&path), "a dead holder's claim is taken over");
-        assert_ne!(path, claim_path(dir.path(), "claude-code", "s", 43));
     }
 }

@@ -1,31 +1,34 @@
 //! The local spool: calls an end hook could not (or must not) send now.
 //!
 //! An end hook has about a second, shared with every other end hook, so it never waits on the
-//! network: it appends the call here and returns. A drain sends entries oldest first and
-//! deletes each only after the server answered it; a drain killed mid-way re-sends at most the
-//! entry it was on, and every spooled call is idempotent on the server (a repeated close
-//! answers `alreadyClosed`; a repeated heartbeat or pulse at the same observation time changes
-//! nothing more), so replay never takes effect twice.
+//! network: it appends the call here and returns. The spool is an append-only journal of JSON
+//! lines (`spool/journal`): appending is one `write` and one `fdatasync`, with no directory
+//! change after the journal exists, which is what keeps SessionEnd inside its budget. The drain
+//! ([`crate::drain`]) rotates the journal into a batch and replays it in order.
 //!
-//! Durable: an entry is written to a temporary file, synced, renamed into place and the folder
-//! synced before the hook exits. Private: the folder is 0700 and entries 0600. Bounded: at most
-//! [`MAX_ENTRIES`] entries of at most [`MAX_ENTRY_BYTES`] each; past that a new entry is
-//! refused (the lease and the sweep still close the session).
+//! Durable: the line is synced before the hook exits (and the folder too when the append
+//! created the journal). Private: the folder is 0700 and the files 0600. Bounded: at most
+//! [`MAX_JOURNAL_BYTES`] in the journal and one batch being drained, entries of at most
+//! [`MAX_ENTRY_BYTES`]; past that a new entry is refused (the lease and the sweep still close
+//! the session).
+//!
+//! Appenders and the drain meet on file locks: an appender holds a shared lock on the journal
+//! while it writes and checks that the path still names the file it locked; the drain renames
+//! the journal away and then takes an exclusive lock on it, so every append that made it into
+//! the old file is complete before the drain reads it, and every later one lands in a new file.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::fsutil;
-use crate::http::{Answer, Client, Failure};
 
-pub const MAX_ENTRIES: usize = 4096;
 pub const MAX_ENTRY_BYTES: usize = 32 * 1024;
-
-static SEQUENCE: AtomicU32 = AtomicU32::new(0);
+pub const MAX_JOURNAL_BYTES: u64 = 8 * 1024 * 1024;
 
 /// One spooled call: a POST of `body` to `path`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,7 +39,7 @@ pub struct Entry {
 }
 
 /// Why an entry was not spooled.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpoolError {
     Full,
     TooLarge,
@@ -53,23 +56,14 @@ impl SpoolError {
     }
 }
 
-/// What one drain did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Drained {
-    pub sent: usize,
-    /// Answered with a definitive refusal (400, 404, 409): dropped, never retried.
-    pub refused: usize,
-    /// Left for a later drain (server down, overloaded, or the key refused).
-    pub left: usize,
-    /// Another drain held the lock.
-    pub busy: bool,
-}
-
 /// The spool folder.
 #[derive(Debug, Clone)]
 pub struct Spool {
-    dir: PathBuf,
+    pub(crate) dir: PathBuf,
 }
+
+/// The prefix of a rotated journal: `batch-<nanos>`, drained in name order.
+pub const BATCH_PREFIX: &str = "batch-";
 
 impl Spool {
     pub fn in_state(state_dir: &Path) -> Spool {
@@ -78,115 +72,73 @@ impl Spool {
         }
     }
 
+    pub(crate) fn journal(&self) -> PathBuf {
+        self.dir.join("journal")
+    }
+
     /// Appends one entry durably.
     pub fn append(&self, entry: &Entry) -> Result<(), SpoolError> {
-        let bytes = serde_json::to_vec(entry).map_err(|_| SpoolError::Io)?;
-        if bytes.len() > MAX_ENTRY_BYTES {
+        let mut line = serde_json::to_vec(entry).map_err(|_| SpoolError::Io)?;
+        line.push(b'\n');
+        if line.len() > MAX_ENTRY_BYTES {
             return Err(SpoolError::TooLarge);
         }
         fsutil::private_dir(&self.dir).map_err(|_| SpoolError::Io)?;
-        if self.names().map_err(|_| SpoolError::Io)?.len() >= MAX_ENTRIES {
-            return Err(SpoolError::Full);
-        }
-        let name = format!(
-            "{:020}-{:010}-{:06}.json",
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |elapsed| elapsed.as_nanos()),
-            std::process::id(),
-            SEQUENCE.fetch_add(1, Ordering::Relaxed)
-        );
-        fsutil::write_durably(&self.dir.join(name), &bytes).map_err(|_| SpoolError::Io)
-    }
-
-    /// Entry file names, oldest first (temporary files start with a dot and are skipped).
-    pub fn names(&self) -> std::io::Result<Vec<String>> {
-        let mut names = Vec::new();
-        let read = match std::fs::read_dir(&self.dir) {
-            Ok(read) => read,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(names),
-            Err(error) => return Err(error),
-        };
-        for entry in read {
-            let name = entry?.file_name();
-            if let Some(name) = name.to_str()
-                && !name.starts_with('.')
-                && name.ends_with(".json")
-            {
-                names.push(name.to_string());
-            }
-        }
-        names.sort();
-        Ok(names)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.names().map_or(true, |names| names.is_empty())
-    }
-
-    /// Sends every entry in order under an exclusive lock; stops at the first entry the server
-    /// could not take now.
-    pub fn drain(&self, client: &Client, mut on_refused: impl FnMut(u16)) -> Drained {
-        let mut drained = Drained::default();
-        if fsutil::private_dir(&self.dir).is_err() {
-            return drained;
-        }
-        let Ok(lock) = fsutil::private_append(&self.dir.join(".lock")) else {
-            return drained;
-        };
-        if lock_exclusive(&lock).is_err() {
-            drained.busy = true;
-            return drained;
-        }
-        let names = self.names().unwrap_or_default();
-        for (index, name) in names.iter().enumerate() {
-            let path = self.dir.join(name);
-            let entry = std::fs::read(&path)
-                .ok()
-                .and_then(|bytes| serde_json::from_slice::<Entry>(&bytes).ok());
-            let Some(entry) = entry else {
-                // Unreadable or corrupt (a torn write cannot be renamed into place, so this is
-                // foreign or damaged): it can never be sent.
-                let _ = std::fs::remove_file(&path);
-                drained.refused += 1;
+        // A drain may rotate the journal between our open and our lock: then retry on the new.
+        for _ in 0..3 {
+            let mut file = OpenOptions::new()
+                .append(true)
+                .create(true)
+                .mode(0o600)
+                .open(self.journal())
+                .map_err(|_| SpoolError::Io)?;
+            file.lock_shared().map_err(|_| SpoolError::Io)?;
+            let locked = file.metadata().map_err(|_| SpoolError::Io)?;
+            let current = std::fs::metadata(self.journal()).ok();
+            if current.is_none_or(|current| current.ino() != locked.ino()) {
                 continue;
-            };
-            match verdict(client.post(&entry.path, &entry.body)) {
-                Verdict::Done => drained.sent += 1,
-                Verdict::Refused(status) => {
-                    on_refused(status);
-                    drained.refused += 1;
-                }
-                Verdict::Later => {
-                    drained.left = names.len() - index;
-                    return drained;
-                }
             }
-            let _ = std::fs::remove_file(&path);
+            if locked.len() + line.len() as u64 > MAX_JOURNAL_BYTES {
+                return Err(SpoolError::Full);
+            }
+            file.write_all(&line).map_err(|_| SpoolError::Io)?;
+            file.sync_data().map_err(|_| SpoolError::Io)?;
+            if locked.len() == 0 {
+                // This append may have created the journal: make its name durable too.
+                File::open(&self.dir)
+                    .and_then(|dir| dir.sync_all())
+                    .map_err(|_| SpoolError::Io)?;
+            }
+            return Ok(());
         }
-        drained
+        Err(SpoolError::Io)
     }
-}
 
-fn lock_exclusive(file: &File) -> Result<(), std::fs::TryLockError> {
-    file.try_lock()
-}
+    /// Rotated batches, oldest first.
+    pub(crate) fn batches(&self) -> Vec<PathBuf> {
+        let mut batches: Vec<PathBuf> = std::fs::read_dir(&self.dir)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .map(|entry| entry.path())
+                    .filter(|path| {
+                        path.file_name()
+                            .and_then(|name| name.to_str())
+                            .is_some_and(|name| {
+                                name.starts_with(BATCH_PREFIX) && !name.ends_with(".done")
+                            })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        batches.sort();
+        batches
+    }
 
-enum Verdict {
-    Done,
-    Refused(u16),
-    Later,
-}
-
-/// 2xx is done; 400, 404, 409 and 422 will never succeed; anything else (no answer, 401, 403,
-/// 429, 5xx) may succeed later.
-fn verdict(answer: Result<Answer, Failure>) -> Verdict {
-    match answer {
-        Ok(answer) if answer.ok() => Verdict::Done,
-        Ok(answer) if matches!(answer.status, 400 | 404 | 409 | 422) => {
-            Verdict::Refused(answer.status)
-        }
-        _ => Verdict::Later,
+    /// True when nothing waits to be sent.
+    pub fn is_empty(&self) -> bool {
+        let journal_empty = std::fs::metadata(self.journal()).map_or(true, |meta| meta.len() == 0);
+        journal_empty && self.batches().is_empty()
     }
 }
 
@@ -195,26 +147,26 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
+    pub(crate) fn entry(n: u64) -> Entry {
+        Entry {
+            path: "/api/v1/agent-sessions/close".into(),
+            body: serde_json::json!({"n": n}),
+        }
+    }
+
     #[test]
-    fn entries_are_private_ordered_and_bounded() {
+    fn appends_are_private_ordered_lines_and_bounded() {
         let dir = tempfile::tempdir().expect("dir");
         let spool = Spool::in_state(&dir.path().join("state"));
+        assert!(spool.is_empty());
         for n in 0..3 {
-            spool
-                .append(&Entry {
-                    path: "/api/v1/agent-sessions/close".into(),
-                    body: serde_json::json!({"n": n}),
-                })
-                .expect("append");
+            spool.append(&entry(n)).expect("append");
         }
-        let names = spool.names().expect("names");
-        assert_eq!(names.len(), 3);
-        let bodies: Vec<Value> = names
-            .iter()
-            .map(|name| {
-                let bytes = std::fs::read(dir.path().join("state/spool").join(name)).expect("read");
-                serde_json::from_slice::<Entry>(&bytes).expect("entry").body
-            })
+        assert!(!spool.is_empty());
+        let text = std::fs::read_to_string(spool.journal()).expect("journal");
+        let bodies: Vec<Value> = text
+            .lines()
+            .map(|line| serde_json::from_str::<Entry>(line).expect("entry").body)
             .collect();
         assert_eq!(
             bodies,
@@ -224,12 +176,29 @@ mod tests {
         );
         let mode =
             |path: &Path| std::fs::metadata(path).expect("meta").permissions().mode() & 0o777;
-        assert_eq!(mode(&dir.path().join("state/spool")), 0o700);
-        assert_eq!(mode(&dir.path().join("state/spool").join(&names[0])), 0o600);
+        assert_eq!(mode(&spool.dir), 0o700);
+        assert_eq!(mode(&spool.journal()), 0o600);
         let huge = Entry {
             path: "/x".into(),
             body: Value::String("x".repeat(MAX_ENTRY_BYTES)),
         };
-        assert!(matches!(spool.append(&huge), Err(SpoolError::TooLarge)));
+        assert_eq!(spool.append(&huge), Err(SpoolError::TooLarge));
+    }
+
+    #[test]
+    fn a_full_journal_refuses_and_keeps_what_it_has() {
+        let dir = tempfile::tempdir().expect("dir");
+        let spool = Spool::in_state(dir.path());
+        spool.append(&entry(0)).expect("append");
+        let file = OpenOptions::new()
+            .append(true)
+            .open(spool.journal())
+            .expect("open");
+        file.set_len(MAX_JOURNAL_BYTES).expect("fill");
+        assert_eq!(spool.append(&entry(1)), Err(SpoolError::Full));
+        assert_eq!(
+            std::fs::metadata(spool.journal()).expect("meta").len(),
+            MAX_JOURNAL_BYTES
+        );
     }
 }

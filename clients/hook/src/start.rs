@@ -12,6 +12,7 @@
 use serde_json::{Value, json};
 
 use crate::briefing::{self, Rendered};
+use crate::clear_marker;
 use crate::context::Hook;
 use crate::http::{Answer, Client, Failure};
 use crate::output;
@@ -57,7 +58,7 @@ fn startup(hook: &Hook, client: &Client, input: &Input, follows: Option<String>)
         }
         body["briefedMemories"] = rendered.briefed.iter().map(|row| row.to_json()).collect();
     }
-    let follows = follows.or_else(|| sidecar::cleared_predecessor(hook, &input.session_id));
+    let follows = follows.or_else(|| clear_marker::cleared_predecessor(hook, &input.session_id));
     if let Some(follows) = follows {
         body["followsSessionId"] = json!(follows);
     }

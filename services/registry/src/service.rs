@@ -215,30 +215,8 @@ impl Registry {
                 resurrected: false,
             });
         }
-        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
-        let row = store::lock_by_key(&mut transaction, tenant_id, agent, session_id)
-            .await?
-            .ok_or_else(|| ApiError::not_found("no session with that agent and sessionId"))?;
-        let decision = decide::decide_heartbeat(&row, now, self.lease);
-        let next = decide::transition_heartbeat(&row, decision, now);
-        store::update(&mut transaction, tenant_id, &next).await?;
-        if let Some(excerpt) = excerpt {
-            store::set_excerpt(&mut transaction, tenant_id, row.id, excerpt).await?;
-        }
-        let resurrected = decision == HeartbeatDecision::Resurrect;
-        if resurrected {
-            messages::resurrected(&mut transaction, tenant_id, &next, now).await?;
-        }
-        transaction.commit().await?;
-        if resurrected {
-            self.published();
-        }
-        Ok(Beat {
-            id: next.id,
-            activation_epoch: next.activation_epoch,
-            last_seen_at: next.last_seen_at,
-            resurrected: decision == HeartbeatDecision::Resurrect,
-        })
+        self.locked_heartbeat(tenant_id, agent, session_id, excerpt, None, now)
+            .await
     }
 
     /// A heartbeat replayed from a hook's spool, always on the locked path: it is decided at
@@ -253,20 +231,47 @@ impl Registry {
         observed_at: DateTime<Utc>,
         now: DateTime<Utc>,
     ) -> Result<Beat, ApiError> {
+        self.locked_heartbeat(
+            tenant_id,
+            agent,
+            session_id,
+            excerpt,
+            Some(observed_at),
+            now,
+        )
+        .await
+    }
+
+    /// Table B under the row lock, for a live heartbeat (`observed_at` absent) or a replay.
+    async fn locked_heartbeat(
+        &self,
+        tenant_id: Uuid,
+        agent: &str,
+        session_id: &str,
+        excerpt: Option<&str>,
+        observed_at: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
+    ) -> Result<Beat, ApiError> {
         let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
         let row = store::lock_by_key(&mut transaction, tenant_id, agent, session_id)
             .await?
             .ok_or_else(|| ApiError::not_found("no session with that agent and sessionId"))?;
-        let at = decide::replay_instant(observed_at, row.last_seen_at, now);
-        let decision = decide::decide_replayed_heartbeat(&row, at, self.lease);
+        let (at, decision) = match observed_at {
+            None => (now, decide::decide_heartbeat(&row, now, self.lease)),
+            Some(observed) => {
+                let at = decide::replay_instant(observed, row.last_seen_at, now);
+                (at, decide::decide_replayed_heartbeat(&row, at, self.lease))
+            }
+        };
         let next = decide::transition_heartbeat(&row, decision, at);
-        let resurrected = decision == HeartbeatDecision::Resurrect;
         if decision != HeartbeatDecision::Superseded {
             store::update(&mut transaction, tenant_id, &next).await?;
-            if let Some(excerpt) = excerpt.filter(|_| observed_at >= row.last_seen_at) {
+            let newest = observed_at.is_none_or(|observed| observed >= row.last_seen_at);
+            if let Some(excerpt) = excerpt.filter(|_| newest) {
                 store::set_excerpt(&mut transaction, tenant_id, row.id, excerpt).await?;
             }
         }
+        let resurrected = decision == HeartbeatDecision::Resurrect;
         if resurrected {
             messages::resurrected(&mut transaction, tenant_id, &next, now).await?;
         }

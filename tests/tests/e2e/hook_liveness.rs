@@ -99,21 +99,49 @@ fn sidecar_pids(home: &HookHome) -> Vec<u32> {
         .unwrap_or_default()
 }
 
+/// A running Baton, a tenant, a stand-in client process and a hook home whose sidecar
+/// watches it.
+struct Scene {
+    _baton: Baton,
+    client: Client,
+    stand_in: Child,
+    home: HookHome,
+}
+
+async fn scene(name: &str) -> Scene {
+    let baton = Baton::start_with(UNLIMITED).await;
+    let tenant = baton.create_tenant(name).await;
+    let client = baton.client(&tenant);
+    let dir = std::env::temp_dir().join(format!("standin-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).expect("stand-in folder");
+    let stand_in = stand_in(&dir);
+    let home = sidecar_home(&baton, &tenant.api_key, stand_in.id().expect("pid"));
+    Scene {
+        _baton: baton,
+        client,
+        stand_in,
+        home,
+    }
+}
+
+/// SessionStart through the hook, then wait until its sidecar's first pulse arrived.
+async fn start_live(scene: &Scene, session_id: &str, source: &str) -> String {
+    let run_id = start(&scene.home, session_id, source).await;
+    until(&scene.client, &run_id, |read| {
+        read["liveness"] == "live" && read["episodes"][0].is_object()
+    })
+    .await;
+    run_id
+}
+
 #[tokio::test]
 async fn a_killed_client_reads_disconnected_and_a_replay_does_not_revive_it() {
-    let baton = Baton::start_with(UNLIMITED).await;
-    let tenant = baton.create_tenant("liveness").await;
-    let client = baton.client(&tenant);
-    let mut stand_in_client = stand_in(
-        &std::env::temp_dir()
-            .join(format!("standin-{}", uuid::Uuid::new_v4().simple()))
-            .tap_mkdir(),
-    );
-    let pid = stand_in_client.id().expect("pid");
-    let home = sidecar_home(&baton, &tenant.api_key, pid);
-    let run_id = start(&home, "killed", "startup").await;
+    let mut scene = scene("liveness").await;
+    let pid = scene.stand_in.id().expect("pid");
+    let (client, home) = (&scene.client, &scene.home);
+    let run_id = start(home, "killed", "startup").await;
 
-    let live = until(&client, &run_id, |read| {
+    let live = until(client, &run_id, |read| {
         read["liveness"] == "live" && read["episodes"][0]["clientVersion"] == "2.1.296"
     })
     .await;
@@ -135,8 +163,8 @@ async fn a_killed_client_reads_disconnected_and_a_replay_does_not_revive_it() {
         json!({"session_id": "killed", "hook_event_name": "SessionStart", "source": "compact"});
     home.run(&["claude-code", "session-start"], &payload).await;
 
-    kill_client(&mut stand_in_client).await;
-    let gone = until(&client, &run_id, |read| read["liveness"] == "disconnected").await;
+    kill_client(&mut scene.stand_in).await;
+    let gone = until(client, &run_id, |read| read["liveness"] == "disconnected").await;
     assert_eq!(
         gone["outcome"], "unknown",
         "no SessionEnd: the outcome is unknown"
@@ -164,39 +192,28 @@ async fn a_killed_client_reads_disconnected_and_a_replay_does_not_revive_it() {
         assert_eq!(replay.status, 200, "{:?}", replay.body);
         assert_eq!(replay.body["resurrected"], false);
         assert_eq!(
-            liveness(&client, &run_id).await["liveness"],
+            liveness(client, &run_id).await["liveness"],
             "disconnected",
             "{observed}"
         );
     }
     assert!(
-        sidecar_pids(&home).is_empty(),
+        sidecar_pids(home).is_empty(),
         "the sidecar left with its client"
     );
 }
 
 #[tokio::test]
 async fn a_silent_client_reads_disconnected_once_the_window_passes() {
-    let baton = Baton::start_with(UNLIMITED).await;
-    let tenant = baton.create_tenant("liveness-window").await;
-    let client = baton.client(&tenant);
-    let mut stand_in_client = stand_in(
-        &std::env::temp_dir()
-            .join(format!("standin-{}", uuid::Uuid::new_v4().simple()))
-            .tap_mkdir(),
-    );
-    let home = sidecar_home(&baton, &tenant.api_key, stand_in_client.id().expect("pid"));
-    let run_id = start(&home, "silent", "startup").await;
-    until(&client, &run_id, |read| {
-        read["liveness"] == "live" && read["episodes"][0].is_object()
-    })
-    .await;
+    let mut scene = scene("liveness-window").await;
+    let run_id = start_live(&scene, "silent", "startup").await;
+    let (client, home) = (&scene.client, &scene.home);
     // The machine dies: sidecar and client both vanish, no last pulse.
-    for pid in sidecar_pids(&home) {
+    for pid in sidecar_pids(home) {
         let _ = nix::sys::signal::kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
     }
-    kill_client(&mut stand_in_client).await;
-    let last_pulse = liveness(&client, &run_id).await["episodes"][0]["lastPulseAt"]
+    kill_client(&mut scene.stand_in).await;
+    let last_pulse = liveness(client, &run_id).await["episodes"][0]["lastPulseAt"]
         .as_str()
         .expect("pulse")
         .to_string();
@@ -222,49 +239,27 @@ async fn a_silent_client_reads_disconnected_once_the_window_passes() {
 
 #[tokio::test]
 async fn after_clear_the_new_session_records_the_one_it_follows() {
-    let baton = Baton::start_with(UNLIMITED).await;
-    let tenant = baton.create_tenant("clear").await;
-    let client = baton.client(&tenant);
-    let mut stand_in_client = stand_in(
-        &std::env::temp_dir()
-            .join(format!("standin-{}", uuid::Uuid::new_v4().simple()))
-            .tap_mkdir(),
-    );
-    let home = sidecar_home(&baton, &tenant.api_key, stand_in_client.id().expect("pid"));
-    let first = start(&home, "before-clear", "startup").await;
-    until(&client, &first, |read| {
-        read["liveness"] == "live" && read["episodes"][0].is_object()
-    })
-    .await;
+    let mut scene = scene("clear").await;
+    let first = start_live(&scene, "before-clear", "startup").await;
+    let (client, home) = (&scene.client, &scene.home);
     // /clear: SessionEnd(clear) for the old id, then SessionStart(clear) with a new id, one process.
     let end =
         json!({"session_id": "before-clear", "hook_event_name": "SessionEnd", "reason": "clear"});
     home.run(&["claude-code", "session-end"], &end).await;
-    let second = start(&home, "after-clear", "clear").await;
+    let second = start(home, "after-clear", "clear").await;
     assert_ne!(first, second, "a new native session, not a new episode");
-    let read = liveness(&client, &second).await;
+    let read = liveness(client, &second).await;
     assert_eq!(read["followsSessionRunId"], first.as_str());
     // The old session closes (the drain delivers its spooled close) and its sidecar stops.
-    let old = until(&client, &first, |read| {
+    let old = until(client, &first, |read| {
         read["liveness"] == "closed" && read["episodes"][0]["endReason"] == "session_closed"
     })
     .await;
     assert!(old["closedAt"].is_string());
-    until(&client, &second, |read| {
+    until(client, &second, |read| {
         read["liveness"] == "live" && read["episodes"][0].is_object()
     })
     .await;
-    kill_client(&mut stand_in_client).await;
-    until(&client, &second, |read| read["liveness"] == "disconnected").await;
-}
-
-trait MakeDir {
-    fn tap_mkdir(self) -> Self;
-}
-
-impl MakeDir for std::path::PathBuf {
-    fn tap_mkdir(self) -> Self {
-        std::fs::create_dir_all(&self).expect("dir");
-        self
-    }
+    kill_client(&mut scene.stand_in).await;
+    until(client, &second, |read| read["liveness"] == "disconnected").await;
 }

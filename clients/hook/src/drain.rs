@@ -1,0 +1,262 @@
+//! Draining the spool: oldest first, each entry forgotten only after the server answered it.
+//!
+//! The drain holds `spool/.lock` (one drain at a time), rotates the journal into
+//! `batch-<nanos>` when no older batch is left, and replays each batch line by line, recording
+//! in `batch-<nanos>.done` how many lines were answered. A drain killed mid-way resumes from
+//! that count and re-sends at most the entry it was on; every spooled call is idempotent on the
+//! server (a repeated close answers `alreadyClosed`; a repeated heartbeat or pulse at the same
+//! observation time changes nothing more), so a replay never takes effect twice. A batch is
+//! deleted once every line is answered.
+
+use std::fs::OpenOptions;
+use std::path::Path;
+
+use crate::fsutil;
+use crate::http::{Answer, Client, Failure};
+use crate::spool::{BATCH_PREFIX, Entry, Spool};
+
+/// What one drain did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Drained {
+    pub sent: usize,
+    /// Answered with a definitive refusal (400, 404, 409, 422), or unreadable: dropped.
+    pub refused: usize,
+    /// Stopped early: the server could not take an entry now.
+    pub stopped: bool,
+    /// Another drain held the lock.
+    pub busy: bool,
+}
+
+/// What the server made of one entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    Done,
+    Refused(u16),
+    /// No answer, 401, 403, 429 or 5xx: may succeed later.
+    Later,
+}
+
+/// 2xx is done; 400, 404, 409 and 422 will never succeed; anything else may succeed later.
+pub fn verdict(answer: Result<Answer, Failure>) -> Sent {
+    match answer {
+        Ok(answer) if answer.ok() => Sent::Done,
+        Ok(answer) if matches!(answer.status, 400 | 404 | 409 | 422) => {
+            Sent::Refused(answer.status)
+        }
+        _ => Sent::Later,
+    }
+}
+
+impl Spool {
+    /// Drains to the server behind `client`; `on_refused` hears each refusal's status.
+    pub fn drain(&self, client: &Client, mut on_refused: impl FnMut(u16)) -> Drained {
+        self.drain_with(|entry| {
+            let sent = verdict(client.post(&entry.path, &entry.body));
+            if let Sent::Refused(status) = sent {
+                on_refused(status);
+            }
+            sent
+        })
+    }
+
+    /// The drain with any sender (tests use an in-process one).
+    pub fn drain_with(&self, mut send: impl FnMut(&Entry) -> Sent) -> Drained {
+        let mut drained = Drained::default();
+        if fsutil::private_dir(&self.dir).is_err() {
+            return drained;
+        }
+        let Ok(lock) = fsutil::private_append(&self.dir.join(".lock")) else {
+            return drained;
+        };
+        if lock.try_lock().is_err() {
+            drained.busy = true;
+            return drained;
+        }
+        loop {
+            let batches = self.batches();
+            let batch = match batches.first() {
+                Some(batch) => batch.clone(),
+                None => match self.rotate() {
+                    Some(batch) => batch,
+                    None => return drained,
+                },
+            };
+            if !replay(&batch, &mut send, &mut drained) {
+                drained.stopped = true;
+                return drained;
+            }
+            let _ = std::fs::remove_file(done_path(&batch));
+            let _ = std::fs::remove_file(&batch);
+        }
+    }
+
+    /// Moves a non-empty journal aside as the next batch, once every appender that got into it
+    /// has finished.
+    fn rotate(&self) -> Option<std::path::PathBuf> {
+        let journal = self.journal();
+        if std::fs::metadata(&journal).map_or(true, |meta| meta.len() == 0) {
+            return None;
+        }
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_nanos());
+        let batch = self.dir.join(format!("{BATCH_PREFIX}{nanos:020}"));
+        std::fs::rename(&journal, &batch).ok()?;
+        let _ = std::fs::File::open(&self.dir).and_then(|dir| dir.sync_all());
+        let file = OpenOptions::new().read(true).open(&batch).ok()?;
+        file.lock().ok()?;
+        Some(batch)
+    }
+}
+
+fn done_path(batch: &Path) -> std::path::PathBuf {
+    let mut name = batch.as_os_str().to_owned();
+    name.push(".done");
+    name.into()
+}
+
+/// Replays one batch from its recorded progress; false when the server could not take an
+/// entry now.
+fn replay(batch: &Path, send: &mut impl FnMut(&Entry) -> Sent, drained: &mut Drained) -> bool {
+    let Ok(bytes) = std::fs::read(batch) else {
+        return true;
+    };
+    let done_file = done_path(batch);
+    let done: usize = std::fs::read_to_string(&done_file)
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(0);
+    // Only newline-terminated lines are entries: a line cut short was never acknowledged to
+    // its hook.
+    let complete = bytes.rsplit_once_newline();
+    for (index, line) in complete.split(|byte| *byte == b'\n').enumerate().skip(done) {
+        if line.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<Entry>(line) {
+            Ok(entry) => match send(&entry) {
+                Sent::Done => drained.sent += 1,
+                Sent::Refused(_) => drained.refused += 1,
+                Sent::Later => return false,
+            },
+            Err(_) => drained.refused += 1,
+        }
+        // Not synced: a lost count only re-sends answered entries, which is idempotent.
+        let _ = std::fs::write(&done_file, (index + 1).to_string());
+    }
+    true
+}
+
+trait CompleteLines {
+    fn rsplit_once_newline(&self) -> &[u8];
+}
+
+impl CompleteLines for Vec<u8> {
+    /// The bytes up to and including the last newline.
+    fn rsplit_once_newline(&self) -> &[u8] {
+        match self.iter().rposition(|byte| *byte == b'\n') {
+            Some(end) => &self[..end],
+            None => &[],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(n: u64) -> Entry {
+        Entry {
+            path: "/api/v1/agent-sessions/close".into(),
+            body: json!({"n": n}),
+        }
+    }
+
+    fn n_of(entry: &Entry) -> u64 {
+        entry.body["n"].as_u64().expect("n")
+    }
+
+    #[test]
+    fn drains_in_order_and_resumes_where_it_stopped() {
+        let dir = tempfile::tempdir().expect("dir");
+        let spool = Spool::in_state(dir.path());
+        for n in 0..10 {
+            spool.append(&entry(n)).expect("append");
+        }
+        let mut seen = Vec::new();
+        // The server takes five, then goes away.
+        let first = spool.drain_with(|entry| {
+            if seen.len() == 5 {
+                return Sent::Later;
+            }
+            seen.push(n_of(entry));
+            Sent::Done
+        });
+        assert!(first.stopped);
+        assert_eq!(first.sent, 5);
+        // Appends while a batch is pending go to a new journal, after the batch.
+        spool.append(&entry(10)).expect("append");
+        let second = spool.drain_with(|entry| {
+            seen.push(n_of(entry));
+            Sent::Done
+        });
+        assert_eq!(second.sent, 6);
+        assert_eq!(seen, (0..=10).collect::<Vec<_>>(), "in order, none twice");
+        assert!(spool.is_empty());
+    }
+
+    #[test]
+    fn refusals_and_damaged_lines_are_dropped_not_retried() {
+        let dir = tempfile::tempdir().expect("dir");
+        let spool = Spool::in_state(dir.path());
+        spool.append(&entry(0)).expect("append");
+        let mut journal = OpenOptions::new()
+            .append(true)
+            .open(spool.journal())
+            .expect("journal");
+        std::io::Write::write_all(&mut journal, b"not json\n{\"path\":\"/x\",\"bo")
+            .expect("damage");
+        let drained = spool.drain_with(|_| Sent::Refused(404));
+        assert_eq!(
+            drained.refused, 2,
+            "the refused entry and the unreadable line"
+        );
+        assert_eq!(drained.sent, 0);
+        assert!(
+            spool.is_empty(),
+            "the torn tail was never acknowledged and goes with its batch"
+        );
+    }
+
+    #[test]
+    fn a_second_drain_waits_its_turn() {
+        let dir = tempfile::tempdir().expect("dir");
+        let spool = Spool::in_state(dir.path());
+        spool.append(&entry(0)).expect("append");
+        let other = spool.clone();
+        let inner = spool.drain_with(|_| {
+            let busy = other.drain_with(|_| Sent::Done);
+            assert!(busy.busy);
+            Sent::Done
+        });
+        assert_eq!(inner.sent, 1);
+    }
+
+    #[test]
+    fn verdicts() {
+        let answer = |status| {
+            Ok(Answer {
+                status,
+                body: serde_json::Value::Null,
+            })
+        };
+        assert_eq!(verdict(answer(200)), Sent::Done);
+        assert_eq!(verdict(answer(404)), Sent::Refused(404));
+        assert_eq!(verdict(answer(409)), Sent::Refused(409));
+        assert_eq!(verdict(answer(429)), Sent::Later);
+        assert_eq!(verdict(answer(401)), Sent::Later);
+        assert_eq!(verdict(answer(503)), Sent::Later);
+        assert_eq!(verdict(Err(Failure::Transport)), Sent::Later);
+    }
+}
