@@ -11,6 +11,7 @@ use crate::harness::Harness;
 use crate::http::Client;
 use crate::log;
 use crate::payload::Event;
+use crate::spool::{Entry, Spool};
 
 /// One hook run.
 pub struct Hook {
@@ -54,6 +55,17 @@ impl Hook {
 
     pub fn key(&self, session_id: &str) -> Value {
         serde_json::json!({"agent": self.agent(), "sessionId": session_id})
+    }
+
+    /// Appends a call for the drain to deliver later; a refusal is one log line.
+    pub fn spool(&self, path: &str, body: Value) {
+        let entry = Entry {
+            path: path.to_string(),
+            body,
+        };
+        if let Err(error) = Spool::in_state(&self.state_dir).append(&entry) {
+            self.log(error.code());
+        }
     }
 
     pub fn client(&self) -> Option<&Client> {

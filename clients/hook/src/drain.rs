@@ -126,9 +126,7 @@ fn replay(batch: &Path, send: &mut impl FnMut(&Entry) -> Sent, drained: &mut Dra
         .ok()
         .and_then(|text| text.trim().parse().ok())
         .unwrap_or(0);
-    // Only newline-terminated lines are entries: a line cut short was never acknowledged to
-    // its hook.
-    let complete = bytes.rsplit_once_newline();
+    let complete = complete_lines(&bytes);
     for (index, line) in complete.split(|byte| *byte == b'\n').enumerate().skip(done) {
         if line.is_empty() {
             continue;
@@ -147,17 +145,12 @@ fn replay(batch: &Path, send: &mut impl FnMut(&Entry) -> Sent, drained: &mut Dra
     true
 }
 
-trait CompleteLines {
-    fn rsplit_once_newline(&self) -> &[u8];
-}
-
-impl CompleteLines for Vec<u8> {
-    /// The bytes up to and including the last newline.
-    fn rsplit_once_newline(&self) -> &[u8] {
-        match self.iter().rposition(|byte| *byte == b'\n') {
-            Some(end) => &self[..end],
-            None => &[],
-        }
+/// The bytes before the last newline: a line without one was cut short by a crash and never
+/// acknowledged to its hook.
+fn complete_lines(bytes: &[u8]) -> &[u8] {
+    match bytes.iter().rposition(|byte| *byte == b'\n') {
+        Some(end) => &bytes[..end],
+        None => &[],
     }
 }
 

@@ -11,20 +11,13 @@ use serde_json::{Value, json};
 use crate::clear_marker;
 use crate::context::Hook;
 use crate::payload::Input;
-use crate::spool::{Entry, Spool};
 
 pub const CLOSE: &str = "/api/v1/agent-sessions/close";
 
 pub fn run(hook: &Hook, input: &Input) -> Option<Value> {
     let mut body = hook.key(&input.session_id);
     body["observedAt"] = json!(crate::clock::iso_now());
-    let entry = Entry {
-        path: CLOSE.to_string(),
-        body,
-    };
-    if let Err(error) = Spool::in_state(&hook.state_dir).append(&entry) {
-        hook.log(error.code());
-    }
+    hook.spool(CLOSE, body);
     if input.reason.as_deref() == Some("clear") {
         clear_marker::mark_cleared(hook, &input.session_id);
     }

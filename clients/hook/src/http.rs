@@ -113,7 +113,9 @@ impl Client {
     }
 }
 
-fn answer(response: Result<http_types::Response, ureq::Error>) -> Result<Answer, Failure> {
+fn answer(
+    response: Result<ureq::http::Response<ureq::Body>, ureq::Error>,
+) -> Result<Answer, Failure> {
     let mut response = response.map_err(|_| Failure::Transport)?;
     let status = response.status().as_u16();
     let text = response
@@ -126,10 +128,6 @@ fn answer(response: Result<http_types::Response, ureq::Error>) -> Result<Answer,
         status,
         body: serde_json::from_str(&text).unwrap_or(Value::Null),
     })
-}
-
-mod http_types {
-    pub type Response = ureq::http::Response<ureq::Body>;
 }
 
 /// Percent-encodes a query value.

@@ -144,7 +144,10 @@ pub fn read_stdin(budget: Duration) -> Option<Vec<u8>> {
                         let _ = sender.send(None);
                         return;
                     }
-                    if serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok() {
+                    // Parse only when the value may be complete (it ends in a closing brace),
+                    // so a large payload is not re-scanned on every chunk.
+                    let closed = bytes.trim_ascii_end().ends_with(b"}");
+                    if closed && serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok() {
                         break;
                     }
                 }

@@ -19,7 +19,7 @@ use crate::output;
 use crate::payload::Input;
 use crate::project;
 use crate::sidecar;
-use crate::spool::{Entry, Spool};
+use crate::spool::Spool;
 
 const OPEN: &str = "/api/v1/agent-sessions/open";
 const HEARTBEAT: &str = "/api/v1/agent-sessions/heartbeat";
@@ -108,19 +108,9 @@ fn send_or_spool(hook: &Hook, client: &Client, path: &str, body: Value) -> Optio
         }
         Err(failure) => {
             hook.log(failure.code());
-            spool(hook, path, body);
+            hook.spool(path, body);
             None
         }
-    }
-}
-
-pub fn spool(hook: &Hook, path: &str, body: Value) {
-    let entry = Entry {
-        path: path.to_string(),
-        body,
-    };
-    if let Err(error) = Spool::in_state(&hook.state_dir).append(&entry) {
-        hook.log(error.code());
     }
 }
 

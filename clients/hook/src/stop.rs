@@ -14,7 +14,6 @@ use crate::harness::Harness;
 use crate::http::{Client, encode};
 use crate::output;
 use crate::payload::Input;
-use crate::start::spool;
 use crate::text;
 
 const HEARTBEAT: &str = "/api/v1/agent-sessions/heartbeat";
@@ -55,7 +54,7 @@ pub fn run(hook: &Hook, input: &Input) -> Option<Value> {
             hook.log(&format!("heartbeat_{}", failure.code()));
             let mut replay = body;
             replay["observedAt"] = json!(crate::clock::iso_now());
-            spool(hook, HEARTBEAT, replay);
+            hook.spool(HEARTBEAT, replay);
             return None;
         }
     }

@@ -61,6 +61,19 @@ fn conflict(detail: &str) -> ApiError {
 }
 
 impl Provenance {
+    /// Resolves the write's session provenance (attach, resurrect, or the single-open
+    /// default): the run its events are stamped with, if any.
+    async fn stamp(
+        &self,
+        call: &CallContext,
+        provenance: WriteProvenance,
+        project: Option<&str>,
+    ) -> Result<Option<Uuid>, ApiError> {
+        self.link
+            .stamp(&call.onward(&self.clock), provenance, project)
+            .await
+    }
+
     /// Writes a new memory (with its commitment when it is one) and its `create` event.
     pub async fn remember(
         &self,
@@ -70,12 +83,7 @@ impl Provenance {
         provenance: WriteProvenance,
     ) -> Result<Written, ApiError> {
         let stamp = self
-            .link
-            .stamp(
-                &call.onward(&self.clock),
-                provenance,
-                memory.project.as_deref(),
-            )
+            .stamp(call, provenance, memory.project.as_deref())
             .await?;
         let payload = link::payload(stamp);
         let (tenant_id, now) = (call.tenant_id, call.now);
@@ -133,12 +141,7 @@ impl Provenance {
             ));
         }
         let stamp = self
-            .link
-            .stamp(
-                &call.onward(&self.clock),
-                provenance,
-                memory.project.as_deref(),
-            )
+            .stamp(call, provenance, memory.project.as_deref())
             .await?;
         let payload = link::payload(stamp);
         let (tenant_id, now) = (call.tenant_id, call.now);
@@ -317,12 +320,7 @@ impl Provenance {
             TransitionDecision::Commitment { .. } | TransitionDecision::ArchiveBlocker => {}
         }
         let stamp = self
-            .link
-            .stamp(
-                &call.onward(&self.clock),
-                provenance,
-                memory.project.as_deref(),
-            )
+            .stamp(call, provenance, memory.project.as_deref())
             .await?;
         let payload = link::payload(stamp);
         let (tenant_id, now) = (call.tenant_id, call.now);
@@ -404,12 +402,7 @@ impl Provenance {
             return Err(gone());
         }
         let stamp = self
-            .link
-            .stamp(
-                &call.onward(&self.clock),
-                provenance,
-                memory.project.as_deref(),
-            )
+            .stamp(call, provenance, memory.project.as_deref())
             .await?;
         let payload = link::payload(stamp);
         let (tenant_id, now) = (call.tenant_id, call.now);

@@ -42,22 +42,14 @@ async fn a_full_round_trip_completes_with_the_write_it_produced() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
     let run = harness.open(tenant, "trip", None, None, t(0)).await;
-    let first = harness
-        .triage
-        .begin(&call(tenant, t(1)), AGENT, "trip", Some(0), false)
-        .await
-        .expect("begin");
+    let first = harness.begin(tenant, "trip", t(1), Some(0), false).await;
     assert_eq!(
         (first.armed, first.reason),
         (false, Some(Reason::Debounce)),
         "turn 1 does not fire"
     );
 
-    let armed = harness
-        .triage
-        .begin(&call(tenant, t(2)), AGENT, "trip", Some(3), false)
-        .await
-        .expect("begin");
+    let armed = harness.begin(tenant, "trip", t(2), Some(3), false).await;
     assert!(armed.armed);
     assert_eq!(
         (armed.status, armed.run_id, armed.reason),
@@ -66,11 +58,7 @@ async fn a_full_round_trip_completes_with_the_write_it_produced() {
     let attempt = armed.attempt_id.expect("attempt");
 
     harness.write(tenant, run, "the debrief note", t(3)).await;
-    let done = harness
-        .triage
-        .complete(&call(tenant, t(4)), AGENT, "trip", attempt)
-        .await
-        .expect("complete");
+    let done = harness.complete(tenant, "trip", attempt, t(4)).await;
     assert_eq!(
         (
             done.status,
@@ -120,29 +108,14 @@ async fn a_zero_write_continuation_expires_and_reenters_only_on_a_new_event() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
     let run = harness.open(tenant, "zero", None, None, t(0)).await;
-    let armed = harness
-        .triage
-        .begin(&call(tenant, t(11)), AGENT, "zero", None, false)
-        .await
-        .expect("begin");
+    let armed = harness.begin(tenant, "zero", t(11), None, false).await;
     assert!(armed.armed, "ten minutes since open is substance enough");
     let done = harness
-        .triage
-        .complete(
-            &call(tenant, t(12)),
-            AGENT,
-            "zero",
-            armed.attempt_id.expect("attempt"),
-        )
-        .await
-        .expect("complete");
+        .complete(tenant, "zero", armed.attempt_id.expect("attempt"), t(12))
+        .await;
     assert_eq!((done.status, done.since_begin_count), (Status::Expired, 0));
 
-    let nag = harness
-        .triage
-        .begin(&call(tenant, t(40)), AGENT, "zero", Some(99), false)
-        .await
-        .expect("begin");
+    let nag = harness.begin(tenant, "zero", t(40), Some(99), false).await;
     assert_eq!(
         (nag.armed, nag.reason, nag.status),
         (false, Some(Reason::NoSignal), Status::Expired),
@@ -159,11 +132,7 @@ async fn a_zero_write_continuation_expires_and_reenters_only_on_a_new_event() {
         Status::Expired,
         "expired stays expired"
     );
-    let again = harness
-        .triage
-        .begin(&call(tenant, t(42)), AGENT, "zero", None, false)
-        .await
-        .expect("begin");
+    let again = harness.begin(tenant, "zero", t(42), None, false).await;
     assert!(again.armed, "a new event re-admits it");
 }
 
@@ -175,35 +144,22 @@ async fn the_watermark_is_cumulative_and_a_write_onto_a_completed_run_reads_idle
     harness
         .write(tenant, run, "before the first attempt", t(1))
         .await;
-    let first = harness
-        .triage
-        .begin(&call(tenant, t(2)), AGENT, "cumulative", None, false)
-        .await
-        .expect("begin");
+    let first = harness.begin(tenant, "cumulative", t(2), None, false).await;
     assert!(first.armed, "an untriaged event arms an idle run");
     harness
         .write(tenant, run, "during the first attempt", t(3))
         .await;
     let done = harness
-        .triage
-        .complete(
-            &call(tenant, t(4)),
-            AGENT,
-            "cumulative",
-            first.attempt_id.expect("id"),
-        )
-        .await
-        .expect("complete");
+        .complete(tenant, "cumulative", first.attempt_id.expect("id"), t(4))
+        .await;
     assert_eq!(
         (done.status, done.event_count, done.since_begin_count),
         (Status::Completed, 2, 1)
     );
 
     let quiet = harness
-        .triage
-        .begin(&call(tenant, t(5)), AGENT, "cumulative", Some(10), false)
-        .await
-        .expect("begin");
+        .begin(tenant, "cumulative", t(5), Some(10), false)
+        .await;
     assert_eq!(quiet.reason, Some(Reason::NoSignal));
 
     harness.write(tenant, run, "after completion", t(6)).await;
@@ -216,25 +172,14 @@ async fn the_watermark_is_cumulative_and_a_write_onto_a_completed_run_reads_idle
         Status::Idle,
         "reads back idle"
     );
-    let second = harness
-        .triage
-        .begin(&call(tenant, t(7)), AGENT, "cumulative", None, false)
-        .await
-        .expect("begin");
+    let second = harness.begin(tenant, "cumulative", t(7), None, false).await;
     assert!(second.armed, "and re-arms");
     harness
         .write(tenant, run, "during the second attempt", t(8))
         .await;
     let done = harness
-        .triage
-        .complete(
-            &call(tenant, t(9)),
-            AGENT,
-            "cumulative",
-            second.attempt_id.expect("id"),
-        )
-        .await
-        .expect("complete");
+        .complete(tenant, "cumulative", second.attempt_id.expect("id"), t(9))
+        .await;
     assert_eq!(
         (done.event_count, done.since_begin_count),
         (4, 1),
@@ -255,11 +200,7 @@ async fn begin_on_a_closed_or_expired_run_is_not_live_and_leaves_the_lease_alone
     let stale = harness.open(tenant, "stale", None, None, t(0)).await;
     for (session, run, at) in [("closed", closed, t(2)), ("stale", stale, t(60 * 25))] {
         let before = harness.registry.get_by_id(tenant, run).await.expect("row");
-        let answer = harness
-            .triage
-            .begin(&call(tenant, at), AGENT, session, Some(50), true)
-            .await
-            .expect("begin");
+        let answer = harness.begin(tenant, session, at, Some(50), true).await;
         assert_eq!(
             (answer.armed, answer.reason),
             (false, Some(Reason::NotLive)),
@@ -285,37 +226,21 @@ async fn the_age_guard_withholds_a_fresh_attempt_and_stop_hook_active_hands_it_b
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
     harness.open(tenant, "guard", None, None, t(0)).await;
-    let armed = harness
-        .triage
-        .begin(&call(tenant, t(11)), AGENT, "guard", None, false)
-        .await
-        .expect("begin");
+    let armed = harness.begin(tenant, "guard", t(11), None, false).await;
     let attempt = armed.attempt_id.expect("attempt");
     let soon = t(11) + chrono::Duration::seconds(5);
-    let fresh = harness
-        .triage
-        .begin(&call(tenant, soon), AGENT, "guard", None, false)
-        .await
-        .expect("begin");
+    let fresh = harness.begin(tenant, "guard", soon, None, false).await;
     assert_eq!(
         (fresh.reason, fresh.attempt_id),
         (Some(Reason::PendingFresh), None),
         "withheld"
     );
-    let active = harness
-        .triage
-        .begin(&call(tenant, soon), AGENT, "guard", None, true)
-        .await
-        .expect("begin");
+    let active = harness.begin(tenant, "guard", soon, None, true).await;
     assert_eq!(
         (active.reason, active.attempt_id),
         (Some(Reason::Pending), Some(attempt))
     );
-    let old = harness
-        .triage
-        .begin(&call(tenant, t(12)), AGENT, "guard", None, false)
-        .await
-        .expect("begin");
+    let old = harness.begin(tenant, "guard", t(12), None, false).await;
     assert_eq!(
         (old.reason, old.attempt_id, old.status),
         (Some(Reason::Pending), Some(attempt), Status::Pending)
@@ -334,20 +259,12 @@ async fn overflow_at_begin_is_terminal() {
     let tenant = Uuid::now_v7();
     let run = harness.open(tenant, "flood", None, None, t(0)).await;
     flood(&harness, tenant, run, 501).await;
-    let answer = harness
-        .triage
-        .begin(&call(tenant, t(1)), AGENT, "flood", None, false)
-        .await
-        .expect("begin");
+    let answer = harness.begin(tenant, "flood", t(1), None, false).await;
     assert_eq!(
         (answer.armed, answer.reason, answer.status),
         (false, Some(Reason::Overflowed), Status::Overflowed)
     );
-    let again = harness
-        .triage
-        .begin(&call(tenant, t(2)), AGENT, "flood", None, false)
-        .await
-        .expect("begin");
+    let again = harness.begin(tenant, "flood", t(2), None, false).await;
     assert_eq!(again.reason, Some(Reason::Terminal));
 }
 
@@ -357,22 +274,11 @@ async fn overflow_at_complete_stores_the_first_500() {
     let tenant = Uuid::now_v7();
     let run = harness.open(tenant, "late-flood", None, None, t(0)).await;
     harness.write(tenant, run, "one", t(1)).await;
-    let armed = harness
-        .triage
-        .begin(&call(tenant, t(2)), AGENT, "late-flood", None, false)
-        .await
-        .expect("begin");
+    let armed = harness.begin(tenant, "late-flood", t(2), None, false).await;
     flood(&harness, tenant, run, 500).await;
     let done = harness
-        .triage
-        .complete(
-            &call(tenant, t(3)),
-            AGENT,
-            "late-flood",
-            armed.attempt_id.expect("id"),
-        )
-        .await
-        .expect("complete");
+        .complete(tenant, "late-flood", armed.attempt_id.expect("id"), t(3))
+        .await;
     assert_eq!(
         (
             done.status,

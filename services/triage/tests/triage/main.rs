@@ -27,7 +27,7 @@ use baton_registry::service::Registry;
 use baton_registry::session::{BriefedMemory, Lease, Source};
 use baton_triage::decide::Thresholds;
 use baton_triage::links::Links;
-use baton_triage::service::Triage;
+use baton_triage::service::{Began, Completed, Triage};
 
 pub const TOKEN: &str = "triage-test-service-token";
 pub const AGENT: &str = "claude-code";
@@ -122,6 +122,41 @@ impl Harness {
     }
 
     /// Opens a startup session at `at` with optional briefed rows; returns its run id.
+    /// `triage/begin` for the test agent at `at`, expected to answer.
+    pub async fn begin(
+        &self,
+        tenant: Uuid,
+        session_id: &str,
+        at: DateTime<Utc>,
+        turn_count: Option<u32>,
+        stop_hook_active: bool,
+    ) -> Began {
+        self.triage
+            .begin(
+                &call(tenant, at),
+                AGENT,
+                session_id,
+                turn_count,
+                stop_hook_active,
+            )
+            .await
+            .expect("begin")
+    }
+
+    /// `triage/complete` for the test agent at `at`, expected to answer.
+    pub async fn complete(
+        &self,
+        tenant: Uuid,
+        session_id: &str,
+        attempt: Uuid,
+        at: DateTime<Utc>,
+    ) -> Completed {
+        self.triage
+            .complete(&call(tenant, at), AGENT, session_id, attempt)
+            .await
+            .expect("complete")
+    }
+
     pub async fn open(
         &self,
         tenant_id: Uuid,
