@@ -6,6 +6,7 @@
 
 pub mod hook;
 pub mod judge;
+pub mod messages_standin;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

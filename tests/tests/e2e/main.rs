@@ -2,6 +2,7 @@
 //! from the real CLI, everything over HTTP.
 
 mod auth;
+mod claude_real;
 mod closer;
 mod closer_faults;
 mod hook_install;

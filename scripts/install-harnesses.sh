@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs the real harness CLIs the end-to-end tests drive (Claude Code, Codex) and ccusage,
+# pinned, into ${BATON_HARNESS_DIR:-/var/tmp/baton-harness}. Idempotent: a package already at its
+# pinned version is left alone. Prints one line saying what it did.
+set -euo pipefail
+
+dir="${BATON_HARNESS_DIR:-/var/tmp/baton-harness}"
+packages=("@anthropic-ai/claude-code@2.1.332" "@openai/codex@0.171.0" "ccusage@20.0.24")
+
+if ! command -v npm >/dev/null 2>&1; then
+    echo "install-harnesses: npm is missing: install Node.js (with npm) and run this again" >&2
+    exit 1
+fi
+
+installed_version() {
+    local manifest="$dir/node_modules/$1/package.json"
+    [ -f "$manifest" ] || return 0
+    sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$manifest" | head -n 1
+}
+
+missing=()
+for spec in "${packages[@]}"; do
+    name="${spec%@*}"
+    version="${spec##*@}"
+    if [ "$(installed_version "$name")" != "$version" ]; then
+        missing+=("$spec")
+    fi
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+    mkdir -p "$dir"
+    # --save-exact keeps the folder's package.json pinned too, so a later plain `npm i` there
+    # cannot drift to a newer build.
+    if ! log="$(npm install --prefix "$dir" --save-exact --no-audit --no-fund "${missing[@]}" 2>&1)"; then
+        echo "$log" >&2
+        echo "install-harnesses: npm install of ${missing[*]} into $dir failed (output above)" >&2
+        exit 1
+    fi
+fi
+
+# The native binaries come in per-platform packages whose files npm may leave without the
+# executable bit; set it on every ELF or Mach-O file in them.
+for package in "$dir"/node_modules/@anthropic-ai/claude-code-* "$dir"/node_modules/@openai/codex* \
+    "$dir"/node_modules/@ccusage/*; do
+    [ -d "$package" ] || continue
+    while IFS= read -r -d '' file; do
+        magic="$(head -c 4 "$file" | od -An -tx1 | tr -d ' \n')"
+        case "$magic" in
+            7f454c46 | cffaedfe | cefaedfe) chmod +x "$file" ;;
+        esac
+    done < <(find "$package" -type f -size +100k -print0)
+done
+
+if [ "${#missing[@]}" -gt 0 ]; then
+    echo "install-harnesses: installed ${missing[*]} into $dir"
+else
+    echo "install-harnesses: ${packages[*]} already in $dir"
+fi
