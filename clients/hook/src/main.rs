@@ -5,6 +5,7 @@
 //! baton-hook install   --harness <h> [--scope user|project] [--project-dir DIR] [--nudge]
 //! baton-hook uninstall --harness <h> [--scope user|project] [--project-dir DIR]
 //! baton-hook drain        send what the spool holds
+//! baton-hook usage <daily|session|blocks|models|tree ID> [--json] ...  local token/cost report
 //! baton-hook sidecar ...  (started by SessionStart, never by hand)
 //! ```
 //!
@@ -34,6 +35,7 @@ mod spool;
 mod start;
 mod stop;
 mod text;
+mod usage;
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -53,6 +55,7 @@ fn main() {
             }
         }
         "drain" => drain(),
+        "usage" => std::process::exit(usage::run(&args[1..])),
         "version" | "--version" => println!("baton-hook {}", env!("CARGO_PKG_VERSION")),
         _ => {
             let started = Instant::now();

@@ -1,0 +1,418 @@
+//! One run over a corpus: walk, read every file (in parallel, through the checkpoints), then
+//! assemble sessions and their trees and dedup the records globally.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
+use crate::checkpoint::{self, Checkpoints, Failures};
+use crate::codex;
+use crate::dedup::dedup;
+use crate::facts::FileFacts;
+use crate::read::{self, AgentMeta, ContainmentError, FileRead, ReadError, ReadKind};
+use crate::record::{Harness, UsageRecord};
+use crate::tree::{self, Agent, FileOrigin, SessionInput};
+use crate::walk::{self, Discovery, FileEntry, Limits, Role, Roots, SkipReason, Skips};
+
+/// How a run reads.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub limits: Limits,
+    /// Where checkpoints live; `None` reads everything every time.
+    pub checkpoint_dir: Option<PathBuf>,
+}
+
+/// Progress of the reading phase, in bytes of the files being read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    pub done_bytes: u64,
+    pub total_bytes: u64,
+}
+
+/// One session: identity, project, versions and its agent tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    pub harness: Harness,
+    pub session_id: String,
+    pub project_slug: String,
+    pub versions: BTreeSet<String>,
+    /// Claude Code before 2.1.97 wrote streaming placeholders for output tokens (HOOKS.md 4.4):
+    /// the session's output count is a lower bound.
+    pub output_under_reported: bool,
+    pub first_ms: Option<i64>,
+    pub last_ms: Option<i64>,
+    /// The client's own cost figure (`cost-state`), when the transcript has one.
+    pub client_cost_usd: Option<f64>,
+    /// The client's own cumulative tokens per model from the same line (empty without one).
+    pub client_tokens: BTreeMap<String, crate::record::Tokens>,
+    pub agents: Vec<Agent>,
+}
+
+/// How many files were read which way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadCounts {
+    pub cached: u64,
+    pub tail: u64,
+    pub full: u64,
+}
+
+/// Everything a run found.
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    /// One record per request, deduplicated across every file.
+    pub records: Vec<UsageRecord>,
+    pub sessions: Vec<Session>,
+    pub skips: Skips,
+    pub malformed_lines: u64,
+    /// Session keys parked after repeated failures on an unchanged fingerprint.
+    pub quarantined: Vec<String>,
+    pub reads: ReadCounts,
+}
+
+/// The first Claude Code version whose transcripts carry final output counts.
+const FIXED_OUTPUT_VERSION: (u64, u64, u64) = (2, 1, 97);
+
+/// Reads the corpus under `roots`. A containment violation stops the run.
+pub fn scan(
+    roots: &Roots,
+    options: &Options,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<Corpus, ContainmentError> {
+    read_discovered(walk::discover(roots, options.limits), options, progress)
+}
+
+/// Reads what a walk found. The walk and the reads are apart: a file can change between
+/// them, which is exactly what containment guards.
+pub fn read_discovered(
+    mut discovery: Discovery,
+    options: &Options,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> Result<Corpus, ContainmentError> {
+    let all_roots: Vec<PathBuf> = discovery
+        .claude_roots
+        .iter()
+        .chain(discovery.codex_roots.iter())
+        .cloned()
+        .collect();
+    let scope = checkpoint::scope(&all_roots);
+    let mut checkpoints = match &options.checkpoint_dir {
+        Some(dir) => checkpoint::load(dir, &scope),
+        None => Checkpoints {
+            scope: scope.clone(),
+            ..Checkpoints::default()
+        },
+    };
+
+    let fingerprints = session_fingerprints(&discovery.files);
+    let mut quarantined: BTreeSet<String> = BTreeSet::new();
+    for (key, fingerprint) in &fingerprints {
+        if checkpoints
+            .failures
+            .get(key)
+            .is_some_and(|failures| failures.quarantines(fingerprint))
+        {
+            quarantined.insert(key.clone());
+        }
+    }
+    let readable: Vec<&FileEntry> = discovery
+        .files
+        .iter()
+        .filter(|entry| !quarantined.contains(&session_key(entry)))
+        .collect();
+
+    let total_bytes = readable.iter().map(|entry| entry.size).sum();
+    let done = AtomicU64::new(0);
+    let outcomes: Vec<Outcome> = readable
+        .par_iter()
+        .map(|entry| {
+            let root = discovery.root_of(entry);
+            let outcome = match &entry.role {
+                Role::ClaudeMeta { .. } => read::read_meta(root, entry).map(Outcome::Meta),
+                _ => {
+                    let cached = checkpoints.files.get(&entry.path).cloned();
+                    read::read_file(root, entry, cached)
+                        .map(|(read, kind)| Outcome::File(read, kind))
+                }
+            };
+            let done_bytes = done.fetch_add(entry.size, Ordering::Relaxed) + entry.size;
+            progress(Progress {
+                done_bytes,
+                total_bytes,
+            });
+            outcome.unwrap_or_else(Outcome::Failed)
+        })
+        .collect();
+
+    let mut reads = ReadCounts::default();
+    let mut files: Vec<(&FileEntry, FileRead)> = Vec::new();
+    let mut metas: BTreeMap<(String, String), AgentMeta> = BTreeMap::new();
+    let mut failed: BTreeSet<String> = BTreeSet::new();
+    for (entry, outcome) in readable.iter().zip(outcomes) {
+        match outcome {
+            Outcome::File(read, kind) => {
+                match kind {
+                    ReadKind::Cached => reads.cached += 1,
+                    ReadKind::Tail => reads.tail += 1,
+                    ReadKind::Full => reads.full += 1,
+                }
+                files.push((entry, read));
+            }
+            Outcome::Meta(meta) => {
+                if let (Some(meta), Role::ClaudeMeta { agent_id }) = (meta, &entry.role) {
+                    metas.insert(
+                        (
+                            entry.session_id.clone().unwrap_or_default(),
+                            agent_id.clone(),
+                        ),
+                        meta,
+                    );
+                }
+            }
+            Outcome::Failed(ReadError::Containment(violation)) => return Err(violation),
+            Outcome::Failed(ReadError::Unreadable(_)) => {
+                discovery.skips.add(SkipReason::Unreadable);
+                failed.insert(session_key(entry));
+            }
+        }
+    }
+
+    if let Some(dir) = &options.checkpoint_dir {
+        checkpoints.files = files
+            .iter()
+            .map(|(entry, read)| (entry.path.clone(), read.clone()))
+            .collect();
+        for key in &failed {
+            let fingerprint = fingerprints.get(key).cloned().unwrap_or_default();
+            let count = match checkpoints.failures.get(key) {
+                Some(previous) if previous.fingerprint == fingerprint => previous.count + 1,
+                _ => 1,
+            };
+            checkpoints
+                .failures
+                .insert(key.clone(), Failures { fingerprint, count });
+        }
+        checkpoints
+            .failures
+            .retain(|key, _| failed.contains(key) || quarantined.contains(key));
+        // Checkpoints only save work; failing to write them changes no answer.
+        let _ = checkpoint::save(dir, &checkpoints);
+    }
+
+    let malformed_lines = files
+        .iter()
+        .map(|(_, read)| read.facts.malformed_lines)
+        .sum();
+    let sessions = assemble(&files, &metas, &mut discovery.skips);
+    let records = dedup(
+        files
+            .iter()
+            .flat_map(|(entry, read)| file_records(entry, &read.facts)),
+    );
+    Ok(Corpus {
+        records,
+        sessions,
+        skips: discovery.skips,
+        malformed_lines,
+        quarantined: quarantined.into_iter().collect(),
+        reads,
+    })
+}
+
+enum Outcome {
+    File(FileRead, ReadKind),
+    Meta(Option<AgentMeta>),
+    Failed(ReadError),
+}
+
+/// The key sessions are grouped and quarantined by.
+fn session_key(entry: &FileEntry) -> String {
+    format!(
+        "{}:{}",
+        entry.harness.as_str(),
+        entry.session_id.as_deref().unwrap_or("-")
+    )
+}
+
+fn session_fingerprints(files: &[FileEntry]) -> BTreeMap<String, String> {
+    let mut grouped: BTreeMap<String, Vec<&FileEntry>> = BTreeMap::new();
+    for entry in files {
+        grouped.entry(session_key(entry)).or_default().push(entry);
+    }
+    grouped
+        .into_iter()
+        .map(|(key, entries)| {
+            let fingerprint = checkpoint::fingerprint(
+                entries
+                    .iter()
+                    .map(|e| (e.path.as_path(), e.size, e.mtime_ns)),
+            );
+            (key, fingerprint)
+        })
+        .collect()
+}
+
+/// A file's records with the session its place or its lines name.
+fn file_records<'a>(
+    entry: &'a FileEntry,
+    facts: &'a FileFacts,
+) -> impl Iterator<Item = UsageRecord> + 'a {
+    let fallback = facts_session(entry, facts);
+    let records: Box<dyn Iterator<Item = &UsageRecord>> = match entry.role {
+        Role::CodexRollout => Box::new(codex::effective_records(facts)),
+        _ => Box::new(facts.records.iter()),
+    };
+    records.map(move |record| {
+        let mut record = record.clone();
+        if record.session_id.is_empty() {
+            record.session_id = fallback.clone();
+        }
+        record
+    })
+}
+
+fn facts_session(entry: &FileEntry, facts: &FileFacts) -> String {
+    match entry.role {
+        Role::ClaudeLegacySibling { .. } => facts.line_session_id.clone(),
+        Role::CodexRollout => facts
+            .codex
+            .session_id
+            .clone()
+            .or_else(|| entry.session_id.clone()),
+        _ => entry.session_id.clone(),
+    }
+    .unwrap_or_default()
+}
+
+/// Groups files into sessions, applies the duplicate-session rule and builds each tree.
+fn assemble(
+    files: &[(&FileEntry, FileRead)],
+    metas: &BTreeMap<(String, String), AgentMeta>,
+    skips: &mut Skips,
+) -> Vec<Session> {
+    let mut grouped: BTreeMap<(Harness, String), Vec<(&FileEntry, &FileFacts)>> = BTreeMap::new();
+    for (entry, read) in files {
+        let session = facts_session(entry, &read.facts);
+        if session.is_empty() {
+            continue;
+        }
+        grouped
+            .entry((entry.harness, session))
+            .or_default()
+            .push((entry, &read.facts));
+    }
+    let mut sessions = Vec::new();
+    for ((harness, session_id), members) in grouped {
+        let slugs: BTreeSet<String> = members
+            .iter()
+            .map(|(entry, facts)| project_of(entry, facts))
+            .collect();
+        let main_slugs: BTreeSet<String> = members
+            .iter()
+            .filter(|(entry, _)| entry.role == Role::ClaudeMain)
+            .filter_map(|(entry, _)| entry.project_slug.clone())
+            .collect();
+        for _ in main_slugs.iter().skip(1) {
+            skips.add(SkipReason::DuplicateSession);
+        }
+        let project_slug = main_slugs
+            .iter()
+            .next()
+            .or(slugs.iter().next())
+            .cloned()
+            .unwrap_or_default();
+        let mut versions = BTreeSet::new();
+        let (mut first_ms, mut last_ms, mut client_cost_usd) = (None, None, None);
+        let mut client_tokens = BTreeMap::new();
+        for (_, facts) in &members {
+            versions.extend(facts.versions.iter().cloned());
+            first_ms = min_opt(first_ms, facts.first_ms);
+            last_ms = max_opt(last_ms, facts.last_ms);
+            if facts.client_cost_usd.is_some() {
+                client_cost_usd = facts.client_cost_usd;
+                client_tokens = facts.client_tokens.clone();
+            }
+        }
+        let input = SessionInput {
+            files: members
+                .iter()
+                .map(|(entry, facts)| {
+                    let (owner, origin) = match &entry.role {
+                        Role::ClaudeSubagent { agent_id } => {
+                            (Some(agent_id.as_str()), FileOrigin::Sidecar)
+                        }
+                        Role::ClaudeLegacySibling { agent_id } => {
+                            (Some(agent_id.as_str()), FileOrigin::LegacySibling)
+                        }
+                        _ => (None, FileOrigin::Main),
+                    };
+                    (owner, *facts, origin)
+                })
+                .collect(),
+            metas: metas
+                .iter()
+                .filter(|((session, _), _)| *session == session_id)
+                .map(|((_, agent), meta)| (agent.clone(), meta.clone()))
+                .collect(),
+        };
+        let output_under_reported = harness == Harness::ClaudeCode
+            && versions
+                .iter()
+                .any(|version| parse_version(version).is_some_and(|v| v < FIXED_OUTPUT_VERSION));
+        sessions.push(Session {
+            harness,
+            session_id,
+            project_slug,
+            versions,
+            output_under_reported,
+            first_ms,
+            last_ms,
+            client_cost_usd,
+            client_tokens,
+            agents: tree::build(&input),
+        });
+    }
+    sessions
+}
+
+fn project_of(entry: &FileEntry, facts: &FileFacts) -> String {
+    match (&entry.project_slug, &facts.cwd) {
+        (Some(slug), _) => slug.clone(),
+        (None, Some(cwd)) => slug_of(cwd),
+        (None, None) => String::new(),
+    }
+}
+
+/// Claude Code's project folder name for a working folder: every non-alphanumeric character
+/// replaced by `-` (HOOKS.md 4.1).
+pub fn slug_of(path: &str) -> String {
+    path.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+/// `major.minor.patch` of a version string (pre-release and build suffixes ignored).
+pub fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
+    let core = text.split(['-', '+']).next()?;
+    let mut parts = core.split('.').map(|part| part.parse::<u64>().ok());
+    Some((
+        parts.next()??,
+        parts.next()??,
+        parts.next().flatten().unwrap_or(0),
+    ))
+}
+
+fn min_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn max_opt(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}

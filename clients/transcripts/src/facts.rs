@@ -1,0 +1,126 @@
+//! What one transcript file says, harness-neutral and cacheable: the usage records in line
+//! order (not yet deduplicated), the spawn calls and the proofs that join a spawn to a child
+//! agent, and per-file bookkeeping. A tail read appends to the same value, so every field is
+//! an accumulation that a later chunk of lines extends.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::UsageRecord;
+
+/// The facts of one file, accumulated over its complete lines.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileFacts {
+    pub records: Vec<UsageRecord>,
+    /// Subagent spawn calls (`Task` / `Agent` tool uses) written in this file.
+    pub spawns: Vec<Spawn>,
+    /// Proofs tying a spawn's tool-use id to the child agent it started.
+    pub links: Vec<Link>,
+    /// Client versions seen on the file's lines.
+    pub versions: BTreeSet<String>,
+    /// The last figure of the client's own cost (`cost-state` lines), in USD.
+    pub client_cost_usd: Option<f64>,
+    /// The client's own cumulative tokens per model from the same line. Claude Code 2.1.332
+    /// writes no assistant line for a compaction call, so this is the only place its usage
+    /// shows; the difference from the transcript's records is reported, never added in.
+    pub client_tokens: std::collections::BTreeMap<String, crate::record::Tokens>,
+    pub first_ms: Option<i64>,
+    pub last_ms: Option<i64>,
+    /// Lines that could not be read as a transcript line.
+    pub malformed_lines: u64,
+    /// Complete lines read.
+    pub lines: u64,
+    /// The first `sessionId` the lines name (how a legacy sibling file finds its session).
+    pub line_session_id: Option<String>,
+    /// The main file wrote sidechain lines inline (very old Claude Code versions).
+    pub inline_sidechain: bool,
+    /// Codex: the working folder the session ran in (its project).
+    pub cwd: Option<String>,
+    /// Codex: what the reader needs to go on from where it stopped.
+    pub codex: CodexState,
+}
+
+/// A subagent spawn: the tool call that started a child agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spawn {
+    pub tool_use_id: String,
+    /// `Task` (older) or `Agent` (newer).
+    pub tool_name: String,
+    pub subagent_type: Option<String>,
+    pub description: Option<String>,
+    pub timestamp_ms: Option<i64>,
+}
+
+/// A proof that a spawn started a given agent, and where it was found.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Link {
+    pub tool_use_id: String,
+    pub agent_id: String,
+    pub path: JoinPath,
+}
+
+/// How a parent→child edge was established (the seed's "source join path").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum JoinPath {
+    /// The spawn's `tool_result` carries `toolUseResult.agentId`.
+    ToolResult,
+    /// A parent `progress` line (`agent_progress`) names the agent and the spawn's id.
+    AgentProgress,
+    /// The subagent's `agent-<id>.meta.json` names the spawn's `toolUseId`.
+    MetaFile,
+    /// A compaction call (`agent-acompact-*`): its parent is the session's main agent.
+    Compaction,
+    /// Only the file's place in the session folder ties it to the session; the spawning call
+    /// was not found, so the parent is the main agent.
+    Directory,
+    /// A pre-2.1.2 sibling `agent-*.jsonl` whose lines name the session.
+    LegacySibling,
+    /// Sidechain lines written inline in the main file by very old versions.
+    InlineSidechain,
+}
+
+impl JoinPath {
+    /// The name used in reports and on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JoinPath::ToolResult => "tool_result",
+            JoinPath::AgentProgress => "agent_progress",
+            JoinPath::MetaFile => "meta_file",
+            JoinPath::Compaction => "compaction",
+            JoinPath::Directory => "directory",
+            JoinPath::LegacySibling => "legacy_sibling",
+            JoinPath::InlineSidechain => "inline_sidechain",
+        }
+    }
+}
+
+/// Where a Codex rollout reader stopped: the running model and the last cumulative total.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodexState {
+    pub session_id: Option<String>,
+    pub model: Option<String>,
+    /// The last cumulative `total_token_usage` seen, as the five kinds plus its raw total.
+    pub last_total: Option<CodexTotal>,
+    /// The rollout carries per-response `token_usage_record` lines; cumulative `token_count`
+    /// events are then ignored (the records are the finer and exact source).
+    pub has_response_records: bool,
+}
+
+/// A Codex cumulative usage figure as the rollout wrote it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CodexTotal {
+    pub input: u64,
+    pub cached_input: u64,
+    pub cache_write: u64,
+    pub output: u64,
+    pub total: u64,
+}
+
+impl FileFacts {
+    /// Widens the file's activity span to include `ms`.
+    pub fn saw_time(&mut self, ms: i64) {
+        self.first_ms = Some(self.first_ms.map_or(ms, |first| first.min(ms)));
+        self.last_ms = Some(self.last_ms.map_or(ms, |last| last.max(ms)));
+    }
+}

@@ -1,0 +1,32 @@
+//! `baton-transcripts`: Claude Code and Codex transcripts read into exact token usage, cost
+//! and agent trees (seed 002; HOOKS.md sections 4 and 5).
+//!
+//! The transcript on disk is the ground truth for tokens. This crate reads it without an async
+//! runtime and without the network:
+//!
+//! - [`walk`] finds the files under the roots, with containment and counted skip reasons;
+//! - [`claude`] and [`codex`] are pure parsers from complete lines to [`facts::FileFacts`];
+//! - [`read`] opens a file inside its root and reads it whole or from where it stopped;
+//! - [`checkpoint`] persists what a run read, so the next reads only what changed;
+//! - [`dedup`] keeps one record per request across every file;
+//! - [`tree`] builds each session's agent tree, every edge with the join path that proved it;
+//! - [`pricing`] prices records from the dated table, never a confident $0;
+//! - [`corpus::scan`] runs all of it.
+
+pub mod checkpoint;
+pub mod claude;
+pub mod codex;
+pub mod corpus;
+pub mod dedup;
+pub mod facts;
+pub mod lines;
+pub mod pricing;
+pub mod read;
+pub mod record;
+pub mod tree;
+pub mod walk;
+
+pub use corpus::{Corpus, Options, Progress, Session, read_discovered, scan};
+pub use pricing::{Money, PriceTable, Priced};
+pub use record::{Harness, Tokens, UsageRecord};
+pub use walk::{Limits, Roots, SkipReason};

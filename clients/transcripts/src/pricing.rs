@@ -1,0 +1,299 @@
+//! Pricing: a pure step over usage records, from the dated table in `pricing/prices.json`.
+//!
+//! - A record is priced by the newest row of its model whose `effectiveFrom` is on or before
+//!   the record's UTC date, with all five rates stored per row (no multiplier is assumed).
+//! - Modifiers apply per request: fast mode (`speed: "fast"`) takes the row's fast rates;
+//!   otherwise a prompt (input + cache read + cache writes) above the row's long-context
+//!   threshold takes the long-context rates for every token of that request; `inference_geo`
+//!   multiplies by the row's factor for that value.
+//! - Model ids are normalised before lookup: case, provider prefixes (`anthropic/`,
+//!   `anthropic.`, `openai/`), a bracketed context tag (`[1m]`), a Bedrock version tail
+//!   (`-v1:0`), and an eight-digit date suffix (`-20251101`, `@20251101`). No family guess:
+//!   a model still unknown after that is unpriced.
+//! - **Halt gate**: a model with no row is never $0; its tokens are counted as unpriced and
+//!   shown beside every dollar figure. `<synthetic>` costs 0 through its explicit zero row.
+//! - Money is summed as integers (10⁻¹⁵ USD), so totals do not depend on summation order.
+
+use std::collections::HashMap;
+
+use chrono::NaiveDate;
+use serde::Deserialize;
+
+use crate::record::{Tokens, UsageRecord};
+
+/// The table shipped with Baton.
+pub const BUNDLED: &str = include_str!("../pricing/prices.json");
+
+/// Money in 10⁻¹⁵ USD.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Money(pub u128);
+
+impl Money {
+    pub fn usd(self) -> f64 {
+        self.0 as f64 / 1e15
+    }
+}
+
+impl std::ops::AddAssign for Money {
+    fn add_assign(&mut self, other: Money) {
+        self.0 += other.0;
+    }
+}
+
+/// A record's price: what could be priced, and the tokens that could not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Priced {
+    pub cost: Money,
+    pub unpriced_tokens: u64,
+}
+
+impl std::ops::AddAssign for Priced {
+    fn add_assign(&mut self, other: Priced) {
+        self.cost += other.cost;
+        self.unpriced_tokens += other.unpriced_tokens;
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableFile {
+    schema: u32,
+    rows: Vec<RowFile>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RowFile {
+    model: String,
+    provider: String,
+    effective_from: NaiveDate,
+    #[serde(flatten)]
+    rates: RatesFile,
+    long_context: Option<LongContextFile>,
+    fast: Option<RatesFile>,
+    #[serde(default)]
+    geo: HashMap<String, f64>,
+    source: String,
+    source_date: String,
+    #[serde(default)]
+    note: String,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RatesFile {
+    input: f64,
+    output: f64,
+    cache_read: f64,
+    cache_write_5m: f64,
+    cache_write_1h: f64,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LongContextFile {
+    threshold_tokens: u64,
+    #[serde(flatten)]
+    rates: RatesFile,
+}
+
+/// The five rates in 10⁻¹² USD per token (USD per million tokens × 10⁶); multiplied by a
+/// geo factor in thousandths, a cost comes out in 10⁻¹⁵ USD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Rates([u64; 5]);
+
+impl Rates {
+    fn from_file(file: RatesFile) -> Result<Rates, PricingError> {
+        let scale = |usd_per_million: f64| -> Result<u64, PricingError> {
+            if !usd_per_million.is_finite() || usd_per_million < 0.0 {
+                return Err(PricingError::Invalid(format!("rate {usd_per_million}")));
+            }
+            Ok((usd_per_million * 1e6).round() as u64)
+        };
+        Ok(Rates([
+            scale(file.input)?,
+            scale(file.output)?,
+            scale(file.cache_read)?,
+            scale(file.cache_write_5m)?,
+            scale(file.cache_write_1h)?,
+        ]))
+    }
+
+    fn cost(&self, tokens: &Tokens, geo_permille: u64) -> Money {
+        let counts = [
+            tokens.input,
+            tokens.output,
+            tokens.cache_read,
+            tokens.cache_write_5m,
+            tokens.cache_write_1h,
+        ];
+        let picos: u128 = counts
+            .iter()
+            .zip(self.0)
+            .map(|(count, rate)| u128::from(*count) * u128::from(rate))
+            .sum();
+        Money(picos * u128::from(geo_permille))
+    }
+}
+
+/// One dated row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub model: String,
+    pub provider: String,
+    pub effective_from: NaiveDate,
+    rates: Rates,
+    long_context: Option<(u64, Rates)>,
+    fast: Option<Rates>,
+    geo_permille: HashMap<String, u64>,
+}
+
+/// A price table file that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PricingError {
+    #[error("price table is not valid JSON of schema 1: {0}")]
+    Format(String),
+    #[error("price table has an invalid value: {0}")]
+    Invalid(String),
+}
+
+/// The rows by normalised model id, each model's rows oldest first.
+#[derive(Debug, Clone, Default)]
+pub struct PriceTable {
+    by_model: HashMap<String, Vec<Row>>,
+}
+
+impl PriceTable {
+    /// The table compiled into the binary.
+    pub fn bundled() -> PriceTable {
+        PriceTable::from_json(BUNDLED).expect("the bundled price table is valid")
+    }
+
+    /// Reads a table file (the repository's format; see `pricing/README.md`).
+    pub fn from_json(text: &str) -> Result<PriceTable, PricingError> {
+        let mut table = PriceTable::default();
+        table.extend_json(text)?;
+        Ok(table)
+    }
+
+    /// Adds the rows of another table file; a row for the same model and date replaces the
+    /// earlier one.
+    pub fn extend_json(&mut self, text: &str) -> Result<(), PricingError> {
+        let file: TableFile =
+            serde_json::from_str(text).map_err(|e| PricingError::Format(e.to_string()))?;
+        if file.schema != 1 {
+            return Err(PricingError::Format(format!("schema {}", file.schema)));
+        }
+        for row in file.rows {
+            let _ = (&row.source, &row.source_date, &row.note);
+            let geo_permille = row
+                .geo
+                .iter()
+                .map(|(name, factor)| {
+                    if !factor.is_finite() || *factor <= 0.0 {
+                        return Err(PricingError::Invalid(format!("geo factor {factor}")));
+                    }
+                    Ok((name.clone(), (factor * 1000.0).round() as u64))
+                })
+                .collect::<Result<_, _>>()?;
+            let parsed = Row {
+                model: row.model.clone(),
+                provider: row.provider,
+                effective_from: row.effective_from,
+                rates: Rates::from_file(row.rates)?,
+                long_context: match row.long_context {
+                    Some(lc) => Some((lc.threshold_tokens, Rates::from_file(lc.rates)?)),
+                    None => None,
+                },
+                fast: row.fast.map(Rates::from_file).transpose()?,
+                geo_permille,
+            };
+            let rows = self
+                .by_model
+                .entry(normalize_model(&row.model))
+                .or_default();
+            rows.retain(|existing| existing.effective_from != parsed.effective_from);
+            rows.push(parsed);
+            rows.sort_by_key(|r| r.effective_from);
+        }
+        Ok(())
+    }
+
+    /// The row that prices `model` on `date`, if any.
+    pub fn row_for(&self, model: &str, date: NaiveDate) -> Option<&Row> {
+        let rows = self
+            .by_model
+            .get(model)
+            .or_else(|| self.by_model.get(&normalize_model(model)))?;
+        rows.iter().rev().find(|row| row.effective_from <= date)
+    }
+
+    /// Prices one record.
+    pub fn price(&self, record: &UsageRecord) -> Priced {
+        let unpriced = Priced {
+            cost: Money(0),
+            unpriced_tokens: record.tokens.total(),
+        };
+        let Some(model) = record.model.as_deref() else {
+            return unpriced;
+        };
+        let Some(date) =
+            chrono::DateTime::from_timestamp_millis(record.timestamp_ms).map(|at| at.date_naive())
+        else {
+            return unpriced;
+        };
+        let Some(row) = self.row_for(model, date) else {
+            return unpriced;
+        };
+        let fast = record.modifiers.speed.as_deref() == Some("fast");
+        let rates = match (fast, row.fast, row.long_context) {
+            (true, Some(fast_rates), _) => fast_rates,
+            (_, _, Some((threshold, long))) if record.tokens.prompt() > threshold => long,
+            _ => row.rates,
+        };
+        let geo = record
+            .modifiers
+            .inference_geo
+            .as_deref()
+            .and_then(|geo| row.geo_permille.get(geo))
+            .copied()
+            .unwrap_or(1000);
+        Priced {
+            cost: rates.cost(&record.tokens, geo),
+            unpriced_tokens: 0,
+        }
+    }
+}
+
+/// The id a model is looked up by.
+pub fn normalize_model(model: &str) -> String {
+    let mut id = model.trim().to_ascii_lowercase();
+    for prefix in ["anthropic/", "anthropic.", "openai/"] {
+        if let Some(rest) = id.strip_prefix(prefix) {
+            id = rest.to_string();
+        }
+    }
+    if let Some(open) = id.find('[') {
+        if id.ends_with(']') {
+            id.truncate(open);
+        }
+    }
+    if let Some(rest) = id
+        .strip_suffix("-v1:0")
+        .or_else(|| id.strip_suffix("-v2:0"))
+    {
+        id = rest.to_string();
+    }
+    for separator in ['-', '@'] {
+        if let Some(at) = id.rfind(separator) {
+            let tail = &id[at + 1..];
+            if tail.len() == 8 && tail.bytes().all(|b| b.is_ascii_digit()) {
+                id.truncate(at);
+            }
+        }
+    }
+    id
+}
+
+#[cfg(test)]
+mod tests;

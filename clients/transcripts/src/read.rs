@@ -1,0 +1,228 @@
+//! Opening and reading one discovered file: containment on the descriptor, then a full or a
+//! tail read through the harness's parser.
+//!
+//! Containment (seed 002): the file is opened with `O_RDONLY | O_NOFOLLOW`, so a symlink
+//! swapped in after the walk fails to open (`ELOOP`); the descriptor is then checked with
+//! `fstat` (it must still be a regular file) and, on Linux, its real path (`/proc/self/fd/N`)
+//! must lie inside the canonical root. Any of these failing is a [`ContainmentError`]: the
+//! corpus is crafted rather than messy, and the whole run stops.
+//!
+//! Tail reads: files are append-only while a client writes them. A cached read remembers how
+//! many bytes of complete lines it consumed and a digest of the last [`OVERLAP_BYTES`] before
+//! that point; when the file has grown, the overlap is read again and compared before the
+//! cached prefix is trusted. Any divergence falls back to a full read, so the cache can cost
+//! speed when it is wrong but never change an answer.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::claude::{self, FileContext};
+use crate::codex;
+use crate::facts::FileFacts;
+use crate::walk::{FileEntry, Role};
+
+/// Bytes re-read and compared before a cached prefix is trusted.
+pub const OVERLAP_BYTES: u64 = 4096;
+
+/// Read buffer size; lines longer than this are carried over between reads.
+const CHUNK_BYTES: usize = 1 << 20;
+
+/// A file escaped the corpus root: the run must stop.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("containment violation: {reason} ({path})")]
+pub struct ContainmentError {
+    pub path: PathBuf,
+    pub reason: &'static str,
+}
+
+/// Why a file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Containment(#[from] ContainmentError),
+    #[error("unreadable: {0}")]
+    Unreadable(#[from] io::Error),
+}
+
+/// What a read of one file leaves for the next run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileRead {
+    pub size: u64,
+    pub mtime_ns: i128,
+    pub ino: u64,
+    /// Bytes of complete lines consumed.
+    pub consumed: u64,
+    /// SHA-256 of the `OVERLAP_BYTES` (or fewer) just before `consumed`.
+    pub overlap: [u8; 32],
+    pub facts: FileFacts,
+}
+
+/// How a file was read this run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadKind {
+    Cached,
+    Tail,
+    Full,
+}
+
+/// Opens `path` for reading without following a final symlink and checks the descriptor.
+pub fn open_contained(root: &Path, path: &Path) -> Result<File, ReadError> {
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path);
+    let file = match opened {
+        Ok(file) => file,
+        Err(error) if error.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(ContainmentError {
+                path: path.to_path_buf(),
+                reason: "symlink swapped in",
+            }
+            .into());
+        }
+        Err(error) => return Err(ReadError::Unreadable(error)),
+    };
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(ContainmentError {
+            path: path.to_path_buf(),
+            reason: "not a regular file at open",
+        }
+        .into());
+    }
+    if let Some(real) = descriptor_path(&file) {
+        if !real.starts_with(root) {
+            return Err(ContainmentError {
+                path: path.to_path_buf(),
+                reason: "opened outside the root",
+            }
+            .into());
+        }
+    }
+    Ok(file)
+}
+
+/// The path the kernel holds for an open descriptor (Linux); `None` elsewhere.
+fn descriptor_path(file: &File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+/// Reads `entry`, reusing `cached` when it still describes the file.
+pub fn read_file(
+    root: &Path,
+    entry: &FileEntry,
+    cached: Option<FileRead>,
+) -> Result<(FileRead, ReadKind), ReadError> {
+    let mut file = open_contained(root, &entry.path)?;
+    let meta = file.metadata()?;
+    let (size, mtime_ns, ino) = (meta.len(), mtime_ns(&meta), meta.ino());
+    if let Some(cached) = cached {
+        if cached.size == size && cached.mtime_ns == mtime_ns && cached.ino == ino {
+            return Ok((cached, ReadKind::Cached));
+        }
+        if cached.ino == ino && size > cached.size && overlap_matches(&mut file, &cached)? {
+            let mut read = cached;
+            file.seek(SeekFrom::Start(read.consumed))?;
+            let consumed = parse_stream(&mut file, entry, &mut read.facts)?;
+            read.consumed += consumed;
+            read.overlap = overlap_digest(&mut file, read.consumed)?;
+            (read.size, read.mtime_ns) = (size, mtime_ns);
+            return Ok((read, ReadKind::Tail));
+        }
+        file.seek(SeekFrom::Start(0))?;
+    }
+    let mut facts = FileFacts::default();
+    let consumed = parse_stream(&mut file, entry, &mut facts)?;
+    let overlap = overlap_digest(&mut file, consumed)?;
+    Ok((
+        FileRead {
+            size,
+            mtime_ns,
+            ino,
+            consumed,
+            overlap,
+            facts,
+        },
+        ReadKind::Full,
+    ))
+}
+
+fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
+    i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())
+}
+
+/// Parses complete lines from the file's current position to its end; returns the bytes
+/// consumed (an unfinished last line is left for the next read).
+fn parse_stream(file: &mut File, entry: &FileEntry, facts: &mut FileFacts) -> io::Result<u64> {
+    let context = match &entry.role {
+        Role::ClaudeMain => Some(FileContext {
+            session_id: entry.session_id.clone(),
+            agent_id: None,
+        }),
+        Role::ClaudeSubagent { agent_id } => Some(FileContext {
+            session_id: entry.session_id.clone(),
+            agent_id: Some(agent_id.clone()),
+        }),
+        Role::ClaudeLegacySibling { agent_id } => Some(FileContext {
+            session_id: None,
+            agent_id: Some(agent_id.clone()),
+        }),
+        Role::CodexRollout | Role::ClaudeMeta { .. } => None,
+    };
+    let mut buffer: Vec<u8> = Vec::with_capacity(CHUNK_BYTES);
+    let mut total: u64 = 0;
+    loop {
+        let start = buffer.len();
+        buffer.resize(start + CHUNK_BYTES, 0);
+        let got = file.read(&mut buffer[start..])?;
+        buffer.truncate(start + got);
+        if got == 0 {
+            return Ok(total);
+        }
+        let used = match &context {
+            Some(context) => claude::read_chunk(context, &buffer, facts),
+            None => codex::read_chunk(&buffer, facts),
+        };
+        total += used as u64;
+        buffer.drain(..used);
+    }
+}
+
+fn overlap_digest(file: &mut File, consumed: u64) -> io::Result<[u8; 32]> {
+    let start = consumed.saturating_sub(OVERLAP_BYTES);
+    let mut bytes = vec![0u8; (consumed - start) as usize];
+    file.seek(SeekFrom::Start(start))?;
+    file.read_exact(&mut bytes)?;
+    Ok(Sha256::digest(&bytes).into())
+}
+
+fn overlap_matches(file: &mut File, cached: &FileRead) -> io::Result<bool> {
+    Ok(overlap_digest(file, cached.consumed)? == cached.overlap)
+}
+
+/// `agent-<id>.meta.json` (Claude Code 2.1.332): the spawn that started the agent and its type.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentMeta {
+    #[serde(rename = "toolUseId", default)]
+    pub tool_use_id: Option<String>,
+    #[serde(rename = "agentType", default)]
+    pub agent_type: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub model: Option<String>,
+}
+
+/// Reads a meta file (small; a malformed one reads as empty and is counted by the caller).
+pub fn read_meta(root: &Path, entry: &FileEntry) -> Result<Option<AgentMeta>, ReadError> {
+    let mut file = open_contained(root, &entry.path)?;
+    let mut text = String::new();
+    (&mut file).take(1 << 20).read_to_string(&mut text)?;
+    Ok(serde_json::from_str(&text).ok())
+}

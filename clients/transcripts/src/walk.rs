@@ -1,0 +1,407 @@
+//! Finding the transcript files under the corpus roots (HOOKS.md 4.1; seed 002, containment
+//! and skip reasons). Directory entries are inspected with `lstat` (a symlink is seen as a
+//! symlink and skipped, never followed); every discovered file that will not be parsed is
+//! counted under one of the nine skip reasons.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::record::Harness;
+
+/// The folders read: Claude Code `projects/` folders and Codex `sessions/` folders.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Roots {
+    pub claude: Vec<PathBuf>,
+    pub codex: Vec<PathBuf>,
+}
+
+/// Bounds on what is read (seed 002 calls both provisional ceilings, not measured limits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Larger files are skipped as `oversize`. Files are streamed, so the bound is about
+    /// refusing absurd inputs, not memory; 1 GiB is above any transcript seen.
+    pub max_file_bytes: u64,
+    /// Folder levels followed below a session's `subagents/` (nested workflow folders) and
+    /// below a Codex `sessions/` folder; deeper folders are skipped as `too-deep`.
+    pub max_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_file_bytes: 1 << 30,
+            max_depth: 4,
+        }
+    }
+}
+
+/// Why a discovered file was not parsed (seed 002's closed union of nine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SkipReason {
+    Oversize,
+    Symlink,
+    NotRegularFile,
+    Unreadable,
+    EmptyAgent,
+    EmptyMain,
+    NonArtifact,
+    /// A second project folder holding the same session id: its lines are still read (they
+    /// feed the global dedup and belong to the session), but the folder does not make a
+    /// session of its own; the session is attributed to the smallest-sorting project slug.
+    DuplicateSession,
+    TooDeep,
+}
+
+impl SkipReason {
+    pub const ALL: [SkipReason; 9] = [
+        SkipReason::Oversize,
+        SkipReason::Symlink,
+        SkipReason::NotRegularFile,
+        SkipReason::Unreadable,
+        SkipReason::EmptyAgent,
+        SkipReason::EmptyMain,
+        SkipReason::NonArtifact,
+        SkipReason::DuplicateSession,
+        SkipReason::TooDeep,
+    ];
+
+    /// The seed's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SkipReason::Oversize => "oversize",
+            SkipReason::Symlink => "symlink",
+            SkipReason::NotRegularFile => "not-regular-file",
+            SkipReason::Unreadable => "unreadable",
+            SkipReason::EmptyAgent => "empty-agent",
+            SkipReason::EmptyMain => "empty-main",
+            SkipReason::NonArtifact => "non-artifact",
+            SkipReason::DuplicateSession => "duplicate-session",
+            SkipReason::TooDeep => "too-deep",
+        }
+    }
+}
+
+/// Skip counts by reason; every reason is present, zero or not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skips(pub BTreeMap<SkipReason, u64>);
+
+impl Default for Skips {
+    fn default() -> Skips {
+        Skips(SkipReason::ALL.iter().map(|reason| (*reason, 0)).collect())
+    }
+}
+
+impl Skips {
+    pub fn add(&mut self, reason: SkipReason) {
+        *self.0.entry(reason).or_insert(0) += 1;
+    }
+
+    pub fn get(&self, reason: SkipReason) -> u64 {
+        self.0.get(&reason).copied().unwrap_or(0)
+    }
+
+    pub fn total(&self) -> u64 {
+        self.0.values().sum()
+    }
+}
+
+/// What a file is to the reader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    ClaudeMain,
+    /// `<session>/subagents/**/agent-<id>.jsonl`.
+    ClaudeSubagent {
+        agent_id: String,
+    },
+    /// `<session>/subagents/**/agent-<id>.meta.json`.
+    ClaudeMeta {
+        agent_id: String,
+    },
+    /// Pre-2.1.2 `agent-<id>.jsonl` beside the session files.
+    ClaudeLegacySibling {
+        agent_id: String,
+    },
+    CodexRollout,
+}
+
+/// One discovered file, as `lstat` saw it during the walk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileEntry {
+    pub path: PathBuf,
+    /// Index into the harness's canonical roots.
+    pub root: usize,
+    pub role: Role,
+    pub harness: Harness,
+    /// The session the place of the file names: the main file's stem, the session folder of a
+    /// sidecar, the id in a rollout's name; `None` for a legacy sibling.
+    pub session_id: Option<String>,
+    /// The project folder's name (Claude Code); Codex projects come from the rollout itself.
+    pub project_slug: Option<String>,
+    pub size: u64,
+    pub mtime_ns: i128,
+    pub ino: u64,
+}
+
+/// Everything the walk found.
+#[derive(Debug, Clone, Default)]
+pub struct Discovery {
+    /// Canonical roots, Claude Code first then Codex, as `FileEntry::root` indexes them.
+    pub claude_roots: Vec<PathBuf>,
+    pub codex_roots: Vec<PathBuf>,
+    /// Files to read, in sorted path order.
+    pub files: Vec<FileEntry>,
+    pub skips: Skips,
+}
+
+impl Discovery {
+    /// The canonical root a file must stay inside.
+    pub fn root_of(&self, entry: &FileEntry) -> &Path {
+        match entry.harness {
+            Harness::ClaudeCode => &self.claude_roots[entry.root],
+            Harness::Codex => &self.codex_roots[entry.root],
+        }
+    }
+}
+
+/// Walks every root. A root that does not exist contributes nothing.
+pub fn discover(roots: &Roots, limits: Limits) -> Discovery {
+    let mut discovery = Discovery::default();
+    for root in &roots.claude {
+        if let Ok(canonical) = fs::canonicalize(root) {
+            if discovery.claude_roots.contains(&canonical) {
+                continue;
+            }
+            discovery.claude_roots.push(canonical.clone());
+            let index = discovery.claude_roots.len() - 1;
+            walk_claude_root(&canonical, index, limits, &mut discovery);
+        }
+    }
+    for root in &roots.codex {
+        if let Ok(canonical) = fs::canonicalize(root) {
+            if discovery.codex_roots.contains(&canonical) {
+                continue;
+            }
+            discovery.codex_roots.push(canonical.clone());
+            let index = discovery.codex_roots.len() - 1;
+            walk_codex(&canonical, index, 0, limits, &mut discovery);
+        }
+    }
+    discovery.files.sort_by(|a, b| a.path.cmp(&b.path));
+    discovery
+}
+
+/// A directory's entries sorted by name, each with its `lstat` metadata.
+fn entries(dir: &Path) -> Vec<(String, PathBuf, fs::Metadata)> {
+    let Ok(read) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<_> = read
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let path = entry.path();
+            let meta = fs::symlink_metadata(&path).ok()?;
+            Some((entry.file_name().to_string_lossy().into_owned(), path, meta))
+        })
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    found
+}
+
+/// The common checks for a file entry; `Some` when it is a regular, readable-sized file.
+fn admit(meta: &fs::Metadata, empty: SkipReason, limits: Limits, skips: &mut Skips) -> bool {
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        skips.add(SkipReason::Symlink);
+        return false;
+    }
+    if !kind.is_file() {
+        skips.add(SkipReason::NotRegularFile);
+        return false;
+    }
+    if meta.len() == 0 {
+        skips.add(empty);
+        return false;
+    }
+    if meta.len() > limits.max_file_bytes {
+        skips.add(SkipReason::Oversize);
+        return false;
+    }
+    true
+}
+
+fn entry(
+    path: PathBuf,
+    root: usize,
+    role: Role,
+    harness: Harness,
+    meta: &fs::Metadata,
+) -> FileEntry {
+    FileEntry {
+        path,
+        root,
+        role,
+        harness,
+        session_id: None,
+        project_slug: None,
+        size: meta.len(),
+        mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+        ino: meta.ino(),
+    }
+}
+
+fn walk_claude_root(root: &Path, index: usize, limits: Limits, found: &mut Discovery) {
+    for (name, path, meta) in entries(root) {
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            found.skips.add(SkipReason::Symlink);
+        } else if kind.is_dir() {
+            walk_project(&path, &name, index, limits, found);
+        } else if kind.is_file() {
+            found.skips.add(SkipReason::NonArtifact);
+        } else {
+            found.skips.add(SkipReason::NotRegularFile);
+        }
+    }
+}
+
+fn walk_project(dir: &Path, slug: &str, index: usize, limits: Limits, found: &mut Discovery) {
+    for (name, path, meta) in entries(dir) {
+        let kind = meta.file_type();
+        if kind.is_dir() {
+            let subagents = path.join("subagents");
+            if let Ok(sub_meta) = fs::symlink_metadata(&subagents) {
+                if sub_meta.file_type().is_symlink() {
+                    found.skips.add(SkipReason::Symlink);
+                } else if sub_meta.is_dir() {
+                    walk_subagents(&subagents, &name, slug, index, 0, limits, found);
+                }
+            }
+            continue;
+        }
+        let Some(stem) = name.strip_suffix(".jsonl") else {
+            if kind.is_symlink() {
+                found.skips.add(SkipReason::Symlink);
+            } else {
+                found.skips.add(SkipReason::NonArtifact);
+            }
+            continue;
+        };
+        let (role, empty) = match stem.strip_prefix("agent-") {
+            Some(agent) => (
+                Role::ClaudeLegacySibling {
+                    agent_id: agent.to_string(),
+                },
+                SkipReason::EmptyAgent,
+            ),
+            None => (Role::ClaudeMain, SkipReason::EmptyMain),
+        };
+        if !admit(&meta, empty, limits, &mut found.skips) {
+            continue;
+        }
+        let mut file = entry(path, index, role.clone(), Harness::ClaudeCode, &meta);
+        file.project_slug = Some(slug.to_string());
+        if role == Role::ClaudeMain {
+            file.session_id = Some(stem.to_string());
+        }
+        found.files.push(file);
+    }
+}
+
+fn walk_subagents(
+    dir: &Path,
+    session: &str,
+    slug: &str,
+    index: usize,
+    depth: usize,
+    limits: Limits,
+    found: &mut Discovery,
+) {
+    for (name, path, meta) in entries(dir) {
+        let kind = meta.file_type();
+        if kind.is_dir() {
+            if depth + 1 > limits.max_depth {
+                found.skips.add(SkipReason::TooDeep);
+            } else {
+                walk_subagents(&path, session, slug, index, depth + 1, limits, found);
+            }
+            continue;
+        }
+        let role = if let Some(agent) = name
+            .strip_prefix("agent-")
+            .and_then(|n| n.strip_suffix(".jsonl"))
+        {
+            Role::ClaudeSubagent {
+                agent_id: agent.to_string(),
+            }
+        } else if let Some(agent) = name
+            .strip_prefix("agent-")
+            .and_then(|n| n.strip_suffix(".meta.json"))
+        {
+            Role::ClaudeMeta {
+                agent_id: agent.to_string(),
+            }
+        } else {
+            found.skips.add(if kind.is_symlink() {
+                SkipReason::Symlink
+            } else {
+                SkipReason::NonArtifact
+            });
+            continue;
+        };
+        if !admit(&meta, SkipReason::EmptyAgent, limits, &mut found.skips) {
+            continue;
+        }
+        let mut file = entry(path, index, role, Harness::ClaudeCode, &meta);
+        file.session_id = Some(session.to_string());
+        file.project_slug = Some(slug.to_string());
+        found.files.push(file);
+    }
+}
+
+fn walk_codex(dir: &Path, index: usize, depth: usize, limits: Limits, found: &mut Discovery) {
+    for (name, path, meta) in entries(dir) {
+        let kind = meta.file_type();
+        if kind.is_dir() {
+            if depth + 1 > limits.max_depth {
+                found.skips.add(SkipReason::TooDeep);
+            } else {
+                walk_codex(&path, index, depth + 1, limits, found);
+            }
+            continue;
+        }
+        let Some(stem) = name
+            .strip_prefix("rollout-")
+            .and_then(|n| n.strip_suffix(".jsonl"))
+        else {
+            found.skips.add(if kind.is_symlink() {
+                SkipReason::Symlink
+            } else {
+                SkipReason::NonArtifact
+            });
+            continue;
+        };
+        if !admit(&meta, SkipReason::EmptyMain, limits, &mut found.skips) {
+            continue;
+        }
+        let mut file = entry(path, index, Role::CodexRollout, Harness::Codex, &meta);
+        file.session_id = Some(rollout_session_id(stem));
+        found.files.push(file);
+    }
+}
+
+/// The session id in a rollout's file name (`rollout-<time>-<uuid>`), else the whole stem.
+pub fn rollout_session_id(stem: &str) -> String {
+    let bytes = stem.len();
+    if bytes >= 36 && stem.is_char_boundary(bytes - 36) {
+        let tail = &stem[bytes - 36..];
+        if tail.chars().filter(|c| *c == '-').count() == 4 {
+            return tail.to_string();
+        }
+    }
+    stem.to_string()
+}

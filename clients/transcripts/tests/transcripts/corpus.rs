@@ -1,0 +1,130 @@
+//! Laying out corpora in temporary folders, and reading them.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use baton_transcripts::{Corpus, Options, Roots, Tokens, scan};
+
+/// The shared fixtures folder (`../shared/fixtures` beside the repository).
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+}
+
+/// A corpus root: `<dir>/claude/projects/...` and `<dir>/codex/sessions/...`.
+pub struct Layout {
+    pub dir: tempfile::TempDir,
+}
+
+impl Layout {
+    pub fn new() -> Layout {
+        Layout {
+            dir: tempfile::tempdir().expect("temp dir"),
+        }
+    }
+
+    pub fn projects(&self) -> PathBuf {
+        self.dir.path().join("claude/projects")
+    }
+
+    pub fn sessions(&self) -> PathBuf {
+        self.dir.path().join("codex/sessions")
+    }
+
+    pub fn roots(&self) -> Roots {
+        Roots {
+            claude: vec![self.projects()],
+            codex: vec![self.sessions()],
+        }
+    }
+
+    /// Writes `text` at `relative` under the Claude Code projects folder.
+    pub fn claude_file(&self, relative: &str, text: &str) -> PathBuf {
+        write(&self.projects().join(relative), text.as_bytes())
+    }
+
+    pub fn codex_file(&self, relative: &str, text: &str) -> PathBuf {
+        write(&self.sessions().join(relative), text.as_bytes())
+    }
+
+    /// Copies a fixture file (path under `fixtures()`) to `relative` under the projects folder.
+    pub fn copy_claude(&self, fixture: &str, relative: &str) -> PathBuf {
+        let bytes = std::fs::read(fixtures().join(fixture)).expect("fixture");
+        write(&self.projects().join(relative), &bytes)
+    }
+
+    pub fn copy_codex(&self, fixture: &str, relative: &str) -> PathBuf {
+        let bytes = std::fs::read(fixtures().join(fixture)).expect("fixture");
+        write(&self.sessions().join(relative), &bytes)
+    }
+
+    pub fn scan(&self) -> Corpus {
+        scan(&self.roots(), &Options::default(), &|_| {}).expect("no containment violation")
+    }
+
+    /// A scan through checkpoints kept in `cache`.
+    pub fn scan_cached(&self, cache: &Path) -> Corpus {
+        let options = Options {
+            checkpoint_dir: Some(cache.to_path_buf()),
+            ..Options::default()
+        };
+        scan(&self.roots(), &options, &|_| {}).expect("no containment violation")
+    }
+}
+
+pub fn write(path: &Path, bytes: &[u8]) -> PathBuf {
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(path, bytes).expect("write");
+    path.to_path_buf()
+}
+
+/// Tokens per model as `[input, output, cache read, cache write 5m, cache write 1h]`.
+pub fn by_model(corpus: &Corpus) -> BTreeMap<String, [u64; 5]> {
+    let mut out: BTreeMap<String, Tokens> = BTreeMap::new();
+    for record in &corpus.records {
+        *out.entry(record.model.clone().unwrap_or_default())
+            .or_default() += record.tokens;
+    }
+    out.into_iter()
+        .map(|(model, t)| (model, kinds(&t)))
+        .collect()
+}
+
+/// Tokens per agent (`main` for the main agent).
+pub fn by_agent(corpus: &Corpus) -> BTreeMap<String, [u64; 5]> {
+    let mut out: BTreeMap<String, Tokens> = BTreeMap::new();
+    for record in &corpus.records {
+        *out.entry(record.agent_id.clone().unwrap_or_else(|| "main".into()))
+            .or_default() += record.tokens;
+    }
+    out.into_iter()
+        .map(|(agent, t)| (agent, kinds(&t)))
+        .collect()
+}
+
+pub fn kinds(t: &Tokens) -> [u64; 5] {
+    [
+        t.input,
+        t.output,
+        t.cache_read,
+        t.cache_write_5m,
+        t.cache_write_1h,
+    ]
+}
+
+/// An assistant line with the given ids and usage.
+pub fn assistant(
+    message: &str,
+    request: Option<&str>,
+    sidechain: bool,
+    model: &str,
+    usage: &str,
+) -> String {
+    let request = request
+        .map(|r| format!(",\"requestId\":\"{r}\""))
+        .unwrap_or_default();
+    format!(
+        "{{\"type\":\"assistant\",\"sessionId\":\"s1\",\"isSidechain\":{sidechain},\"version\":\"2.1.200\",\
+\"timestamp\":\"2026-03-01T10:00:00.000Z\"{request},\"message\":{{\"id\":\"{message}\",\"model\":\"{model}\",\
+\"content\":[{{\"type\":\"text\",\"text\":\"hi\"}}],\"usage\":{usage}}}}}\n"
+    )
+}
