@@ -5,11 +5,15 @@ mod events;
 mod heartbeat;
 mod hook;
 mod stats;
+mod transcripts;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let which = std::env::args().nth(1).unwrap_or_else(|| "all".to_string());
     let all = which == "all";
+    if which == transcripts::CHILD_COMMAND {
+        return transcripts::child_main(std::env::args().skip(2).collect());
+    }
     if all || which == "heartbeat" {
         heartbeat::run().await?;
     }
@@ -18,6 +22,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if all || which == "hook" {
         hook::run().await?;
+    }
+    if all || which == "transcripts" {
+        transcripts::run().await?;
     }
     Ok(())
 }

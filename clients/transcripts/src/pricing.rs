@@ -273,10 +273,10 @@ pub fn normalize_model(model: &str) -> String {
             id = rest.to_string();
         }
     }
-    if let Some(open) = id.find('[') {
-        if id.ends_with(']') {
-            id.truncate(open);
-        }
+    if let Some(open) = id.find('[')
+        && id.ends_with(']')
+    {
+        id.truncate(open);
     }
     if let Some(rest) = id
         .strip_suffix("-v1:0")

@@ -95,14 +95,14 @@ pub fn open_contained(root: &Path, path: &Path) -> Result<File, ReadError> {
         }
         .into());
     }
-    if let Some(real) = descriptor_path(&file) {
-        if !real.starts_with(root) {
-            return Err(ContainmentError {
-                path: path.to_path_buf(),
-                reason: "opened outside the root",
-            }
-            .into());
+    if let Some(real) = descriptor_path(&file)
+        && !real.starts_with(root)
+    {
+        return Err(ContainmentError {
+            path: path.to_path_buf(),
+            reason: "opened outside the root",
         }
+        .into());
     }
     Ok(file)
 }

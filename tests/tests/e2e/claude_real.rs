@@ -145,6 +145,8 @@ struct Scenario {
 
 impl Scenario {
     async fn run() -> Scenario {
+        // Before any scratch folder exists, so a missing binary leaves nothing behind.
+        claude_binary();
         let standin = MessagesStandIn::start(script()).await;
         let scratch = Scratch::new();
         let first = scratch

@@ -83,10 +83,10 @@ pub fn parse(words: &[String], env: &Env) -> Result<UsageArgs, String> {
             other => return Err(format!("unknown option {other:?}")),
         }
     }
-    if let (Some(since), Some(until)) = (parsed.since, parsed.until) {
-        if since > until {
-            return Err("--since is after --until".to_string());
-        }
+    if let (Some(since), Some(until)) = (parsed.since, parsed.until)
+        && since > until
+    {
+        return Err("--since is after --until".to_string());
     }
     Ok(parsed)
 }

@@ -66,10 +66,10 @@ fn read_line(context: &FileContext, bytes: &[u8], facts: &mut FileFacts) {
     if facts.line_session_id.is_none() {
         facts.line_session_id = line.session_id.as_deref().map(str::to_string);
     }
-    if let Some(version) = line.version.as_deref().filter(|v| !v.is_empty()) {
-        if !facts.versions.contains(version) {
-            facts.versions.insert(version.to_string());
-        }
+    if let Some(version) = line.version.as_deref().filter(|v| !v.is_empty())
+        && !facts.versions.contains(version)
+    {
+        facts.versions.insert(version.to_string());
     }
     let timestamp_ms = line.timestamp.as_deref().and_then(parse_timestamp_ms);
     if let Some(ms) = timestamp_ms {
@@ -92,10 +92,10 @@ fn assistant(
     facts: &mut FileFacts,
 ) {
     let Some(message) = &line.message else { return };
-    if memmem::find(bytes, b"\"tool_use\"").is_some() {
-        if let Some(content) = message.content {
-            spawns(content, timestamp_ms, facts);
-        }
+    if memmem::find(bytes, b"\"tool_use\"").is_some()
+        && let Some(content) = message.content
+    {
+        spawns(content, timestamp_ms, facts);
     }
     let Some(usage) = &message.usage else { return };
     let sidechain = line.is_sidechain == Some(true);
