@@ -8,7 +8,7 @@ CARGO ?= cargo
 export BATON_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baton
 export BATON_SERVICE_TOKEN ?= local-dev-service-token
 
-.PHONY: run build test lint bench fmt eval-closer
+.PHONY: run build test lint bench fmt eval-closer harnesses
 
 build:
 	$(CARGO) build --workspace --bins
@@ -26,12 +26,16 @@ run: build
 
 ## The whole suite: unit, service (real Postgres/RabbitMQ) and end-to-end (real binaries).
 ## Every test creates and drops its own database.
-test: build
+test: build harnesses
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --workspace --no-fail-fast; \
 	else \
 		$(CARGO) test --workspace --no-fail-fast; \
 	fi
+
+## The real harness CLIs the end-to-end tests drive, and ccusage for the bench (npm, pinned).
+harnesses:
+	bash scripts/install-harnesses.sh
 
 lint:
 	$(CARGO) fmt --all --check
