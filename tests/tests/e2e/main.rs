@@ -10,6 +10,7 @@ mod hook_liveness;
 mod hook_spool;
 mod hook_start;
 mod hook_stop;
+mod hook_usage;
 mod lease;
 mod liveness_routes;
 mod memories;
