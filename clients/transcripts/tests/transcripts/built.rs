@@ -402,3 +402,77 @@ fn codex_per_response_records_replace_cumulative_counts() {
     assert_eq!(by_model(&corpus)["gpt-5.3-codex"], [60, 10, 90, 0, 0]);
     assert_eq!(corpus.sessions[0].project_slug, "-work-app");
 }
+
+#[test]
+fn checkpoints_of_another_parser_revision_or_scope_are_ignored() {
+    use baton_transcripts::checkpoint::{self, Checkpoints, PARSER_REVISION};
+    let dir = tempfile::tempdir().unwrap();
+    let scope = "abc";
+    let stale = Checkpoints {
+        revision: PARSER_REVISION + 1,
+        scope: scope.into(),
+        ..Checkpoints::default()
+    };
+    checkpoint::save(dir.path(), &stale).unwrap();
+    let loaded = checkpoint::load(dir.path(), scope);
+    assert_eq!(
+        loaded.revision, PARSER_REVISION,
+        "a bumped revision invalidates every entry"
+    );
+    std::fs::write(
+        dir.path().join(format!("checkpoints-{scope}.bin")),
+        b"not postcard",
+    )
+    .unwrap();
+    assert!(
+        checkpoint::load(dir.path(), scope).files.is_empty(),
+        "a damaged file reads as none"
+    );
+    let other_roots = checkpoint::scope(&[std::path::PathBuf::from("/elsewhere")]);
+    assert_ne!(
+        other_roots,
+        checkpoint::scope(&[std::path::PathBuf::from("/here")])
+    );
+}
+
+#[test]
+fn a_session_failing_three_times_unchanged_is_quarantined_until_it_changes() {
+    let layout = Layout::new();
+    let cache = tempfile::tempdir().unwrap();
+    let line = assistant("msg_1", Some("r1"), false, MODEL, USAGE);
+    layout.claude_file("-p/s9.jsonl", &line);
+    let walked = discover(&layout.roots(), Limits::default());
+    std::fs::remove_file(layout.projects().join("-p/s9.jsonl")).unwrap();
+    let options = Options {
+        checkpoint_dir: Some(cache.path().to_path_buf()),
+        ..Options::default()
+    };
+    for attempt in 1..=3 {
+        let corpus = read_discovered(walked.clone(), &options, &|_| {}).unwrap();
+        assert_eq!(
+            corpus.skips.get(SkipReason::Unreadable),
+            1,
+            "attempt {attempt} tried to read"
+        );
+        assert!(corpus.quarantined.is_empty());
+    }
+    let parked = read_discovered(walked.clone(), &options, &|_| {}).unwrap();
+    assert_eq!(parked.quarantined, vec!["claude-code:s9".to_string()]);
+    assert_eq!(
+        parked.skips.get(SkipReason::Unreadable),
+        0,
+        "a parked session is not tried again"
+    );
+    layout.claude_file("-p/s9.jsonl", &(line.clone() + &line));
+    let changed = read_discovered(
+        discover(&layout.roots(), Limits::default()),
+        &options,
+        &|_| {},
+    )
+    .unwrap();
+    assert!(
+        changed.quarantined.is_empty(),
+        "a new fingerprint re-admits it"
+    );
+    assert_eq!(changed.records.len(), 1);
+}
