@@ -8,7 +8,7 @@
 //! undecodable checkpoint file is an empty one). A checkpoint may change how much work a run
 //! does, never what it reports.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -25,14 +25,31 @@ pub const PARSER_REVISION: u32 = 1;
 pub const MAX_ATTEMPTS: u32 = 3;
 
 /// The persisted state of one corpus.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Checkpoints {
     pub revision: u32,
     pub scope: String,
     /// By absolute path.
-    pub files: BTreeMap<PathBuf, FileRead>,
+    pub files: HashMap<PathBuf, FileRead>,
     /// Sessions that failed, by session key.
     pub failures: BTreeMap<String, Failures>,
+}
+
+/// The on-disk form, written from borrowed reads so a run never copies what it read.
+#[derive(Serialize)]
+pub struct View<'a> {
+    pub revision: u32,
+    pub scope: &'a str,
+    pub files: Vec<(&'a Path, &'a FileRead)>,
+    pub failures: &'a BTreeMap<String, Failures>,
+}
+
+#[derive(Deserialize)]
+struct Stored {
+    revision: u32,
+    scope: String,
+    files: Vec<(PathBuf, FileRead)>,
+    failures: BTreeMap<String, Failures>,
 }
 
 /// Failed reads of one session against one fingerprint.
@@ -74,8 +91,13 @@ pub fn load(dir: &Path, scope: &str) -> Checkpoints {
     let Ok(bytes) = fs::read(file_of(dir, scope)) else {
         return fresh;
     };
-    match postcard::from_bytes::<Checkpoints>(&bytes) {
-        Ok(loaded) if loaded.revision == PARSER_REVISION && loaded.scope == scope => loaded,
+    match postcard::from_bytes::<Stored>(&bytes) {
+        Ok(stored) if stored.revision == PARSER_REVISION && stored.scope == scope => Checkpoints {
+            revision: stored.revision,
+            scope: stored.scope,
+            files: stored.files.into_iter().collect(),
+            failures: stored.failures,
+        },
         _ => fresh,
     }
 }
@@ -83,13 +105,28 @@ pub fn load(dir: &Path, scope: &str) -> Checkpoints {
 /// Writes the checkpoints atomically (a temporary file renamed over the old one), private to
 /// the user.
 pub fn save(dir: &Path, checkpoints: &Checkpoints) -> io::Result<()> {
+    let view = View {
+        revision: checkpoints.revision,
+        scope: &checkpoints.scope,
+        files: checkpoints
+            .files
+            .iter()
+            .map(|(path, read)| (path.as_path(), read))
+            .collect(),
+        failures: &checkpoints.failures,
+    };
+    save_view(dir, &view)
+}
+
+/// Writes a view of the checkpoints (see [`save`]).
+pub fn save_view(dir: &Path, checkpoints: &View<'_>) -> io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)?;
     let bytes = postcard::to_stdvec(checkpoints).map_err(io::Error::other)?;
-    let target = file_of(dir, &checkpoints.scope);
+    let target = file_of(dir, checkpoints.scope);
     let temporary = target.with_extension(format!("tmp-{}", std::process::id()));
     {
         use std::io::Write;

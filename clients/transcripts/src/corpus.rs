@@ -124,17 +124,21 @@ pub fn read_discovered(
 
     let total_bytes = readable.iter().map(|entry| entry.size).sum();
     let done = AtomicU64::new(0);
+    // Each cached read moves out of the checkpoints: what remains afterwards belongs to files
+    // that are gone.
+    let cached: Vec<Option<FileRead>> = readable
+        .iter()
+        .map(|entry| checkpoints.files.remove(&entry.path))
+        .collect();
     let outcomes: Vec<Outcome> = readable
         .par_iter()
-        .map(|entry| {
+        .zip(cached.into_par_iter())
+        .map(|(entry, cached)| {
             let root = discovery.root_of(entry);
             let outcome = match &entry.role {
                 Role::ClaudeMeta { .. } => read::read_meta(root, entry).map(Outcome::Meta),
-                _ => {
-                    let cached = checkpoints.files.get(&entry.path).cloned();
-                    read::read_file(root, entry, cached)
-                        .map(|(read, kind)| Outcome::File(read, kind))
-                }
+                _ => read::read_file(root, entry, cached)
+                    .map(|(read, kind)| Outcome::File(read, kind)),
             };
             let done_bytes = done.fetch_add(entry.size, Ordering::Relaxed) + entry.size;
             progress(Progress {
@@ -179,10 +183,7 @@ pub fn read_discovered(
     }
 
     if let Some(dir) = &options.checkpoint_dir {
-        checkpoints.files = files
-            .iter()
-            .map(|(entry, read)| (entry.path.clone(), read.clone()))
-            .collect();
+        let failures_before = checkpoints.failures.clone();
         for key in &failed {
             let fingerprint = fingerprints.get(key).cloned().unwrap_or_default();
             let count = match checkpoints.failures.get(key) {
@@ -196,8 +197,23 @@ pub fn read_discovered(
         checkpoints
             .failures
             .retain(|key, _| failed.contains(key) || quarantined.contains(key));
-        // Checkpoints only save work; failing to write them changes no answer.
-        let _ = checkpoint::save(dir, &checkpoints);
+        let unchanged = reads.tail == 0
+            && reads.full == 0
+            && checkpoints.files.is_empty()
+            && failures_before == checkpoints.failures;
+        if !unchanged {
+            let view = checkpoint::View {
+                revision: checkpoints.revision,
+                scope: &checkpoints.scope,
+                files: files
+                    .iter()
+                    .map(|(entry, read)| (entry.path.as_path(), read))
+                    .collect(),
+                failures: &checkpoints.failures,
+            };
+            // Checkpoints only save work; failing to write them changes no answer.
+            let _ = checkpoint::save_view(dir, &view);
+        }
     }
 
     let malformed_lines = files

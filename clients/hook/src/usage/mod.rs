@@ -45,7 +45,8 @@ pub fn run(words: &[String]) -> i32 {
             bar.set_position(progress.done_bytes);
         }
     };
-    let corpus = match baton_transcripts::scan(&args::roots(&env), &options, &on_progress) {
+    let roots = args::roots(&env);
+    let corpus = match baton_transcripts::scan(&roots, &options, &on_progress) {
         Ok(corpus) => corpus,
         Err(violation) => {
             eprintln!("baton-hook usage: stopped: {violation}");
@@ -54,6 +55,18 @@ pub fn run(words: &[String]) -> i32 {
     };
     if let Some(bar) = bar {
         bar.finish_and_clear();
+    }
+    if corpus.sessions.is_empty() {
+        let searched: Vec<String> = roots
+            .claude
+            .iter()
+            .chain(&roots.codex)
+            .map(|root| root.display().to_string())
+            .collect();
+        eprintln!(
+            "baton-hook usage: no transcripts found in {}",
+            searched.join(", ")
+        );
     }
     let selection = aggregate::Selection::new(&corpus, &prices, &args);
     let output = match &args.report {
