@@ -258,7 +258,7 @@ pub struct ServiceTokenService<S> {
 
 impl<S, B> Service<http::Request<B>> for ServiceTokenService<S>
 where
-    S: Service<http::Request<B>, Response = http::Response<Body>> + Send,
+    S: Service<http::Request<B>, Response = http::Response<Body>> + Clone + Send,
     S::Future: Send + 'static,
     S::Error: Send + 'static,
 {
@@ -271,6 +271,12 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        // `poll_ready` may have reserved capacity in the inner service (a concurrency permit, a
+        // buffer slot). Take the ready instance and leave a fresh clone in its place: the ready
+        // one is either called or dropped here, and dropping it gives the reservation back, so
+        // a refused call never holds a slot.
+        let fresh = self.inner.clone();
+        let mut ready = std::mem::replace(&mut self.inner, fresh);
         let exempt = request.uri().path().starts_with("/grpc.health.v1.Health/");
         let presented = request
             .headers()
@@ -279,10 +285,11 @@ where
             .unwrap_or_default();
         let authorized = exempt || bool::from(presented.ct_eq(&self.expected));
         if !authorized {
+            drop(ready);
             let status = Status::unauthenticated("missing or invalid service token");
             return Box::pin(async move { Ok(status.into_http()) });
         }
-        Box::pin(self.inner.call(request))
+        Box::pin(ready.call(request))
     }
 }
 
@@ -381,3 +388,7 @@ fn record_rpc_metrics(service: String, method: String, code: String, elapsed: Du
         ],
     );
 }
+
+#[cfg(test)]
+#[path = "grpc_token_tests.rs"]
+mod token_tests;
