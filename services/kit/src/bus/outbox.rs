@@ -37,6 +37,9 @@ const BATCH: i64 = 100;
 const POLL: Duration = Duration::from_millis(500);
 /// How often the depth gauge is refreshed.
 const DEPTH_EVERY: Duration = Duration::from_secs(10);
+/// Longest a round may hold its rows locked waiting for the broker: a stalled or
+/// flow-controlled broker must not pin a pooled connection and its row locks.
+pub const DEFAULT_ROUND_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// A context's outbox table, schema-qualified (a constant, never user input).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +91,7 @@ pub struct Relay {
     table: OutboxTable,
     bus: BusConfig,
     wake: Arc<Notify>,
+    round_timeout: Duration,
 }
 
 impl Relay {
@@ -98,7 +102,14 @@ impl Relay {
             table,
             bus,
             wake: Arc::new(Notify::new()),
+            round_timeout: DEFAULT_ROUND_TIMEOUT,
         }
+    }
+
+    /// Bounds how long one round (select, publish, confirms, delete) may hold its row locks.
+    pub fn with_round_timeout(mut self, round_timeout: Duration) -> Relay {
+        self.round_timeout = round_timeout;
+        self
     }
 
     /// Signals the relay that a message was just committed (publish now rather than at the
@@ -179,9 +190,27 @@ impl Relay {
         Ok((connection, channel))
     }
 
-    /// Publishes up to one batch; returns how many rows were published and deleted.
+    /// Publishes up to one batch within the round timeout; on a timeout the transaction is
+    /// dropped (rolled back, locks released) and the round starts over on a new channel, so
+    /// the rows are published again later (at-least-once).
     async fn publish_batch(&self, channel: &Channel) -> Result<usize, RelayError> {
+        match tokio::time::timeout(self.round_timeout, self.publish_batch_unbounded(channel)).await
+        {
+            Ok(result) => result,
+            Err(_) => Err(RelayError::TimedOut(self.round_timeout)),
+        }
+    }
+
+    async fn publish_batch_unbounded(&self, channel: &Channel) -> Result<usize, RelayError> {
         let mut transaction = self.pool.begin().await?;
+        // The database enforces the same bound should this process stall with the locks held.
+        let guard = format!(
+            "SET LOCAL idle_in_transaction_session_timeout = {}",
+            self.round_timeout.as_millis().max(1) + 5_000
+        );
+        sqlx::query(AssertSqlSafe(guard))
+            .execute(&mut *transaction)
+            .await?;
         let statement = format!(
             "SELECT id, routing_key, envelope, headers FROM {} \
              ORDER BY created_at, id LIMIT {BATCH} FOR UPDATE SKIP LOCKED",
@@ -278,4 +307,6 @@ pub enum RelayError {
     Encode(serde_json::Error),
     #[error("the broker refused a message")]
     Nacked,
+    #[error("the broker did not confirm within {0:?}")]
+    TimedOut(Duration),
 }
