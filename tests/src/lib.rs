@@ -7,6 +7,7 @@
 pub mod hook;
 pub mod judge;
 pub mod messages_standin;
+pub mod responses_standin;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
