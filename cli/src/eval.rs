@@ -41,7 +41,7 @@ pub async fn run(env: &Env, files: Vec<PathBuf>, verbose: bool) -> anyhow::Resul
             .with("BATON_SERVICE_TOKEN", "eval-needs-no-service-token"),
     )?
     .judge;
-    let judge = judge::from_config(&judge_config);
+    let judge = judge::from_config(&judge_config)?;
     println!("judge: {}", judge.name());
     let mut total = Tally::default();
     let mut total_cases = 0;

@@ -125,18 +125,20 @@ pub fn save_view(dir: &Path, checkpoints: &View<'_>) -> io::Result<()> {
         .recursive(true)
         .mode(0o700)
         .create(dir)?;
-    let bytes = postcard::to_stdvec(checkpoints).map_err(io::Error::other)?;
     let target = file_of(dir, checkpoints.scope);
     let temporary = target.with_extension(format!("tmp-{}", std::process::id()));
     {
         use std::io::Write;
-        let mut file = fs::OpenOptions::new()
+        let file = fs::OpenOptions::new()
             .write(true)
             .create(true)
             .truncate(true)
             .mode(0o600)
             .open(&temporary)?;
-        file.write_all(&bytes)?;
+        // Streamed: the encoded checkpoints are never held in memory whole.
+        let mut writer = io::BufWriter::with_capacity(1 << 16, file);
+        postcard::to_io(checkpoints, &mut writer).map_err(io::Error::other)?;
+        writer.flush()?;
     }
     fs::rename(&temporary, &target)
 }

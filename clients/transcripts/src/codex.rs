@@ -9,7 +9,8 @@
 //! - otherwise each `token_count` whose cumulative `total_token_usage` moved is one record: the
 //!   difference from the previous total (exact even if an event between was lost); a repeated
 //!   event with the same total is a duplicate; a total that went down started a new count
-//!   (a resumed process), whose first figure is taken whole;
+//!   (Codex 0.171 carries totals on across `exec resume`, but older builds and other launch
+//!   paths may not), whose first figure is taken whole;
 //! - OpenAI's `input_tokens` include cached and cache-written input, so uncached input is
 //!   `input − cached − cache_write`; `output_tokens` include reasoning tokens.
 
@@ -47,6 +48,8 @@ struct Payload<'a> {
     cwd: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     model: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    cli_version: Option<Cow<'a, str>>,
     #[serde(default)]
     info: Option<Info>,
     #[serde(borrow, default)]
@@ -156,6 +159,9 @@ fn read_line(bytes: &[u8], facts: &mut FileFacts) {
         ("session_meta", _) => {
             facts.codex.session_id = payload.id.as_deref().map(str::to_string);
             facts.cwd = payload.cwd.as_deref().map(str::to_string);
+            if let Some(version) = payload.cli_version.as_deref().filter(|v| !v.is_empty()) {
+                facts.versions.insert(version.to_string());
+            }
             if let Some(model) = payload.model.as_deref() {
                 facts.codex.model = Some(model.to_string());
             }

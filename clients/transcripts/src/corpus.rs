@@ -221,10 +221,11 @@ pub fn read_discovered(
         .map(|(_, read)| read.facts.malformed_lines)
         .sum();
     let sessions = assemble(&files, &metas, &mut discovery.skips);
+    // The reads are done with: their records move into the dedup rather than being copied.
     let records = dedup(
         files
-            .iter()
-            .flat_map(|(entry, read)| file_records(entry, &read.facts)),
+            .into_iter()
+            .flat_map(|(entry, read)| file_records(entry, read.facts)),
     );
     Ok(Corpus {
         records,
@@ -269,23 +270,21 @@ fn session_fingerprints(files: &[FileEntry]) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// A file's records with the session its place or its lines name.
-fn file_records<'a>(
-    entry: &'a FileEntry,
-    facts: &'a FileFacts,
-) -> impl Iterator<Item = UsageRecord> + 'a {
-    let fallback = facts_session(entry, facts);
-    let records: Box<dyn Iterator<Item = &UsageRecord>> = match entry.role {
-        Role::CodexRollout => Box::new(codex::effective_records(facts)),
-        _ => Box::new(facts.records.iter()),
-    };
-    records.map(move |record| {
-        let mut record = record.clone();
-        if record.session_id.is_empty() {
-            record.session_id = fallback.clone();
-        }
-        record
-    })
+/// A file's records, moved out of its facts, with the session its place or its lines name.
+fn file_records(entry: &FileEntry, mut facts: FileFacts) -> impl Iterator<Item = UsageRecord> {
+    let fallback = facts_session(entry, &facts);
+    let responses_only = entry.role == Role::CodexRollout && facts.codex.has_response_records;
+    std::mem::take(&mut facts.records)
+        .into_iter()
+        .filter(move |record| {
+            !responses_only || !record.message_id.starts_with(codex::COUNT_PREFIX)
+        })
+        .map(move |mut record| {
+            if record.session_id.is_empty() {
+                record.session_id = fallback.clone();
+            }
+            record
+        })
 }
 
 fn facts_session(entry: &FileEntry, facts: &FileFacts) -> String {

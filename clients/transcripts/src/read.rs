@@ -130,6 +130,7 @@ pub fn read_file(
             let mut read = cached;
             file.seek(SeekFrom::Start(read.consumed))?;
             let consumed = parse_stream(&mut file, entry, &mut read.facts)?;
+            collapse(&mut read.facts);
             read.consumed += consumed;
             read.overlap = overlap_digest(&mut file, read.consumed)?;
             (read.size, read.mtime_ns) = (size, mtime_ns);
@@ -139,6 +140,7 @@ pub fn read_file(
     }
     let mut facts = FileFacts::default();
     let consumed = parse_stream(&mut file, entry, &mut facts)?;
+    collapse(&mut facts);
     let overlap = overlap_digest(&mut file, consumed)?;
     Ok((
         FileRead {
@@ -151,6 +153,13 @@ pub fn read_file(
         },
         ReadKind::Full,
     ))
+}
+
+/// Collapses the copies of one request within the file (one line per content block) by the
+/// same rule the global dedup applies, so the checkpoints and the global pass hold each
+/// request of a file once.
+fn collapse(facts: &mut FileFacts) {
+    facts.records = crate::dedup::dedup(std::mem::take(&mut facts.records));
 }
 
 fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
@@ -175,7 +184,28 @@ fn parse_stream(file: &mut File, entry: &FileEntry, facts: &mut FileFacts) -> io
         }),
         Role::CodexRollout | Role::ClaudeMeta { .. } => None,
     };
-    let mut buffer: Vec<u8> = Vec::with_capacity(CHUNK_BYTES);
+    // One buffer per reading thread, reused across files: no allocator churn per file.
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with(|cell| {
+        let mut buffer = cell.borrow_mut();
+        buffer.clear();
+        let result = parse_with(file, context.as_ref(), facts, &mut buffer);
+        buffer.clear();
+        if buffer.capacity() > 4 * CHUNK_BYTES {
+            buffer.shrink_to(CHUNK_BYTES);
+        }
+        result
+    })
+}
+
+fn parse_with(
+    file: &mut File,
+    context: Option<&FileContext>,
+    facts: &mut FileFacts,
+    buffer: &mut Vec<u8>,
+) -> io::Result<u64> {
     let mut total: u64 = 0;
     loop {
         let start = buffer.len();
@@ -185,9 +215,9 @@ fn parse_stream(file: &mut File, entry: &FileEntry, facts: &mut FileFacts) -> io
         if got == 0 {
             return Ok(total);
         }
-        let used = match &context {
-            Some(context) => claude::read_chunk(context, &buffer, facts),
-            None => codex::read_chunk(&buffer, facts),
+        let used = match context {
+            Some(context) => claude::read_chunk(context, buffer, facts),
+            None => codex::read_chunk(buffer, facts),
         };
         total += used as u64;
         buffer.drain(..used);

@@ -56,6 +56,8 @@ pub enum ServeError {
     Client(#[from] ApiError),
     #[error(transparent)]
     Transport(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    Judge(#[from] judge::JudgeError),
 }
 
 /// Serves the closer until `shutdown` fires: its gRPC service always, the consumer and the
@@ -102,7 +104,7 @@ pub async fn serve(
         pool.clone(),
         lock_pool,
         links,
-        judge::from_config(&config.judge),
+        judge::from_config(&config.judge)?,
         meter,
     ));
     let sweeper = sweep::Sweeper::new(passes.clone(), maintenance);

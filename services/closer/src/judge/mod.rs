@@ -69,9 +69,9 @@ pub trait Judge: Send + Sync + std::fmt::Debug {
     fn judge<'a>(&'a self, input: &'a JudgeInput) -> JudgeFuture<'a>;
 }
 
-/// The configured judge.
-pub fn from_config(config: &JudgeConfig) -> Arc<dyn Judge> {
-    match config {
+/// The configured judge, or why it cannot be built.
+pub fn from_config(config: &JudgeConfig) -> Result<Arc<dyn Judge>, JudgeError> {
+    Ok(match config {
         JudgeConfig::Lexical => Arc::new(lexical::LexicalJudge),
         JudgeConfig::OpenAi {
             url,
@@ -85,6 +85,6 @@ pub fn from_config(config: &JudgeConfig) -> Arc<dyn Judge> {
             key.clone(),
             *max_tokens,
             *timeout,
-        )),
-    }
+        )?),
+    })
 }

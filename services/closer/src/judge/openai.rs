@@ -56,26 +56,33 @@ struct Usage {
     total_tokens: Option<i64>,
 }
 
+/// Largest completion body read: a verdict is a short list of ids, so anything near this is
+/// not one, and reading it whole would let a misbehaving endpoint fill the closer's memory.
+pub const MAX_RESPONSE_BYTES: usize = 256 * 1024;
+
 impl OpenAiJudge {
+    /// The judge, or why its HTTP client cannot be built (never a client without timeouts).
     pub fn new(
         url: String,
         model: String,
         key: Option<Secret>,
         max_tokens: u32,
         timeout: Duration,
-    ) -> OpenAiJudge {
+    ) -> Result<OpenAiJudge, JudgeError> {
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)))
             .build()
-            .unwrap_or_default();
-        OpenAiJudge {
+            .map_err(|error| {
+                JudgeError::Transport(format!("cannot build the judge's HTTP client: {error}"))
+            })?;
+        Ok(OpenAiJudge {
             http,
             endpoint: format!("{}/chat/completions", url.trim_end_matches('/')),
             model,
             key,
             max_tokens,
-        }
+        })
     }
 
     fn body(&self, input: &JudgeInput) -> serde_json::Value {
@@ -115,10 +122,9 @@ impl OpenAiJudge {
                 response.status()
             )));
         }
-        let completion: Completion = response
-            .json()
-            .await
-            .map_err(|error| JudgeError::Malformed(error.without_url().to_string()))?;
+        let body = read_capped(response, MAX_RESPONSE_BYTES).await?;
+        let completion: Completion = serde_json::from_slice(&body)
+            .map_err(|error| JudgeError::Malformed(error.to_string()))?;
         let content = completion
             .choices
             .first()
@@ -134,6 +140,32 @@ impl OpenAiJudge {
             tokens_used,
         })
     }
+}
+
+/// Reads a response body, refusing it as soon as it grows past `cap` bytes.
+async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<u8>, JudgeError> {
+    if response
+        .content_length()
+        .is_some_and(|length| length > cap as u64)
+    {
+        return Err(JudgeError::Malformed(format!(
+            "response larger than {cap} bytes"
+        )));
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|error| JudgeError::Transport(error.without_url().to_string()))?
+    {
+        if body.len() + chunk.len() > cap {
+            return Err(JudgeError::Malformed(format!(
+                "response larger than {cap} bytes"
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// The strict verdict: exactly `{"completed": [string, ...]}`, at most 100 ids.
@@ -204,3 +236,7 @@ mod tests {
         assert!(parse_verdict(&many).is_err());
     }
 }
+
+#[cfg(test)]
+#[path = "openai_http_tests.rs"]
+mod http_tests;
