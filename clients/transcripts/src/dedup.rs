@@ -8,36 +8,47 @@
 //! larger total (streamed chunks grow `output_tokens`), the one with `speed` set; on a full tie
 //! the one read first (files are read in sorted path order, so the answer is deterministic).
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
+use std::hash::BuildHasher;
+
+use rustc_hash::{FxBuildHasher, FxHashMap};
 
 use crate::record::UsageRecord;
 
 /// Keeps one record per request, in the order requests were first seen.
 pub fn dedup(records: impl IntoIterator<Item = UsageRecord>) -> Vec<UsageRecord> {
-    let mut kept: Vec<UsageRecord> = Vec::new();
-    let mut by_message: HashMap<String, Vec<usize>> = HashMap::new();
+    let records = records.into_iter();
+    let mut kept: Vec<UsageRecord> = Vec::with_capacity(records.size_hint().0);
+    // By a hash of the message id: the first request seen under it, and (rarely) the others.
+    // Ids are compared on a hit, so the maps hold no copy of any id.
+    let mut first: FxHashMap<u64, usize> = FxHashMap::default();
+    let mut others: FxHashMap<u64, Vec<usize>> = FxHashMap::default();
     for record in records {
-        let slots = match by_message.entry(record.message_id.clone()) {
-            Entry::Occupied(entry) => entry.into_mut(),
-            Entry::Vacant(entry) => {
-                entry.insert(vec![kept.len()]);
-                kept.push(record);
-                continue;
-            }
+        let hash = FxBuildHasher.hash_one(record.message_id.as_str());
+        let same = |slot: &usize| {
+            kept[*slot].message_id == record.message_id && same_request(&kept[*slot], &record)
         };
-        match slots
-            .iter()
-            .copied()
-            .find(|&slot| same_request(&kept[slot], &record))
-        {
+        let found = first
+            .get(&hash)
+            .filter(|slot| same(slot))
+            .or_else(|| {
+                others
+                    .get(&hash)
+                    .and_then(|slots| slots.iter().find(|slot| same(slot)))
+            })
+            .copied();
+        match found {
             Some(slot) => {
                 if replaces(&record, &kept[slot]) {
                     kept[slot] = record;
                 }
             }
             None => {
-                slots.push(kept.len());
+                let slot = kept.len();
+                if first.contains_key(&hash) {
+                    others.entry(hash).or_default().push(slot);
+                } else {
+                    first.insert(hash, slot);
+                }
                 kept.push(record);
             }
         }

@@ -230,20 +230,23 @@ impl PriceTable {
 
     /// Prices one record.
     pub fn price(&self, record: &UsageRecord) -> Priced {
-        let unpriced = Priced {
-            cost: Money(0),
-            unpriced_tokens: record.tokens.total(),
+        let date =
+            chrono::DateTime::from_timestamp_millis(record.timestamp_ms).map(|at| at.date_naive());
+        let row = match (record.model.as_deref(), date) {
+            (Some(model), Some(date)) => self.row_for(model, date),
+            _ => None,
         };
-        let Some(model) = record.model.as_deref() else {
-            return unpriced;
-        };
-        let Some(date) =
-            chrono::DateTime::from_timestamp_millis(record.timestamp_ms).map(|at| at.date_naive())
-        else {
-            return unpriced;
-        };
-        let Some(row) = self.row_for(model, date) else {
-            return unpriced;
+        PriceTable::price_with(row, record)
+    }
+
+    /// Prices one record by a row already looked up (`row_for` of its model and UTC date);
+    /// `None` leaves it unpriced.
+    pub fn price_with(row: Option<&Row>, record: &UsageRecord) -> Priced {
+        let Some(row) = row else {
+            return Priced {
+                cost: Money(0),
+                unpriced_tokens: record.tokens.total(),
+            };
         };
         let fast = record.modifiers.speed.as_deref() == Some("fast");
         let rates = match (fast, row.fast, row.long_context) {

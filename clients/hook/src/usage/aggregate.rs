@@ -2,9 +2,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use baton_transcripts::pricing::Row;
 use baton_transcripts::{Corpus, Harness, PriceTable, Priced, Session, Tokens, UsageRecord};
 use chrono::{DateTime, NaiveDate, TimeZone};
 use chrono_tz::Tz;
+use rustc_hash::FxHashMap;
 
 use super::args::UsageArgs;
 
@@ -45,10 +47,15 @@ impl Group {
         // `<synthetic>` lines are the client's own messages, not model requests: they cost an
         // explicit zero and are left out of the model split when they carry no tokens.
         if !(record.is_synthetic() && record.tokens.total() == 0) {
-            self.models
-                .entry(model_label(record))
-                .or_default()
-                .add(record, priced);
+            let label = record.model.as_deref().unwrap_or(NO_MODEL);
+            match self.models.get_mut(label) {
+                Some(sum) => sum.add(record, priced),
+                None => self
+                    .models
+                    .entry(label.to_string())
+                    .or_default()
+                    .add(record, priced),
+            }
         }
         self.first_ms = Some(
             self.first_ms
@@ -61,17 +68,18 @@ impl Group {
     }
 }
 
+/// What a record without a model is reported under.
+const NO_MODEL: &str = "(no model)";
+
 /// The name a record's model is reported under.
 pub fn model_label(record: &UsageRecord) -> String {
-    record
-        .model
-        .clone()
-        .unwrap_or_else(|| "(no model)".to_string())
+    record.model.clone().unwrap_or_else(|| NO_MODEL.to_string())
 }
 
 /// The records a report covers, each with its price, in time order.
 pub struct Selection<'a> {
-    pub priced: Vec<(&'a UsageRecord, Priced)>,
+    /// Each record with its price and its date in the report's zone.
+    pub priced: Vec<(&'a UsageRecord, Priced, NaiveDate)>,
     pub sessions: HashMap<(Harness, &'a str), &'a Session>,
     pub timezone: Tz,
 }
@@ -84,23 +92,35 @@ impl<'a> Selection<'a> {
             .iter()
             .map(|session| ((session.harness, session.session_id.as_str()), session))
             .collect();
-        let mut priced: Vec<(&UsageRecord, Priced)> = corpus
-            .records
-            .iter()
-            .filter(|record| {
-                let day = local_date(record.timestamp_ms, args.timezone);
-                args.since.is_none_or(|since| day >= since)
-                    && args.until.is_none_or(|until| day <= until)
-            })
-            .filter(|record| match &args.project {
-                None => true,
-                Some(project) => sessions
+        let mut dates = LocalDates::new(args.timezone);
+        let mut rows: FxHashMap<(&str, NaiveDate), Option<&Row>> = FxHashMap::default();
+        let mut priced: Vec<(&UsageRecord, Priced, NaiveDate)> =
+            Vec::with_capacity(corpus.records.len());
+        for record in &corpus.records {
+            let day = dates.of(record.timestamp_ms);
+            if args.since.is_some_and(|since| day < since)
+                || args.until.is_some_and(|until| day > until)
+            {
+                continue;
+            }
+            if let Some(project) = &args.project {
+                let in_project = sessions
                     .get(&(record.harness, record.session_id.as_str()))
-                    .is_some_and(|session| &session.project_slug == project),
-            })
-            .map(|record| (record, prices.price(record)))
-            .collect();
-        priced.sort_by_key(|(record, _)| record.timestamp_ms);
+                    .is_some_and(|session| &session.project_slug == project);
+                if !in_project {
+                    continue;
+                }
+            }
+            // Rows are looked up once per model and UTC day, not per record.
+            let row = match (record.model.as_deref(), utc_date(record.timestamp_ms)) {
+                (Some(model), Some(utc_day)) => *rows
+                    .entry((model, utc_day))
+                    .or_insert_with(|| prices.row_for(model, utc_day)),
+                _ => None,
+            };
+            priced.push((record, PriceTable::price_with(row, record), day));
+        }
+        priced.sort_by_key(|(record, _, _)| record.timestamp_ms);
         Selection {
             priced,
             sessions,
@@ -111,7 +131,7 @@ impl<'a> Selection<'a> {
     /// Everything selected.
     pub fn total(&self) -> Group {
         let mut group = Group::default();
-        for (record, priced) in &self.priced {
+        for (record, priced, _) in &self.priced {
             group.add(record, *priced);
         }
         group
@@ -120,7 +140,7 @@ impl<'a> Selection<'a> {
     /// Unpriced tokens by model.
     pub fn unpriced(&self) -> BTreeMap<String, u64> {
         let mut by_model = BTreeMap::new();
-        for (record, priced) in &self.priced {
+        for (record, priced, _) in &self.priced {
             if priced.unpriced_tokens > 0 {
                 *by_model.entry(model_label(record)).or_insert(0) += priced.unpriced_tokens;
             }
@@ -131,10 +151,8 @@ impl<'a> Selection<'a> {
     /// Groups by local date.
     pub fn daily(&self) -> BTreeMap<NaiveDate, Group> {
         let mut days: BTreeMap<NaiveDate, Group> = BTreeMap::new();
-        for (record, priced) in &self.priced {
-            days.entry(local_date(record.timestamp_ms, self.timezone))
-                .or_default()
-                .add(record, *priced);
+        for (record, priced, day) in &self.priced {
+            days.entry(*day).or_default().add(record, *priced);
         }
         days
     }
@@ -147,7 +165,7 @@ impl<'a> Selection<'a> {
     /// Groups by session, in order of last activity.
     pub fn sessions(&self) -> Vec<((Harness, String), Group)> {
         let mut by_session: BTreeMap<(Harness, String), Group> = BTreeMap::new();
-        for (record, priced) in &self.priced {
+        for (record, priced, _) in &self.priced {
             by_session
                 .entry((record.harness, record.session_id.clone()))
                 .or_default()
@@ -165,7 +183,7 @@ impl<'a> Selection<'a> {
         const HOUR_MS: i64 = 3_600_000;
         const BLOCK_MS: i64 = 5 * HOUR_MS;
         let mut blocks: Vec<(i64, Group)> = Vec::new();
-        for (record, priced) in &self.priced {
+        for (record, priced, _) in &self.priced {
             let at = record.timestamp_ms;
             let starts_new = match blocks.last() {
                 None => true,
@@ -181,6 +199,36 @@ impl<'a> Selection<'a> {
             }
         }
         blocks
+    }
+}
+
+/// The UTC date of `ms` (what prices are dated by).
+fn utc_date(ms: i64) -> Option<NaiveDate> {
+    DateTime::from_timestamp_millis(ms).map(|at| at.date_naive())
+}
+
+/// Local dates memoised per quarter hour: every zone's offset is a multiple of 15 minutes, so
+/// all instants of one UTC quarter hour share a local date.
+struct LocalDates {
+    zone: Tz,
+    memo: FxHashMap<i64, NaiveDate>,
+}
+
+impl LocalDates {
+    fn new(zone: Tz) -> LocalDates {
+        LocalDates {
+            zone,
+            memo: FxHashMap::default(),
+        }
+    }
+
+    fn of(&mut self, ms: i64) -> NaiveDate {
+        const QUARTER_HOUR_MS: i64 = 900_000;
+        let zone = self.zone;
+        *self
+            .memo
+            .entry(ms.div_euclid(QUARTER_HOUR_MS))
+            .or_insert_with(|| local_date(ms, zone))
     }
 }
 

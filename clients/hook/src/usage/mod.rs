@@ -96,6 +96,9 @@ pub fn run(words: &[String]) -> i32 {
     };
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "{}", output.trim_end());
+    // The process ends here: freeing every record one by one would only cost time.
+    std::mem::forget(selection);
+    std::mem::forget(corpus);
     0
 }
 

@@ -24,7 +24,7 @@ pub struct TreeNode {
 pub fn nodes(session: &Session, selection: &Selection<'_>) -> Vec<TreeNode> {
     let mut own: BTreeMap<Option<String>, Sum> = BTreeMap::new();
     let mut model_counts: BTreeMap<Option<String>, BTreeMap<String, u64>> = BTreeMap::new();
-    for (record, priced) in &selection.priced {
+    for (record, priced, _) in &selection.priced {
         if record.session_id != session.session_id || record.harness != session.harness {
             continue;
         }
