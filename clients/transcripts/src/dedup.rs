@@ -8,6 +8,7 @@
 //! larger total (streamed chunks grow `output_tokens`), the one with `speed` set; on a full tie
 //! the one read first (files are read in sorted path order, so the answer is deterministic).
 
+use std::collections::hash_map::Entry;
 use std::hash::BuildHasher;
 
 use rustc_hash::{FxBuildHasher, FxHashMap};
@@ -44,10 +45,11 @@ pub fn dedup(records: impl IntoIterator<Item = UsageRecord>) -> Vec<UsageRecord>
             }
             None => {
                 let slot = kept.len();
-                if first.contains_key(&hash) {
-                    others.entry(hash).or_default().push(slot);
-                } else {
-                    first.insert(hash, slot);
+                match first.entry(hash) {
+                    Entry::Occupied(_) => others.entry(hash).or_default().push(slot),
+                    Entry::Vacant(vacant) => {
+                        vacant.insert(slot);
+                    }
                 }
                 kept.push(record);
             }
