@@ -2,7 +2,7 @@
 //! section 7, table I).
 
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -12,7 +12,8 @@ use baton_proto::provenance::v1 as proto;
 
 use crate::response::{HttpError, HttpResult};
 use crate::routes::iso_of;
-use crate::routes::sessions::{run_id_param, unknown_run_is_invalid};
+use crate::path_ids::RunIdPath;
+use crate::routes::sessions::unknown_run_is_invalid;
 use crate::state::{AppState, Caller};
 use crate::strict;
 
@@ -66,10 +67,9 @@ fn page_query(query: Option<&str>) -> Result<(Option<String>, Option<u32>), Http
 pub async fn list(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(session_run_id): Path<String>,
+    RunIdPath(run_id): RunIdPath,
     RawQuery(query): RawQuery,
 ) -> HttpResult<Json<RunEventsPage>> {
-    let run_id = run_id_param(&session_run_id)?;
     let (cursor, limit) = page_query(query.as_deref())?;
     let request = proto::ListRunEventsRequest {
         session_run_id: run_id,

@@ -3,14 +3,15 @@
 //! derived state, the episodes and the session a `/clear` successor follows.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use baton_proto::registry::v1 as proto;
 
 use crate::response::HttpResult;
-use crate::routes::sessions::{key, observed, run_id_param, unknown_run_is_invalid};
+use crate::path_ids::RunIdPath;
+use crate::routes::sessions::{key, observed, unknown_run_is_invalid};
 use crate::routes::{iso_of, optional_iso};
 use crate::state::{AppState, Caller};
 use crate::strict::{self, StrictJson};
@@ -133,11 +134,9 @@ pub async fn pulse(
 pub async fn read(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(session_run_id): Path<String>,
+    RunIdPath(session_run_id): RunIdPath,
 ) -> HttpResult<Json<LivenessAnswer>> {
-    let request = proto::GetLivenessRequest {
-        session_run_id: run_id_param(&session_run_id)?,
-    };
+    let request = proto::GetLivenessRequest { session_run_id };
     let answer = state
         .registry
         .clone()

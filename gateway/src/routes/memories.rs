@@ -2,7 +2,7 @@
 //! 10). Writes name their session run in `sessionRunId`; provenance resolves it (table E).
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
@@ -12,6 +12,7 @@ use baton_kit::error::ErrorCode;
 use baton_kit::text;
 use baton_proto::provenance::v1 as proto;
 
+use crate::path_ids::MemoryIdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::{iso_of, optional_iso};
 use crate::state::{AppState, Caller};
@@ -191,12 +192,6 @@ pub struct HistoryAnswer {
     pub events: Vec<HistoryEntry>,
 }
 
-/// A memory id in the path: malformed is 404, like an unknown id (CONTRACT section 0).
-fn memory_path(text_value: &str) -> Result<String, HttpError> {
-    text::contract_uuid(text_value)
-        .map(|id| id.to_string())
-        .ok_or_else(|| HttpError::new(ErrorCode::NotFound, "no memory with that id"))
-}
 
 /// A write's provenance from its optional `sessionRunId` (validated, lower-cased).
 fn provenance(session_run_id: Option<&str>) -> Result<Option<proto::WriteProvenance>, HttpError> {
@@ -286,10 +281,10 @@ pub async fn remember(
 pub async fn revise(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(id): Path<String>,
+    MemoryIdPath(memory_id): MemoryIdPath,
     StrictJson(raw): StrictJson<serde_json::Value>,
 ) -> HttpResult<Json<ReviseAnswer>> {
-    let predecessor_id = memory_path(&id)?;
+    let predecessor_id = memory_id;
     if raw.get("facts").is_some() {
         return Err(HttpError::new(
             ErrorCode::InvalidInput,
@@ -332,10 +327,9 @@ pub async fn revise(
 pub async fn resolve(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(id): Path<String>,
+    MemoryIdPath(memory_id): MemoryIdPath,
     StrictJson(body): StrictJson<ResolveBody>,
 ) -> HttpResult<Json<ResolveAnswer>> {
-    let memory_id = memory_path(&id)?;
     let request = proto::TransitionRequest {
         memory_id,
         target_status: body.status,
@@ -362,10 +356,9 @@ pub async fn resolve(
 pub async fn archive(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(id): Path<String>,
+    MemoryIdPath(memory_id): MemoryIdPath,
     LimitedBody(body): LimitedBody,
 ) -> HttpResult<Json<ArchiveAnswer>> {
-    let memory_id = memory_path(&id)?;
     let body: ArchiveBody = if body.iter().all(u8::is_ascii_whitespace) {
         ArchiveBody::default()
     } else {
@@ -394,9 +387,8 @@ pub async fn archive(
 pub async fn read(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(id): Path<String>,
+    MemoryIdPath(memory_id): MemoryIdPath,
 ) -> HttpResult<Json<MemoryView>> {
-    let memory_id = memory_path(&id)?;
     let memory = state
         .provenance
         .clone()
@@ -436,9 +428,8 @@ pub async fn read(
 pub async fn history(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(id): Path<String>,
+    MemoryIdPath(memory_id): MemoryIdPath,
 ) -> HttpResult<Json<HistoryAnswer>> {
-    let memory_id = memory_path(&id)?;
     let answer = state
         .provenance
         .clone()

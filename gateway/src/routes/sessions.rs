@@ -2,16 +2,16 @@
 //! and 8). Each handler parses strictly, forwards one RPC to registry and shapes the answer.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use baton_kit::error::ErrorCode;
 use baton_kit::selector::Selector;
-use baton_kit::text;
 use baton_proto::common::v1 as common;
 use baton_proto::registry::v1 as proto;
 
+use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::{iso_of, optional_iso};
 use crate::state::{AppState, Caller};
@@ -288,14 +288,6 @@ pub async fn close(
     }))
 }
 
-/// Parses a run id path segment: malformed, unknown and foreign ids are all 400 (CONTRACT
-/// section 7), so a caller cannot probe other tenants' ids.
-pub fn run_id_param(text: &str) -> Result<String, HttpError> {
-    text::contract_uuid(text)
-        .map(|id| id.to_string())
-        .ok_or_else(|| HttpError::new(ErrorCode::InvalidInput, "sessionRunId must be a uuid"))
-}
-
 /// Maps "no such run" to the 400 the contract answers for unknown and foreign run ids.
 pub fn unknown_run_is_invalid(error: HttpError) -> HttpError {
     if error.code == ErrorCode::NotFound {
@@ -313,9 +305,8 @@ pub fn unknown_run_is_invalid(error: HttpError) -> HttpError {
 pub async fn row(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(session_run_id): Path<String>,
+    RunIdPath(run_id): RunIdPath,
 ) -> HttpResult<Json<SessionRow>> {
-    let run_id = run_id_param(&session_run_id)?;
     let request = proto::GetSessionRequest {
         lookup: Some(proto::get_session_request::Lookup::SessionRunId(run_id)),
     };

@@ -3,7 +3,7 @@
 //! (CONTRACT sections 5, 6, 8 and 9).
 
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -11,7 +11,8 @@ use baton_kit::error::ErrorCode;
 use baton_proto::triage::v1 as proto;
 
 use crate::response::{HttpError, HttpResult};
-use crate::routes::sessions::{run_id_param, unknown_run_is_invalid};
+use crate::path_ids::RunIdPath;
+use crate::routes::sessions::unknown_run_is_invalid;
 use crate::routes::{iso_of, optional_iso};
 use crate::state::{AppState, Caller};
 use crate::strict::{self, StrictJson};
@@ -157,10 +158,9 @@ pub async fn complete(
 pub async fn attempts(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(session_run_id): Path<String>,
+    RunIdPath(run_id): RunIdPath,
     RawQuery(query): RawQuery,
 ) -> HttpResult<Json<AttemptsAnswer>> {
-    let run_id = run_id_param(&session_run_id)?;
     strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
     let log = state
         .triage
