@@ -170,8 +170,7 @@ impl KeyResolver {
         };
         match stored.filter(|stored| key.matches(&stored.secret_sha256)) {
             Some(stored) => {
-                if looked_up && let Err(error) = tenants::touch_key(&self.pool, &key.prefix).await
-                {
+                if looked_up && let Err(error) = tenants::touch_key(&self.pool, &key.prefix).await {
                     tracing::warn!(error = %error, "could not record api key use");
                 }
                 Ok(Verification::Verified(stored.tenant_id))
@@ -245,9 +244,11 @@ pub async fn require_api_key(
         }
     };
     if let Err(retry_after) = state.limiter.check(&format!("{client}:{}", key.prefix)) {
-        return Err(HttpError::new(ErrorCode::RateLimited, "rate limit exceeded")
-            .with_retry_after(retry_after)
-            .closing());
+        return Err(
+            HttpError::new(ErrorCode::RateLimited, "rate limit exceeded")
+                .with_retry_after(retry_after)
+                .closing(),
+        );
     }
     let mut request = request;
     request.extensions_mut().insert(Principal { tenant_id });

@@ -36,7 +36,9 @@ impl Cidr {
     pub fn contains(&self, address: IpAddr) -> bool {
         match (self.network, canonical(address)) {
             (IpAddr::V4(network), IpAddr::V4(address)) => {
-                let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix_len)).unwrap_or(0);
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix_len))
+                    .unwrap_or(0);
                 u32::from(network) & mask == u32::from(address) & mask
             }
             (IpAddr::V6(network), IpAddr::V6(address)) => {
@@ -104,7 +106,11 @@ mod tests {
         assert!(!block.contains(ip("11.0.0.1")));
         assert!(block.contains(ip("::ffff:10.1.2.3")), "v4-mapped");
         assert!(Cidr::parse("::1").expect("valid").contains(ip("::1")));
-        assert!(Cidr::parse("0.0.0.0/0").expect("valid").contains(ip("8.8.8.8")));
+        assert!(
+            Cidr::parse("0.0.0.0/0")
+                .expect("valid")
+                .contains(ip("8.8.8.8"))
+        );
         for bad in ["10.0.0.0/33", "nope", "10.0.0.0/x", "::/129"] {
             assert!(Cidr::parse(bad).is_none(), "{bad}");
         }
@@ -123,7 +129,11 @@ mod tests {
             ("10.0.0.2", None, "10.0.0.2"),
             ("10.0.0.2", Some("198.51.100.7"), "198.51.100.7"),
             ("10.0.0.2", Some("6.6.6.6, 198.51.100.7"), "198.51.100.7"),
-            ("10.0.0.2", Some("6.6.6.6, 198.51.100.7, 10.0.0.5"), "198.51.100.7"),
+            (
+                "10.0.0.2",
+                Some("6.6.6.6, 198.51.100.7, 10.0.0.5"),
+                "198.51.100.7",
+            ),
             ("10.0.0.2", Some("10.0.0.9, 10.0.0.5"), "10.0.0.9"),
             ("10.0.0.2", Some("garbage, 198.51.100.7"), "198.51.100.7"),
             ("10.0.0.2", Some("198.51.100.7, garbage"), "10.0.0.2"),

@@ -93,12 +93,8 @@ impl GatewayConfig {
             )?,
             max_in_flight: env.bounded_u64("BATON_GATEWAY__MAX_IN_FLIGHT", 1024, 1, 1_000_000)?
                 as usize,
-            rate_limit_failures: env.bounded_u64(
-                "BATON_RATE_LIMIT__FAILURES",
-                30,
-                1,
-                10_000_000,
-            )? as u32,
+            rate_limit_failures: env.bounded_u64("BATON_RATE_LIMIT__FAILURES", 30, 1, 10_000_000)?
+                as u32,
             trusted_proxies: client_addr::parse_list(
                 &env.string("BATON_GATEWAY__TRUSTED_PROXIES", ""),
             )

@@ -78,12 +78,10 @@ pub async fn limits(State(limits): State<Limits>, mut request: Request, next: Ne
         return HttpError::new(ErrorCode::ServiceUnavailable, "too many requests in flight")
             .into_response();
     };
-    request
-        .extensions_mut()
-        .insert(BodyLimit {
-            bytes: limits.body_limit,
-            timeout: limits.body_timeout,
-        });
+    request.extensions_mut().insert(BodyLimit {
+        bytes: limits.body_limit,
+        timeout: limits.body_timeout,
+    });
     match tokio::time::timeout(limits.request_timeout, next.run(request)).await {
         Ok(response) => response,
         Err(_) => {

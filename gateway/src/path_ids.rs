@@ -66,8 +66,16 @@ mod tests {
             (Some(id), ErrorCode::NotFound, Ok(id.to_lowercase())),
             (None, ErrorCode::NotFound, Err(ErrorCode::NotFound)),
             (None, ErrorCode::InvalidInput, Err(ErrorCode::InvalidInput)),
-            (Some("\u{0000}"), ErrorCode::NotFound, Err(ErrorCode::NotFound)),
-            (Some("nope"), ErrorCode::InvalidInput, Err(ErrorCode::InvalidInput)),
+            (
+                Some("\u{0000}"),
+                ErrorCode::NotFound,
+                Err(ErrorCode::NotFound),
+            ),
+            (
+                Some("nope"),
+                ErrorCode::InvalidInput,
+                Err(ErrorCode::InvalidInput),
+            ),
         ];
         for (segment, malformed, expected) in table {
             let decided = decide(segment, malformed).map_err(|error| error.code);

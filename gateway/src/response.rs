@@ -90,9 +90,10 @@ impl IntoResponse for HttpError {
         let mut response = (status, Json(body)).into_response();
         // Every 503 is retryable (a dependency is down or the gateway is shedding load), so it
         // always says when to come back.
-        let retry_after = self.retry_after_seconds.or(
-            (self.code == ErrorCode::ServiceUnavailable).then_some(UNAVAILABLE_RETRY_AFTER_SECONDS),
-        );
+        let retry_after = self
+            .retry_after_seconds
+            .or((self.code == ErrorCode::ServiceUnavailable)
+                .then_some(UNAVAILABLE_RETRY_AFTER_SECONDS));
         if let Some(value) =
             retry_after.and_then(|seconds| HeaderValue::from_str(&seconds.to_string()).ok())
         {

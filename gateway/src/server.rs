@@ -219,7 +219,11 @@ mod tests {
             (9, 2, true, true),
         ];
         for (open, cap, trusted, admitted) in table {
-            assert_eq!(admit(open, cap, trusted), admitted, "{open} {cap} {trusted}");
+            assert_eq!(
+                admit(open, cap, trusted),
+                admitted,
+                "{open} {cap} {trusted}"
+            );
         }
     }
 
@@ -234,7 +238,10 @@ mod tests {
         let client: IpAddr = "192.0.2.1".parse().expect("address");
         let first = try_admit(&open, client, &policy).expect("first");
         let second = try_admit(&open, client, &policy).expect("second");
-        assert!(try_admit(&open, client, &policy).is_none(), "third is over the cap");
+        assert!(
+            try_admit(&open, client, &policy).is_none(),
+            "third is over the cap"
+        );
         drop(first);
         let third = try_admit(&open, client, &policy).expect("a slot came back");
         drop((second, third));

@@ -66,7 +66,10 @@ impl FromRequestParts<AppState> for Caller {
                         .ok()
                         .filter(|text| test_instant(text).is_some());
                     let text = text.ok_or_else(|| {
-                        HttpError::new(ErrorCode::InvalidInput, "X-Baton-Test-Now is not an RFC 3339 instant in 2000..2100")
+                        HttpError::new(
+                            ErrorCode::InvalidInput,
+                            "X-Baton-Test-Now is not an RFC 3339 instant in 2000..2100",
+                        )
                     })?;
                     Some(text.to_string())
                 }

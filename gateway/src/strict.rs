@@ -54,11 +54,10 @@ impl<S: Send + Sync> FromRequest<S> for LimitedBody {
                 HttpError::new(ErrorCode::RequestTimeout, "request body too slow").closing(),
             );
         };
-        read.map(LimitedBody)
-            .map_err(|_| {
-                // The rest of the body is never read: the connection cannot be reused.
-                HttpError::new(ErrorCode::PayloadTooLarge, "request body too large").closing()
-            })
+        read.map(LimitedBody).map_err(|_| {
+            // The rest of the body is never read: the connection cannot be reused.
+            HttpError::new(ErrorCode::PayloadTooLarge, "request body too large").closing()
+        })
     }
 }
 
@@ -272,7 +271,13 @@ mod tests {
         assert!(query_pairs(Some("scope=work&scope=personal")).is_err());
         assert!(only_keys(&pairs, &["scope", "project"]).is_err());
         assert!(only_keys(&pairs[..2], &["scope", "project"]).is_ok());
-        for bad in ["project=a%00b", "project=%1b", "a%00=1", "project=%ff", "project=%C2%85"] {
+        for bad in [
+            "project=a%00b",
+            "project=%1b",
+            "a%00=1",
+            "project=%ff",
+            "project=%C2%85",
+        ] {
             let refused = query_pairs(Some(bad)).expect_err(bad);
             assert_eq!(refused.code, ErrorCode::InvalidInput, "{bad}");
         }

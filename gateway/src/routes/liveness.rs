@@ -3,21 +3,20 @@
 //! derived state, the episodes and the session a `/clear` successor follows.
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use baton_proto::registry::v1 as proto;
 
-use crate::response::HttpResult;
 use crate::path_ids::RunIdPath;
+use crate::response::HttpResult;
 use crate::routes::sessions::{key, observed, unknown_run_is_invalid};
 use crate::routes::{iso_of, optional_iso};
 use crate::state::{AppState, Caller};
 use crate::strict::{self, StrictJson};
 
 /// `POST /agent-sessions/pulse` body.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PulseBody {
     pub agent: String,
@@ -44,7 +43,7 @@ pub struct PulseBody {
 }
 
 /// `POST /agent-sessions/pulse` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PulseAnswer {
     pub session_run_id: String,
@@ -53,7 +52,7 @@ pub struct PulseAnswer {
 }
 
 /// One process episode.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EpisodeView {
     pub episode_id: String,
@@ -69,7 +68,7 @@ pub struct EpisodeView {
 }
 
 /// `GET /agent-sessions/{sessionRunId}/liveness` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LivenessAnswer {
     pub session_run_id: String,
@@ -95,9 +94,6 @@ fn state_name(value: i32) -> &'static str {
 }
 
 /// Record a sidecar pulse. Never refreshes the lease; 404 for an unknown natural key.
-#[utoipa::path(post, path = "/api/v1/agent-sessions/pulse", request_body = PulseBody,
-    responses((status = 200, body = PulseAnswer), (status = 400), (status = 404), (status = 409)),
-    security(("api_key" = [])))]
 pub async fn pulse(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -127,15 +123,13 @@ pub async fn pulse(
 }
 
 /// Read a session's liveness and process episodes. Never refreshes the lease.
-#[utoipa::path(get, path = "/api/v1/agent-sessions/{sessionRunId}/liveness",
-    params(("sessionRunId" = String, Path, description = "run id (uuid)")),
-    responses((status = 200, body = LivenessAnswer), (status = 400)),
-    security(("api_key" = [])))]
 pub async fn read(
     State(state): State<AppState>,
     Caller(call): Caller,
     RunIdPath(session_run_id): RunIdPath,
+    RawQuery(query): RawQuery,
 ) -> HttpResult<Json<LivenessAnswer>> {
+    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
     let request = proto::GetLivenessRequest { session_run_id };
     let answer = state
         .registry

@@ -2,10 +2,9 @@
 //! 10). Writes name their session run in `sessionRunId`; provenance resolves it (table E).
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use baton_kit::clock::parse_instant;
 use baton_kit::error::ErrorCode;
@@ -19,7 +18,7 @@ use crate::state::{AppState, Caller};
 use crate::strict::{self, LimitedBody, StrictJson};
 
 /// `POST /memories` body.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RememberBody {
     /// decision, commitment, blocker, fact, preference, pattern, note or event.
@@ -38,7 +37,6 @@ pub struct RememberBody {
     pub due_at: Option<String>,
     /// Not supported by Baton yet: a body carrying it is refused with a detail.
     #[serde(default, deserialize_with = "strict::present")]
-    #[schema(value_type = Option<Object>)]
     pub facts: Option<serde_json::Value>,
     /// The session run this write belongs to.
     #[serde(default, deserialize_with = "strict::present")]
@@ -46,7 +44,7 @@ pub struct RememberBody {
 }
 
 /// `POST /memories/{id}/revise` body: the remember fields (no `facts`) and the edge.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ReviseBody {
     pub memory_type: String,
@@ -71,7 +69,7 @@ pub struct ReviseBody {
 }
 
 /// `POST /memories/{id}/resolve` body.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ResolveBody {
     /// open (unresolve), waiting, resolved or expired.
@@ -84,7 +82,7 @@ pub struct ResolveBody {
 }
 
 /// `POST /memories/{id}/archive` body (optional).
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ArchiveBody {
     #[serde(default, deserialize_with = "strict::present")]
@@ -92,7 +90,7 @@ pub struct ArchiveBody {
 }
 
 /// The written memory.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryRef {
     pub id: String,
@@ -103,7 +101,7 @@ pub struct MemoryRef {
 }
 
 /// `POST /memories` answer (201).
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RememberAnswer {
     pub memory: MemoryRef,
@@ -114,7 +112,7 @@ pub struct RememberAnswer {
 }
 
 /// `POST /memories/{id}/revise` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviseAnswer {
     pub memory: MemoryRef,
@@ -122,7 +120,7 @@ pub struct ReviseAnswer {
 }
 
 /// `POST /memories/{id}/resolve` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResolveAnswer {
     pub commitment_id: String,
@@ -130,14 +128,14 @@ pub struct ResolveAnswer {
 }
 
 /// `POST /memories/{id}/archive` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 pub struct ArchiveAnswer {
     pub id: String,
     pub status: String,
 }
 
 /// A memory's commitment.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommitmentView {
     pub id: String,
@@ -146,7 +144,7 @@ pub struct CommitmentView {
 }
 
 /// `GET /memories/{id}` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryView {
     pub id: String,
@@ -165,7 +163,7 @@ pub struct MemoryView {
 }
 
 /// A payload reduced to its shape: never its values.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PayloadShape {
     pub present: bool,
@@ -174,7 +172,7 @@ pub struct PayloadShape {
 }
 
 /// One history entry.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryEntry {
     pub id: String,
@@ -185,13 +183,12 @@ pub struct HistoryEntry {
 }
 
 /// `GET /memories/{id}/history` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryAnswer {
     pub memory_id: String,
     pub events: Vec<HistoryEntry>,
 }
-
 
 /// A write's provenance from its optional `sessionRunId` (validated, lower-cased).
 fn provenance(session_run_id: Option<&str>) -> Result<Option<proto::WriteProvenance>, HttpError> {
@@ -229,9 +226,6 @@ fn memory_ref(summary: Option<proto::MemorySummary>) -> Result<MemoryRef, HttpEr
 }
 
 /// Write a memory (CONTRACT section 10).
-#[utoipa::path(post, path = "/api/v1/memories", request_body = RememberBody,
-    responses((status = 201, body = RememberAnswer), (status = 400), (status = 409)),
-    security(("api_key" = [])))]
 pub async fn remember(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -274,10 +268,6 @@ pub async fn remember(
 }
 
 /// Revise a memory: a successor supersedes it.
-#[utoipa::path(post, path = "/api/v1/memories/{id}/revise", request_body = ReviseBody,
-    params(("id" = String, Path)),
-    responses((status = 200, body = ReviseAnswer), (status = 404), (status = 409)),
-    security(("api_key" = [])))]
 pub async fn revise(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -320,10 +310,6 @@ pub async fn revise(
 }
 
 /// Move a commitment to a status (`open` unresolves); a blocker is archived.
-#[utoipa::path(post, path = "/api/v1/memories/{id}/resolve", request_body = ResolveBody,
-    params(("id" = String, Path)),
-    responses((status = 200, body = ResolveAnswer), (status = 404), (status = 409)),
-    security(("api_key" = [])))]
 pub async fn resolve(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -349,10 +335,6 @@ pub async fn resolve(
 }
 
 /// Archive a memory. The body is optional.
-#[utoipa::path(post, path = "/api/v1/memories/{id}/archive", request_body = ArchiveBody,
-    params(("id" = String, Path)),
-    responses((status = 200, body = ArchiveAnswer), (status = 404)),
-    security(("api_key" = [])))]
 pub async fn archive(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -382,13 +364,13 @@ pub async fn archive(
 }
 
 /// Read one memory.
-#[utoipa::path(get, path = "/api/v1/memories/{id}", params(("id" = String, Path)),
-    responses((status = 200, body = MemoryView), (status = 404)), security(("api_key" = [])))]
 pub async fn read(
     State(state): State<AppState>,
     Caller(call): Caller,
     MemoryIdPath(memory_id): MemoryIdPath,
+    RawQuery(query): RawQuery,
 ) -> HttpResult<Json<MemoryView>> {
+    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
     let memory = state
         .provenance
         .clone()
@@ -423,13 +405,13 @@ pub async fn read(
 }
 
 /// A memory's events: metadata, and each payload's presence, JSON type and size only.
-#[utoipa::path(get, path = "/api/v1/memories/{id}/history", params(("id" = String, Path)),
-    responses((status = 200, body = HistoryAnswer), (status = 404)), security(("api_key" = [])))]
 pub async fn history(
     State(state): State<AppState>,
     Caller(call): Caller,
     MemoryIdPath(memory_id): MemoryIdPath,
+    RawQuery(query): RawQuery,
 ) -> HttpResult<Json<HistoryAnswer>> {
+    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
     let answer = state
         .provenance
         .clone()

@@ -129,7 +129,11 @@ mod tests {
         ];
         for (text, accepted) in table {
             assert_eq!(test_instant(text).is_some(), accepted, "{text}");
-            assert_eq!(Clock::new(true).now_for(Some(text)).is_ok(), accepted, "{text}");
+            assert_eq!(
+                Clock::new(true).now_for(Some(text)).is_ok(),
+                accepted,
+                "{text}"
+            );
         }
     }
 

@@ -238,7 +238,12 @@ mod tests {
                 "{:04X}",
                 character as u32
             );
-            assert_eq!(forbidden(character, Prose), prose, "{:04X}", character as u32);
+            assert_eq!(
+                forbidden(character, Prose),
+                prose,
+                "{:04X}",
+                character as u32
+            );
         }
         assert!(session_id("a\u{0000}b").is_err());
         assert!(project("a\u{202E}b").is_err());

@@ -1,17 +1,22 @@
 //! End-to-end: the real `baton serve all` process on free ports against real Postgres, tenants
 //! from the real CLI, everything over HTTP.
 
+mod abuse;
 mod auth;
 mod closer;
 mod closer_faults;
+mod db_restart;
 mod hook_install;
 mod hook_liveness;
 mod hook_spool;
 mod hook_start;
 mod hook_stop;
+mod hostile_input;
 mod lease;
 mod liveness_routes;
 mod memories;
+mod openapi_contract;
+mod schemathesis;
 mod sessions;
 mod surface;
 mod trace;
