@@ -82,6 +82,8 @@ pub enum Verification {
 struct Caches {
     known: HashMap<String, (StoredKey, Instant)>,
     unknown: HashMap<String, Instant>,
+    /// When each key's use was last written (`last_used_at` at most once per cache period).
+    touched: HashMap<String, Instant>,
 }
 
 /// Resolves presented keys against the store, with short-lived caches of known and unknown
@@ -143,6 +145,22 @@ impl KeyResolver {
         }
     }
 
+    /// Whether this verified use of `prefix` should be written now; marks it written.
+    fn due_for_touch(&self, prefix: &str) -> bool {
+        let mut caches = self.caches();
+        let due = caches
+            .touched
+            .get(prefix)
+            .is_none_or(|touched| touched.elapsed() >= self.ttl);
+        if due {
+            if caches.touched.len() >= MAX_CACHED_KEYS {
+                caches.touched.clear();
+            }
+            caches.touched.insert(prefix.to_string(), Instant::now());
+        }
+        due
+    }
+
     /// Checks `key` for a request from `client`, spending the client's failure bucket on a
     /// failed verification.
     pub async fn verify(
@@ -157,12 +175,12 @@ impl KeyResolver {
         let shape = cached
             .as_ref()
             .map(|(stored, age)| (stored.is_some(), *age));
-        let (stored, looked_up) = match plan(shape, self.ttl, failures_left.is_ok()) {
-            Plan::UseCache => (cached.and_then(|(stored, _)| stored), false),
+        let stored = match plan(shape, self.ttl, failures_left.is_ok()) {
+            Plan::UseCache => cached.and_then(|(stored, _)| stored),
             Plan::Lookup => {
                 let stored = tenants::find_live_key(&self.pool, &key.prefix).await?;
                 self.remember(&key.prefix, stored.as_ref());
-                (stored, true)
+                stored
             }
             Plan::Refuse => {
                 return Ok(Verification::Throttled(failures_left.err().unwrap_or(1)));
@@ -170,7 +188,9 @@ impl KeyResolver {
         };
         match stored.filter(|stored| key.matches(&stored.secret_sha256)) {
             Some(stored) => {
-                if looked_up && let Err(error) = tenants::touch_key(&self.pool, &key.prefix).await {
+                if self.due_for_touch(&key.prefix)
+                    && let Err(error) = tenants::touch_key(&self.pool, &key.prefix).await
+                {
                     tracing::warn!(error = %error, "could not record api key use");
                 }
                 Ok(Verification::Verified(stored.tenant_id))
