@@ -134,3 +134,36 @@ async fn a_postgres_restart_answers_503_loses_nothing_and_heals_itself() {
     drop(baton);
     drop(cluster);
 }
+
+#[tokio::test]
+async fn an_unreachable_service_is_503_with_retry_after() {
+    // The gateway alone, its services on a port nothing listens on.
+    let nowhere = "127.0.0.1:1";
+    let baton = Baton::start_services(
+        &["gateway"],
+        &[
+            ("BATON_REGISTRY__ADDR", nowhere),
+            ("BATON_PROVENANCE__ADDR", nowhere),
+            ("BATON_TRIAGE__ADDR", nowhere),
+            ("BATON_CLOSER__ADDR", nowhere),
+        ],
+    )
+    .await;
+    let tenant = baton.create_tenant("lost").await;
+    let client = baton.client(&tenant);
+    for (path, body) in [
+        ("/api/v1/agent-sessions/open", crate::startup("lost")),
+        (
+            "/api/v1/memories",
+            json!({"memoryType": "note", "topic": "t", "content": "c"}),
+        ),
+    ] {
+        let answer = client.post(path, &body).await;
+        assert_eq!(
+            (answer.status, answer.body),
+            (503, json!({"error": "service_unavailable"})),
+            "{path}"
+        );
+        assert_eq!(answer.headers["retry-after"], "1", "{path}");
+    }
+}
