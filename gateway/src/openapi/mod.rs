@@ -103,7 +103,11 @@ mod tests {
             );
         }
         let paths = document["paths"].as_object().expect("paths");
-        assert_eq!(paths.len(), 17, "every route but the test-clock one");
+        assert_eq!(
+            paths.len(),
+            19,
+            "every route but the test-clock one, and the document"
+        );
         for (path, item) in paths {
             for (method, operation) in item.as_object().expect("item") {
                 let responses = operation["responses"].as_object().expect("responses");
