@@ -17,6 +17,7 @@ use baton_tests::private_postgres::PrivatePostgres;
 
 const WRITERS: usize = 8;
 const WRITES_PER_WRITER: usize = 40;
+const DOWN_FOR: Duration = Duration::from_secs(6);
 
 #[derive(Default)]
 struct Tally {
@@ -27,9 +28,9 @@ struct Tally {
     failures: Vec<(u16, bool)>,
 }
 
-#[tokio::test]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_postgres_restart_answers_503_loses_nothing_and_heals_itself() {
-    let cluster = PrivatePostgres::start();
+    let cluster = Arc::new(PrivatePostgres::start());
     let baton = Baton::start_on_cluster(
         &cluster.admin_url(),
         &[
@@ -78,9 +79,16 @@ async fn a_postgres_restart_answers_503_loses_nothing_and_heals_itself() {
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     restarted.store(true, Ordering::SeqCst);
-    cluster.stop();
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    cluster.start_again();
+    let stopping = cluster.clone();
+    tokio::task::spawn_blocking(move || stopping.stop())
+        .await
+        .expect("stop");
+    // Down for longer than a pool waits for a connection (5 s), so writers see it fail.
+    tokio::time::sleep(DOWN_FOR).await;
+    let starting = cluster.clone();
+    tokio::task::spawn_blocking(move || starting.start_again())
+        .await
+        .expect("start");
     let back = Instant::now();
     // The stack serves again within seconds of the database's return.
     loop {
