@@ -19,6 +19,7 @@ mod openapi_contract;
 mod schemathesis;
 mod sessions;
 mod surface;
+mod time_bounds;
 mod trace;
 mod triage;
 mod validation;
