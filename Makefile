@@ -24,9 +24,15 @@ run: build
 	@echo
 	$(CARGO) run -q --bin baton -- serve all --no-migrate
 
-## The whole suite: unit, service (real Postgres/RabbitMQ) and end-to-end (real binaries).
-## Every test creates and drops its own database.
+# Schemathesis lives in a virtual environment outside the clone (.ci/schemathesis-venv).
+export BATON_VENV ?= /var/tmp/baton-venv
+export BATON_SCHEMATHESIS ?= $(BATON_VENV)/bin/st
+
+## The whole suite: unit, service (real Postgres/RabbitMQ), end-to-end (real binaries, the real
+## Claude Code and Codex CLIs) and Schemathesis over the served OpenAPI document. Every test
+## creates and drops its own database.
 test: build harnesses
+	.ci/schemathesis-venv
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --workspace --no-fail-fast; \
 	else \

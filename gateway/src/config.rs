@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use baton_kit::config::{CommonConfig, ConfigError, Env};
 
+use crate::client_addr::{self, Cidr};
+
 /// Everything the gateway needs to start.
 #[derive(Debug, Clone)]
 pub struct GatewayConfig {
@@ -33,6 +35,18 @@ pub struct GatewayConfig {
     pub key_cache_ttl: Duration,
     /// Most requests in flight; beyond it requests are refused with 503 (`BATON_GATEWAY__MAX_IN_FLIGHT`).
     pub max_in_flight: usize,
+    /// Failed key verifications per client per window (`BATON_RATE_LIMIT__FAILURES`, 30).
+    pub rate_limit_failures: u32,
+    /// Peers whose `X-Forwarded-For` is believed (`BATON_GATEWAY__TRUSTED_PROXIES`: addresses
+    /// or CIDR blocks, comma-separated; none by default).
+    pub trusted_proxies: Vec<Cidr>,
+    /// Time to send a request's headers, also the keep-alive idle limit
+    /// (`BATON_GATEWAY__HEADER_READ_TIMEOUT`, 10s).
+    pub header_read_timeout: Duration,
+    /// Time for a whole request body to arrive (`BATON_GATEWAY__BODY_TIMEOUT`, 10s; 408 beyond).
+    pub body_timeout: Duration,
+    /// Open connections per client address (`BATON_GATEWAY__MAX_CONNECTIONS_PER_CLIENT`, 64).
+    pub max_connections_per_client: usize,
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8080";
@@ -79,6 +93,35 @@ impl GatewayConfig {
             )?,
             max_in_flight: env.bounded_u64("BATON_GATEWAY__MAX_IN_FLIGHT", 1024, 1, 1_000_000)?
                 as usize,
+            rate_limit_failures: env.bounded_u64("BATON_RATE_LIMIT__FAILURES", 30, 1, 10_000_000)?
+                as u32,
+            trusted_proxies: client_addr::parse_list(
+                &env.string("BATON_GATEWAY__TRUSTED_PROXIES", ""),
+            )
+            .map_err(|entry| {
+                ConfigError::new(
+                    "BATON_GATEWAY__TRUSTED_PROXIES",
+                    format!("not an address or CIDR block: {entry}"),
+                )
+            })?,
+            header_read_timeout: env.bounded_duration(
+                "BATON_GATEWAY__HEADER_READ_TIMEOUT",
+                Duration::from_secs(10),
+                Duration::from_millis(100),
+                Duration::from_secs(600),
+            )?,
+            body_timeout: env.bounded_duration(
+                "BATON_GATEWAY__BODY_TIMEOUT",
+                Duration::from_secs(10),
+                Duration::from_millis(100),
+                Duration::from_secs(600),
+            )?,
+            max_connections_per_client: env.bounded_u64(
+                "BATON_GATEWAY__MAX_CONNECTIONS_PER_CLIENT",
+                64,
+                1,
+                1_000_000,
+            )? as usize,
         })
     }
 }

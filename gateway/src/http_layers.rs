@@ -64,6 +64,8 @@ fn record_metrics(method: &str, route: &str, status: u16, elapsed: Duration) {
 #[derive(Debug, Clone)]
 pub struct Limits {
     pub body_limit: usize,
+    /// Most time for a whole request body to arrive.
+    pub body_timeout: Duration,
     pub request_timeout: Duration,
     /// Permits for requests in flight; none left means 503 rather than an unbounded queue.
     pub in_flight: Arc<Semaphore>,
@@ -76,9 +78,10 @@ pub async fn limits(State(limits): State<Limits>, mut request: Request, next: Ne
         return HttpError::new(ErrorCode::ServiceUnavailable, "too many requests in flight")
             .into_response();
     };
-    request
-        .extensions_mut()
-        .insert(BodyLimit(limits.body_limit));
+    request.extensions_mut().insert(BodyLimit {
+        bytes: limits.body_limit,
+        timeout: limits.body_timeout,
+    });
     match tokio::time::timeout(limits.request_timeout, next.run(request)).await {
         Ok(response) => response,
         Err(_) => {

@@ -3,21 +3,23 @@
 //! every domain answer comes from a service.
 
 pub mod auth;
+pub mod client_addr;
 pub mod config;
 pub mod health;
 pub mod http_layers;
 pub mod keys;
 pub mod openapi;
+pub mod path_ids;
 pub mod rate_limit;
 pub mod response;
 pub mod routes;
+pub mod server;
 pub mod state;
 pub mod strict;
 pub mod tenants;
 pub mod testing;
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
@@ -144,6 +146,11 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
             config.rate_limit_requests,
             config.rate_limit_window,
         )),
+        failure_limiter: Arc::new(RateLimiter::new(
+            config.rate_limit_failures,
+            config.rate_limit_window,
+        )),
+        trusted_proxies: Arc::new(config.trusted_proxies.clone()),
     })
 }
 
@@ -154,17 +161,18 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError> {
     let state = state(&config).await?;
+    let policy = server::ConnectionPolicy {
+        header_read_timeout: config.header_read_timeout,
+        max_connections_per_client: config.max_connections_per_client,
+        trusted_proxies: state.trusted_proxies.clone(),
+    };
     let limits = Limits {
         body_limit: config.body_limit,
+        body_timeout: config.body_timeout,
         request_timeout: config.request_timeout,
         in_flight: Arc::new(Semaphore::new(config.max_in_flight)),
     };
     let app = router(state, limits);
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await?;
+    server::serve(listener, app, policy, shutdown).await?;
     Ok(())
 }

@@ -1,7 +1,15 @@
-//! Per-key rate limit (CONTRACT section 0): a token bucket per `<client-ip>:<key-prefix>`,
-//! `requests` per `window` (default 300 per 60 s). Over the limit the answer is 429
-//! `rate_limited` with `Retry-After`. Buckets live in this replica's memory; with several
-//! replicas the effective limit is per replica, which errs on the side of serving.
+//! Token buckets (CONTRACT section 0, issue 9). Two limiters use them:
+//!
+//! - per verified key: a bucket per `<client-ip>:<key-prefix>`, `requests` per `window`
+//!   (default 300 per 60 s), spent only once the key's secret has verified, so nobody but the
+//!   key's holder can drain it;
+//! - per client for failed verifications: a bucket per client address, spent by each
+//!   well-formed key that does not verify; empty, it also stops the client's database look-ups
+//!   of prefixes the gateway does not know.
+//!
+//! Over the limit the answer is 429 `rate_limited` with `Retry-After`. Buckets live in this
+//! replica's memory; with several replicas the effective limit is per replica, which errs on
+//! the side of serving.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -59,6 +67,22 @@ impl RateLimiter {
         }
     }
 
+    /// Whether `key` has a token now, without taking it; else the whole seconds to wait.
+    pub fn available(&self, key: &str) -> Result<(), u64> {
+        let buckets = self
+            .buckets
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        take(
+            buckets.get(key).copied(),
+            Instant::now(),
+            self.capacity,
+            self.refill_per_second,
+        )
+        .map(|_| ())
+        .map_err(|wait| wait.as_secs_f64().ceil().max(1.0) as u64)
+    }
+
     /// Takes a token for `key`; on refusal, the whole seconds to wait (at least 1).
     pub fn check(&self, key: &str) -> Result<(), u64> {
         let now = Instant::now();
@@ -113,7 +137,9 @@ mod tests {
         let limiter = RateLimiter::new(2, Duration::from_secs(60));
         assert!(limiter.check("a").is_ok());
         assert!(limiter.check("a").is_ok());
+        assert_eq!(limiter.available("a"), Err(30), "peeking takes nothing");
         assert_eq!(limiter.check("a"), Err(30));
+        assert!(limiter.available("b").is_ok());
         assert!(limiter.check("b").is_ok());
     }
 }

@@ -8,6 +8,9 @@ use serde::Serialize;
 
 use baton_kit::error::{ApiError, ErrorCode};
 
+/// `Retry-After` of a 503: a restarted database or service is back within seconds.
+pub const UNAVAILABLE_RETRY_AFTER_SECONDS: u64 = 1;
+
 /// An error answer. The detail is logged at debug level and never sent: the contract's error
 /// body carries only the code (its optional `detail` is reserved for policy refusals, which use
 /// [`HttpError::with_public_detail`]).
@@ -17,6 +20,8 @@ pub struct HttpError {
     detail: String,
     public_detail: Option<String>,
     retry_after_seconds: Option<u64>,
+    /// Answer with `Connection: close`: a refusal before the body was read.
+    close_connection: bool,
 }
 
 impl HttpError {
@@ -26,12 +31,20 @@ impl HttpError {
             detail: detail.into(),
             public_detail: None,
             retry_after_seconds: None,
+            close_connection: false,
         }
     }
 
     /// Sends `detail` in the body's `detail` key (bounded, never user content).
     pub fn with_public_detail(mut self, detail: impl Into<String>) -> HttpError {
         self.public_detail = Some(detail.into());
+        self
+    }
+
+    /// Closes the connection after this answer (`Connection: close`): the request's body was
+    /// not read, so the connection cannot carry another request.
+    pub fn closing(mut self) -> HttpError {
+        self.close_connection = true;
         self
     }
 
@@ -75,11 +88,21 @@ impl IntoResponse for HttpError {
             detail: self.public_detail.as_deref(),
         };
         let mut response = (status, Json(body)).into_response();
-        if let Some(value) = self
+        // Every 503 is retryable (a dependency is down or the gateway is shedding load), so it
+        // always says when to come back.
+        let retry_after = self
             .retry_after_seconds
-            .and_then(|seconds| HeaderValue::from_str(&seconds.to_string()).ok())
+            .or((self.code == ErrorCode::ServiceUnavailable)
+                .then_some(UNAVAILABLE_RETRY_AFTER_SECONDS));
+        if let Some(value) =
+            retry_after.and_then(|seconds| HeaderValue::from_str(&seconds.to_string()).ok())
         {
             response.headers_mut().insert("retry-after", value);
+        }
+        if self.close_connection {
+            response
+                .headers_mut()
+                .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
         }
         response
     }

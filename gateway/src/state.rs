@@ -7,7 +7,7 @@ use axum::http::request::Parts;
 use sqlx::PgPool;
 use tonic::transport::Channel;
 
-use baton_kit::clock::{Clock, TEST_NOW_KEY, parse_instant};
+use baton_kit::clock::{Clock, TEST_NOW_KEY, test_instant};
 use baton_kit::error::ErrorCode;
 use baton_kit::grpc::{Outbound, OutboundCall};
 use baton_proto::closer::v1::closer_client::CloserClient;
@@ -16,6 +16,7 @@ use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
 use baton_proto::triage::v1::triage_client::TriageClient;
 
 use crate::auth::{KeyResolver, Principal};
+use crate::client_addr::Cidr;
 use crate::rate_limit::RateLimiter;
 use crate::response::HttpError;
 
@@ -34,7 +35,12 @@ pub struct AppState {
     pub outbound: Outbound,
     pub clock: Clock,
     pub keys: KeyResolver,
+    /// Per verified key (`<client>:<prefix>`), spent only after the secret verified.
     pub limiter: Arc<RateLimiter>,
+    /// Per client address, spent by failed verifications.
+    pub failure_limiter: Arc<RateLimiter>,
+    /// Peers whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: Arc<Vec<Cidr>>,
 }
 
 /// The caller of a request as outgoing RPCs see it: tenant from the key, and the test instant
@@ -58,9 +64,12 @@ impl FromRequestParts<AppState> for Caller {
                     let text = value
                         .to_str()
                         .ok()
-                        .filter(|text| parse_instant(text).is_some());
+                        .filter(|text| test_instant(text).is_some());
                     let text = text.ok_or_else(|| {
-                        HttpError::new(ErrorCode::InvalidInput, "X-Baton-Test-Now is not RFC 3339")
+                        HttpError::new(
+                            ErrorCode::InvalidInput,
+                            "X-Baton-Test-Now is not an RFC 3339 instant in 2000..2100",
+                        )
                     })?;
                     Some(text.to_string())
                 }

@@ -3,7 +3,10 @@
 //! A body that is not JSON is 400 `invalid_request`; JSON that does not fit the route's shape —
 //! an unknown or misspelled key, a wrong type, a `null` where a value is optional, a number
 //! given as a string — is 400 `invalid_input`. Bodies larger than the configured limit are 413.
-//! Query strings are parsed the same way: unknown and repeated keys are errors.
+//! Query strings are parsed the same way: unknown and repeated keys are errors. Every key and
+//! string of a body or query meets the shared character floor (`baton_kit::text`: no U+0000,
+//! no control but tab and newline) before any field rule; services then apply the stricter
+//! identifier rule to the fields that are identifiers.
 
 use axum::body::Body;
 use axum::extract::{FromRequest, Request};
@@ -11,15 +14,23 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 
 use baton_kit::error::ErrorCode;
+use baton_kit::text::{self, TextKind};
 
 use crate::response::HttpError;
 
 /// Largest body accepted when no limit is configured on the router state.
 pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
 
-/// The body limit the router was built with, stored as a request extension.
+/// Longest a body may take to arrive when no limit is configured.
+pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The body limits the router was built with, stored as a request extension: most bytes, and
+/// most time for the whole body to arrive (a client dripping its body is cut off).
 #[derive(Debug, Clone, Copy)]
-pub struct BodyLimit(pub usize);
+pub struct BodyLimit {
+    pub bytes: usize,
+    pub timeout: std::time::Duration,
+}
 
 /// The raw body, read within the configured limit (413 beyond it).
 #[derive(Debug)]
@@ -32,11 +43,21 @@ impl<S: Send + Sync> FromRequest<S> for LimitedBody {
         let limit = request
             .extensions()
             .get::<BodyLimit>()
-            .map_or(DEFAULT_BODY_LIMIT, |limit| limit.0);
-        axum::body::to_bytes(request.into_body(), limit)
-            .await
-            .map(LimitedBody)
-            .map_err(|_| HttpError::new(ErrorCode::PayloadTooLarge, "request body too large"))
+            .copied()
+            .unwrap_or(BodyLimit {
+                bytes: DEFAULT_BODY_LIMIT,
+                timeout: DEFAULT_BODY_TIMEOUT,
+            });
+        let read = axum::body::to_bytes(request.into_body(), limit.bytes);
+        let Ok(read) = tokio::time::timeout(limit.timeout, read).await else {
+            return Err(
+                HttpError::new(ErrorCode::RequestTimeout, "request body too slow").closing(),
+            );
+        };
+        read.map(LimitedBody).map_err(|_| {
+            // The rest of the body is never read: the connection cannot be reused.
+            HttpError::new(ErrorCode::PayloadTooLarge, "request body too large").closing()
+        })
     }
 }
 
@@ -65,6 +86,7 @@ pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, HttpError> {
 
 /// JSON into the route's shape: any mismatch is 400 `invalid_input`.
 pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, HttpError> {
+    baton_kit::text::json_characters("body", &value)?;
     serde_json::from_value(value)
         .map_err(|error| HttpError::new(ErrorCode::InvalidInput, error.to_string()))
 }
@@ -103,6 +125,8 @@ pub fn query_pairs_allowing(
         let (raw_key, raw_value) = piece.split_once('=').unwrap_or((piece, ""));
         let key = percent_decode(raw_key)?;
         let value = percent_decode(raw_value)?;
+        text::characters("query", &key, TextKind::Prose)?;
+        text::characters("query", &value, TextKind::Prose)?;
         if !repeatable.contains(&key.as_str()) && pairs.iter().any(|(existing, _)| *existing == key)
         {
             return Err(HttpError::new(
@@ -226,10 +250,17 @@ mod tests {
                 Some(ErrorCode::InvalidInput),
             ),
             (r#"[]"#, Some(ErrorCode::InvalidInput)),
+            (r#"{"sessionId":"a\u0000"}"#, Some(ErrorCode::InvalidInput)),
+            (r#"{"sessionId":"a\u001b"}"#, Some(ErrorCode::InvalidInput)),
+            (r#"{"sessionId":"a\u0085"}"#, Some(ErrorCode::InvalidInput)),
+            (r#"{"sessionId\u0000":"a"}"#, Some(ErrorCode::InvalidInput)),
+            (r#"{"sessionId":"\ud800"}"#, Some(ErrorCode::InvalidRequest)),
         ];
         for (body, expected) in table {
             assert_eq!(code_of(body), expected, "{body}");
         }
+        let not_utf8 = parse_body::<Body>(b"{\"sessionId\":\"\xff\"}").expect_err("not UTF-8");
+        assert_eq!(not_utf8.code, ErrorCode::InvalidRequest);
     }
 
     #[test]
@@ -240,5 +271,16 @@ mod tests {
         assert!(query_pairs(Some("scope=work&scope=personal")).is_err());
         assert!(only_keys(&pairs, &["scope", "project"]).is_err());
         assert!(only_keys(&pairs[..2], &["scope", "project"]).is_ok());
+        for bad in [
+            "project=a%00b",
+            "project=%1b",
+            "a%00=1",
+            "project=%ff",
+            "project=%C2%85",
+        ] {
+            let refused = query_pairs(Some(bad)).expect_err(bad);
+            assert_eq!(refused.code, ErrorCode::InvalidInput, "{bad}");
+        }
+        assert!(query_pairs(Some("project=a%09b")).is_ok(), "tab is prose");
     }
 }

@@ -44,17 +44,26 @@ pub async fn create_tenant(pool: &PgPool, name: &str) -> Result<CreatedTenant, s
     })
 }
 
-/// The live key with this prefix (not revoked, tenant not deleted), recording its use.
+/// The live key with this prefix (not revoked, tenant not deleted). A read only: nothing is
+/// written for a prefix whose secret has not been verified.
 #[tracing::instrument(name = "db.gateway.find_key", skip_all)]
 pub async fn find_live_key(pool: &PgPool, prefix: &str) -> Result<Option<StoredKey>, sqlx::Error> {
     sqlx::query_as(
-        "UPDATE gateway.api_keys AS k SET last_used_at = now() \
-         FROM gateway.tenants AS t \
-         WHERE k.prefix = $1 AND k.revoked_at IS NULL \
-           AND t.id = k.tenant_id AND t.deleted_at IS NULL \
-         RETURNING k.tenant_id, k.secret_sha256",
+        "SELECT k.tenant_id, k.secret_sha256 \
+         FROM gateway.api_keys AS k JOIN gateway.tenants AS t ON t.id = k.tenant_id \
+         WHERE k.prefix = $1 AND k.revoked_at IS NULL AND t.deleted_at IS NULL",
     )
     .bind(prefix)
     .fetch_optional(pool)
     .await
+}
+
+/// Records that a key was used, after its secret verified (at most once per cache period).
+#[tracing::instrument(name = "db.gateway.touch_key", skip_all)]
+pub async fn touch_key(pool: &PgPool, prefix: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE gateway.api_keys SET last_used_at = now() WHERE prefix = $1")
+        .bind(prefix)
+        .execute(pool)
+        .await?;
+    Ok(())
 }

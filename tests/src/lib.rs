@@ -7,6 +7,7 @@
 pub mod hook;
 pub mod judge;
 pub mod messages_standin;
+pub mod private_postgres;
 pub mod responses_standin;
 
 use std::collections::HashMap;
@@ -70,8 +71,26 @@ impl Baton {
 
     /// Starts `baton serve <targets>` (which must include the gateway).
     pub async fn start_services(targets: &[&str], extra_env: &[(&str, &str)]) -> Baton {
+        Baton::start_on(TestDatabase::create().await, targets, extra_env).await
+    }
+
+    /// Starts `baton serve all` on a database of the cluster `admin_url` names (a private
+    /// cluster a test restarts, never the shared one).
+    pub async fn start_on_cluster(admin_url: &str, extra_env: &[(&str, &str)]) -> Baton {
+        Baton::start_on(
+            TestDatabase::create_on(admin_url).await,
+            &["all"],
+            extra_env,
+        )
+        .await
+    }
+
+    async fn start_on(
+        database: TestDatabase,
+        targets: &[&str],
+        extra_env: &[(&str, &str)],
+    ) -> Baton {
         baton_kit::testing::init_logging();
-        let database = TestDatabase::create().await;
         let namespace = format!("t{}", uuid::Uuid::new_v4().simple());
         let extra_env: Vec<(String, String)> = extra_env
             .iter()
@@ -312,6 +331,16 @@ impl Client {
     }
 
     pub async fn post_raw(&self, path: &str, body: String) -> Answer {
+        let request = self
+            .http
+            .post(format!("{}{path}", self.base_url))
+            .header("content-type", "application/json")
+            .body(body);
+        self.send(request).await
+    }
+
+    /// Posts raw bytes (which need not be UTF-8).
+    pub async fn post_bytes(&self, path: &str, body: Vec<u8>) -> Answer {
         let request = self
             .http
             .post(format!("{}{path}", self.base_url))

@@ -25,7 +25,8 @@ pub const MAX_EXCERPT: usize = 4000;
 pub fn heartbeat_body(hook: &Hook, input: &Input) -> Value {
     let mut body = hook.key(&input.session_id);
     if let Some(message) = input.last_assistant_message.as_deref() {
-        let excerpt = text::cut_utf16(message, MAX_EXCERPT);
+        let printable = text::printable_prose(message);
+        let excerpt = text::cut_utf16(&printable, MAX_EXCERPT);
         if !excerpt.is_empty() {
             body["lastMessageExcerpt"] = json!(excerpt);
         }

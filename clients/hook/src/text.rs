@@ -13,6 +13,20 @@ pub fn cut_utf16(text: &str, max_units: usize) -> &str {
     text
 }
 
+/// Prose as the server accepts it: control characters other than tab and newline are
+/// dropped (a `\r\n` becomes `\n`), so a transcript's stray escape never costs a heartbeat.
+pub fn printable_prose(text: &str) -> std::borrow::Cow<'_, str> {
+    let refused = |character: char| character.is_control() && !matches!(character, '\t' | '\n');
+    if !text.chars().any(refused) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    std::borrow::Cow::Owned(
+        text.chars()
+            .filter(|character| !refused(*character))
+            .collect(),
+    )
+}
+
 /// The longest prefix of `text` that is at most `max_chars` characters.
 pub fn cut_chars(text: &str, max_chars: usize) -> &str {
     match text.char_indices().nth(max_chars) {
@@ -42,6 +56,22 @@ mod tests {
         }
         let long = "😀".repeat(2001);
         assert_eq!(cut_utf16(&long, 4000).encode_utf16().count(), 4000);
+    }
+
+    #[test]
+    fn prose_keeps_tab_and_newline_and_drops_other_controls() {
+        let table = [
+            ("plain", "plain"),
+            ("a\r\nb", "a\nb"),
+            ("tab\there", "tab\there"),
+            ("esc\u{1b}[31mred", "esc[31mred"),
+            ("nul\u{0}", "nul"),
+            ("c1\u{85}", "c1"),
+            ("\u{202e}bidi", "\u{202e}bidi"),
+        ];
+        for (text, expected) in table {
+            assert_eq!(printable_prose(text), expected, "{text:?}");
+        }
     }
 
     #[test]

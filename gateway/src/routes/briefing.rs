@@ -3,7 +3,6 @@
 use axum::Json;
 use axum::extract::{RawQuery, State};
 use serde::Serialize;
-use utoipa::ToSchema;
 
 use baton_kit::error::ErrorCode;
 use baton_kit::selector::Selector;
@@ -25,7 +24,7 @@ const KEYS: &[&str] = &[
 ];
 
 /// A commitment in a briefing.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommitmentItem {
     pub id: String,
@@ -37,7 +36,7 @@ pub struct CommitmentItem {
 }
 
 /// A commitment section.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommitmentSection {
     pub count: u32,
@@ -46,7 +45,7 @@ pub struct CommitmentSection {
 }
 
 /// A memory in a briefing.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryItem {
     pub id: String,
@@ -59,17 +58,16 @@ pub struct MemoryItem {
 }
 
 /// A memory section.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 pub struct MemorySection {
     pub count: u32,
     pub items: Vec<MemoryItem>,
 }
 
 /// The briefing; sections not asked for are absent.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BriefingAnswer {
-    #[schema(value_type = Object)]
     pub selector: Selector,
     pub mode: String,
     pub generated_at: String,
@@ -180,13 +178,6 @@ fn memory_section(section: proto::MemorySection) -> MemorySection {
 
 /// The briefing: commitments, overdue, blockers, stale candidates, recent decisions and
 /// preferences through a selector. A read: it writes nothing.
-#[utoipa::path(get, path = "/api/v1/briefing",
-    params(("kind" = String, Query), ("scope" = Option<String>, Query),
-        ("project" = Option<String>, Query), ("includeUnscoped" = Option<bool>, Query),
-        ("mode" = Option<String>, Query), ("sections" = Option<String>, Query),
-        ("sectionLimit" = Option<u32>, Query)),
-    responses((status = 200, body = BriefingAnswer), (status = 400)),
-    security(("api_key" = [])))]
 pub async fn briefing(
     State(state): State<AppState>,
     Caller(call): Caller,

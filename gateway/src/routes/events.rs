@@ -2,22 +2,22 @@
 //! section 7, table I).
 
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use serde::Serialize;
-use utoipa::ToSchema;
 
 use baton_kit::error::ErrorCode;
 use baton_kit::text;
 use baton_proto::provenance::v1 as proto;
 
+use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::iso_of;
-use crate::routes::sessions::{run_id_param, unknown_run_is_invalid};
+use crate::routes::sessions::unknown_run_is_invalid;
 use crate::state::{AppState, Caller};
 use crate::strict;
 
 /// One event of a run.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunEvent {
     pub id: String,
@@ -29,7 +29,7 @@ pub struct RunEvent {
 }
 
 /// A page of a run's events. `nextCursor` is absent (not null) on the last page.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunEventsPage {
     pub items: Vec<RunEvent>,
@@ -58,18 +58,12 @@ fn page_query(query: Option<&str>) -> Result<(Option<String>, Option<u32>), Http
 }
 
 /// A run's events in id order, at most 500 per run.
-#[utoipa::path(get, path = "/api/v1/agent-sessions/{sessionRunId}/events",
-    params(("sessionRunId" = String, Path), ("cursor" = Option<String>, Query),
-        ("limit" = Option<u32>, Query)),
-    responses((status = 200, body = RunEventsPage), (status = 400)),
-    security(("api_key" = [])))]
 pub async fn list(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(session_run_id): Path<String>,
+    RunIdPath(run_id): RunIdPath,
     RawQuery(query): RawQuery,
 ) -> HttpResult<Json<RunEventsPage>> {
-    let run_id = run_id_param(&session_run_id)?;
     let (cursor, limit) = page_query(query.as_deref())?;
     let request = proto::ListRunEventsRequest {
         session_run_id: run_id,

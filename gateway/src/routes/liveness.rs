@@ -3,20 +3,20 @@
 //! derived state, the episodes and the session a `/clear` successor follows.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{RawQuery, State};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use baton_proto::registry::v1 as proto;
 
+use crate::path_ids::RunIdPath;
 use crate::response::HttpResult;
-use crate::routes::sessions::{key, observed, run_id_param, unknown_run_is_invalid};
+use crate::routes::sessions::{key, observed, unknown_run_is_invalid};
 use crate::routes::{iso_of, optional_iso};
 use crate::state::{AppState, Caller};
 use crate::strict::{self, StrictJson};
 
 /// `POST /agent-sessions/pulse` body.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PulseBody {
     pub agent: String,
@@ -43,7 +43,7 @@ pub struct PulseBody {
 }
 
 /// `POST /agent-sessions/pulse` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PulseAnswer {
     pub session_run_id: String,
@@ -52,7 +52,7 @@ pub struct PulseAnswer {
 }
 
 /// One process episode.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EpisodeView {
     pub episode_id: String,
@@ -68,7 +68,7 @@ pub struct EpisodeView {
 }
 
 /// `GET /agent-sessions/{sessionRunId}/liveness` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LivenessAnswer {
     pub session_run_id: String,
@@ -94,9 +94,6 @@ fn state_name(value: i32) -> &'static str {
 }
 
 /// Record a sidecar pulse. Never refreshes the lease; 404 for an unknown natural key.
-#[utoipa::path(post, path = "/api/v1/agent-sessions/pulse", request_body = PulseBody,
-    responses((status = 200, body = PulseAnswer), (status = 400), (status = 404), (status = 409)),
-    security(("api_key" = [])))]
 pub async fn pulse(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -126,18 +123,14 @@ pub async fn pulse(
 }
 
 /// Read a session's liveness and process episodes. Never refreshes the lease.
-#[utoipa::path(get, path = "/api/v1/agent-sessions/{sessionRunId}/liveness",
-    params(("sessionRunId" = String, Path, description = "run id (uuid)")),
-    responses((status = 200, body = LivenessAnswer), (status = 400)),
-    security(("api_key" = [])))]
 pub async fn read(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(session_run_id): Path<String>,
+    RunIdPath(session_run_id): RunIdPath,
+    RawQuery(query): RawQuery,
 ) -> HttpResult<Json<LivenessAnswer>> {
-    let request = proto::GetLivenessRequest {
-        session_run_id: run_id_param(&session_run_id)?,
-    };
+    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
+    let request = proto::GetLivenessRequest { session_run_id };
     let answer = state
         .registry
         .clone()

@@ -2,23 +2,23 @@
 //! 10). Writes name their session run in `sessionRunId`; provenance resolves it (table E).
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use baton_kit::clock::parse_instant;
 use baton_kit::error::ErrorCode;
 use baton_kit::text;
 use baton_proto::provenance::v1 as proto;
 
+use crate::path_ids::MemoryIdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::{iso_of, optional_iso};
 use crate::state::{AppState, Caller};
 use crate::strict::{self, LimitedBody, StrictJson};
 
 /// `POST /memories` body.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RememberBody {
     /// decision, commitment, blocker, fact, preference, pattern, note or event.
@@ -37,7 +37,6 @@ pub struct RememberBody {
     pub due_at: Option<String>,
     /// Not supported by Baton yet: a body carrying it is refused with a detail.
     #[serde(default, deserialize_with = "strict::present")]
-    #[schema(value_type = Option<Object>)]
     pub facts: Option<serde_json::Value>,
     /// The session run this write belongs to.
     #[serde(default, deserialize_with = "strict::present")]
@@ -45,7 +44,7 @@ pub struct RememberBody {
 }
 
 /// `POST /memories/{id}/revise` body: the remember fields (no `facts`) and the edge.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ReviseBody {
     pub memory_type: String,
@@ -70,7 +69,7 @@ pub struct ReviseBody {
 }
 
 /// `POST /memories/{id}/resolve` body.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ResolveBody {
     /// open (unresolve), waiting, resolved or expired.
@@ -83,7 +82,7 @@ pub struct ResolveBody {
 }
 
 /// `POST /memories/{id}/archive` body (optional).
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ArchiveBody {
     #[serde(default, deserialize_with = "strict::present")]
@@ -91,7 +90,7 @@ pub struct ArchiveBody {
 }
 
 /// The written memory.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryRef {
     pub id: String,
@@ -102,7 +101,7 @@ pub struct MemoryRef {
 }
 
 /// `POST /memories` answer (201).
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RememberAnswer {
     pub memory: MemoryRef,
@@ -113,7 +112,7 @@ pub struct RememberAnswer {
 }
 
 /// `POST /memories/{id}/revise` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviseAnswer {
     pub memory: MemoryRef,
@@ -121,7 +120,7 @@ pub struct ReviseAnswer {
 }
 
 /// `POST /memories/{id}/resolve` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResolveAnswer {
     pub commitment_id: String,
@@ -129,14 +128,14 @@ pub struct ResolveAnswer {
 }
 
 /// `POST /memories/{id}/archive` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 pub struct ArchiveAnswer {
     pub id: String,
     pub status: String,
 }
 
 /// A memory's commitment.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CommitmentView {
     pub id: String,
@@ -145,7 +144,7 @@ pub struct CommitmentView {
 }
 
 /// `GET /memories/{id}` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryView {
     pub id: String,
@@ -164,7 +163,7 @@ pub struct MemoryView {
 }
 
 /// A payload reduced to its shape: never its values.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PayloadShape {
     pub present: bool,
@@ -173,7 +172,7 @@ pub struct PayloadShape {
 }
 
 /// One history entry.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryEntry {
     pub id: String,
@@ -184,18 +183,11 @@ pub struct HistoryEntry {
 }
 
 /// `GET /memories/{id}/history` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryAnswer {
     pub memory_id: String,
     pub events: Vec<HistoryEntry>,
-}
-
-/// A memory id in the path: malformed is 404, like an unknown id (CONTRACT section 0).
-fn memory_path(text_value: &str) -> Result<String, HttpError> {
-    text::contract_uuid(text_value)
-        .map(|id| id.to_string())
-        .ok_or_else(|| HttpError::new(ErrorCode::NotFound, "no memory with that id"))
 }
 
 /// A write's provenance from its optional `sessionRunId` (validated, lower-cased).
@@ -234,9 +226,6 @@ fn memory_ref(summary: Option<proto::MemorySummary>) -> Result<MemoryRef, HttpEr
 }
 
 /// Write a memory (CONTRACT section 10).
-#[utoipa::path(post, path = "/api/v1/memories", request_body = RememberBody,
-    responses((status = 201, body = RememberAnswer), (status = 400), (status = 409)),
-    security(("api_key" = [])))]
 pub async fn remember(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -279,17 +268,13 @@ pub async fn remember(
 }
 
 /// Revise a memory: a successor supersedes it.
-#[utoipa::path(post, path = "/api/v1/memories/{id}/revise", request_body = ReviseBody,
-    params(("id" = String, Path)),
-    responses((status = 200, body = ReviseAnswer), (status = 404), (status = 409)),
-    security(("api_key" = [])))]
 pub async fn revise(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(id): Path<String>,
+    MemoryIdPath(memory_id): MemoryIdPath,
     StrictJson(raw): StrictJson<serde_json::Value>,
 ) -> HttpResult<Json<ReviseAnswer>> {
-    let predecessor_id = memory_path(&id)?;
+    let predecessor_id = memory_id;
     if raw.get("facts").is_some() {
         return Err(HttpError::new(
             ErrorCode::InvalidInput,
@@ -325,17 +310,12 @@ pub async fn revise(
 }
 
 /// Move a commitment to a status (`open` unresolves); a blocker is archived.
-#[utoipa::path(post, path = "/api/v1/memories/{id}/resolve", request_body = ResolveBody,
-    params(("id" = String, Path)),
-    responses((status = 200, body = ResolveAnswer), (status = 404), (status = 409)),
-    security(("api_key" = [])))]
 pub async fn resolve(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(id): Path<String>,
+    MemoryIdPath(memory_id): MemoryIdPath,
     StrictJson(body): StrictJson<ResolveBody>,
 ) -> HttpResult<Json<ResolveAnswer>> {
-    let memory_id = memory_path(&id)?;
     let request = proto::TransitionRequest {
         memory_id,
         target_status: body.status,
@@ -355,17 +335,12 @@ pub async fn resolve(
 }
 
 /// Archive a memory. The body is optional.
-#[utoipa::path(post, path = "/api/v1/memories/{id}/archive", request_body = ArchiveBody,
-    params(("id" = String, Path)),
-    responses((status = 200, body = ArchiveAnswer), (status = 404)),
-    security(("api_key" = [])))]
 pub async fn archive(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(id): Path<String>,
+    MemoryIdPath(memory_id): MemoryIdPath,
     LimitedBody(body): LimitedBody,
 ) -> HttpResult<Json<ArchiveAnswer>> {
-    let memory_id = memory_path(&id)?;
     let body: ArchiveBody = if body.iter().all(u8::is_ascii_whitespace) {
         ArchiveBody::default()
     } else {
@@ -389,14 +364,13 @@ pub async fn archive(
 }
 
 /// Read one memory.
-#[utoipa::path(get, path = "/api/v1/memories/{id}", params(("id" = String, Path)),
-    responses((status = 200, body = MemoryView), (status = 404)), security(("api_key" = [])))]
 pub async fn read(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(id): Path<String>,
+    MemoryIdPath(memory_id): MemoryIdPath,
+    RawQuery(query): RawQuery,
 ) -> HttpResult<Json<MemoryView>> {
-    let memory_id = memory_path(&id)?;
+    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
     let memory = state
         .provenance
         .clone()
@@ -431,14 +405,13 @@ pub async fn read(
 }
 
 /// A memory's events: metadata, and each payload's presence, JSON type and size only.
-#[utoipa::path(get, path = "/api/v1/memories/{id}/history", params(("id" = String, Path)),
-    responses((status = 200, body = HistoryAnswer), (status = 404)), security(("api_key" = [])))]
 pub async fn history(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(id): Path<String>,
+    MemoryIdPath(memory_id): MemoryIdPath,
+    RawQuery(query): RawQuery,
 ) -> HttpResult<Json<HistoryAnswer>> {
-    let memory_id = memory_path(&id)?;
+    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
     let answer = state
         .provenance
         .clone()

@@ -2,23 +2,22 @@
 //! and 8). Each handler parses strictly, forwards one RPC to registry and shapes the answer.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{RawQuery, State};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use baton_kit::error::ErrorCode;
 use baton_kit::selector::Selector;
-use baton_kit::text;
 use baton_proto::common::v1 as common;
 use baton_proto::registry::v1 as proto;
 
+use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::{iso_of, optional_iso};
 use crate::state::{AppState, Caller};
 use crate::strict::{self, StrictJson};
 
 /// `source` of an open: `compact` and `clear` are not sources (400).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SessionSource {
     Startup,
@@ -42,7 +41,7 @@ impl SessionSource {
 }
 
 /// A commitment the agent was shown: `{id, topic, status}`.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BriefedRow {
     pub id: String,
@@ -51,7 +50,7 @@ pub struct BriefedRow {
 }
 
 /// `POST /agent-sessions/open` body.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct OpenBody {
     pub agent: String,
@@ -63,7 +62,6 @@ pub struct OpenBody {
     pub scope: Option<String>,
     /// Defaults to `{"kind":"all"}`.
     #[serde(default, deserialize_with = "strict::present")]
-    #[schema(value_type = Option<Object>)]
     pub selector: Option<Selector>,
     /// Present (even `[]`) stamps the briefing delivery; at most 100 rows.
     #[serde(default, deserialize_with = "strict::present")]
@@ -75,7 +73,7 @@ pub struct OpenBody {
 }
 
 /// `POST /agent-sessions/open` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OpenAnswer {
     pub session_run_id: String,
@@ -89,7 +87,7 @@ pub struct OpenAnswer {
 }
 
 /// `POST /agent-sessions/heartbeat` body.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct HeartbeatBody {
     pub agent: String,
@@ -105,7 +103,7 @@ pub struct HeartbeatBody {
 }
 
 /// `POST /agent-sessions/heartbeat` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HeartbeatAnswer {
     pub session_run_id: String,
@@ -115,7 +113,7 @@ pub struct HeartbeatAnswer {
 }
 
 /// `POST /agent-sessions/close` body: the natural key, and for a replay when it was observed.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CloseBody {
     pub agent: String,
@@ -127,7 +125,7 @@ pub struct CloseBody {
 }
 
 /// `POST /agent-sessions/close` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CloseAnswer {
     pub session_run_id: String,
@@ -137,7 +135,7 @@ pub struct CloseAnswer {
 }
 
 /// `GET /agent-sessions/{sessionRunId}` answer: never the excerpt or the watermark.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRow {
     pub session_run_id: String,
@@ -146,7 +144,6 @@ pub struct SessionRow {
     pub source: SessionSource,
     pub project: Option<String>,
     pub scope: Option<String>,
-    #[schema(value_type = Object)]
     pub selector: Selector,
     pub activation_epoch: i64,
     /// The run's effective triage status (`idle` for a run triage has never handled).
@@ -156,14 +153,6 @@ pub struct SessionRow {
     pub last_seen_at: String,
     pub briefing_delivered_at: Option<String>,
     pub briefed_memories: Vec<BriefedRow>,
-}
-
-/// The contract's error body.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ErrorAnswer {
-    /// e.g. `invalid_input`, `not_found`, `conflict`.
-    pub error: String,
-    pub detail: Option<String>,
 }
 
 /// An optional `observedAt`: an RFC 3339 instant, else 400.
@@ -186,10 +175,6 @@ pub fn key(agent: String, session_id: String) -> Option<proto::SessionKey> {
 }
 
 /// Open or reactivate a session (CONTRACT table A).
-#[utoipa::path(post, path = "/api/v1/agent-sessions/open", request_body = OpenBody,
-    responses((status = 200, body = OpenAnswer), (status = 400, body = ErrorAnswer),
-        (status = 401, body = ErrorAnswer), (status = 409, body = ErrorAnswer)),
-    security(("api_key" = [])))]
 pub async fn open(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -232,10 +217,6 @@ pub async fn open(
 }
 
 /// Refresh the lease; resurrects a closed or expired session (CONTRACT table B).
-#[utoipa::path(post, path = "/api/v1/agent-sessions/heartbeat", request_body = HeartbeatBody,
-    responses((status = 200, body = HeartbeatAnswer), (status = 400, body = ErrorAnswer),
-        (status = 404, body = ErrorAnswer)),
-    security(("api_key" = [])))]
 pub async fn heartbeat(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -261,10 +242,6 @@ pub async fn heartbeat(
 }
 
 /// Close by natural key; idempotent (CONTRACT table C).
-#[utoipa::path(post, path = "/api/v1/agent-sessions/close", request_body = CloseBody,
-    responses((status = 200, body = CloseAnswer), (status = 400, body = ErrorAnswer),
-        (status = 404, body = ErrorAnswer)),
-    security(("api_key" = [])))]
 pub async fn close(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -288,14 +265,6 @@ pub async fn close(
     }))
 }
 
-/// Parses a run id path segment: malformed, unknown and foreign ids are all 400 (CONTRACT
-/// section 7), so a caller cannot probe other tenants' ids.
-pub fn run_id_param(text: &str) -> Result<String, HttpError> {
-    text::contract_uuid(text)
-        .map(|id| id.to_string())
-        .ok_or_else(|| HttpError::new(ErrorCode::InvalidInput, "sessionRunId must be a uuid"))
-}
-
 /// Maps "no such run" to the 400 the contract answers for unknown and foreign run ids.
 pub fn unknown_run_is_invalid(error: HttpError) -> HttpError {
     if error.code == ErrorCode::NotFound {
@@ -306,16 +275,13 @@ pub fn unknown_run_is_invalid(error: HttpError) -> HttpError {
 }
 
 /// Read one session row (CONTRACT section 8). Never refreshes the lease.
-#[utoipa::path(get, path = "/api/v1/agent-sessions/{sessionRunId}",
-    params(("sessionRunId" = String, Path, description = "run id (uuid)")),
-    responses((status = 200, body = SessionRow), (status = 400, body = ErrorAnswer)),
-    security(("api_key" = [])))]
 pub async fn row(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(session_run_id): Path<String>,
+    RunIdPath(run_id): RunIdPath,
+    RawQuery(query): RawQuery,
 ) -> HttpResult<Json<SessionRow>> {
-    let run_id = run_id_param(&session_run_id)?;
+    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
     let request = proto::GetSessionRequest {
         lookup: Some(proto::get_session_request::Lookup::SessionRunId(run_id)),
     };

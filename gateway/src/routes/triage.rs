@@ -3,21 +3,21 @@
 //! (CONTRACT sections 5, 6, 8 and 9).
 
 use axum::Json;
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{RawQuery, State};
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 use baton_kit::error::ErrorCode;
 use baton_proto::triage::v1 as proto;
 
+use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
-use crate::routes::sessions::{run_id_param, unknown_run_is_invalid};
+use crate::routes::sessions::unknown_run_is_invalid;
 use crate::routes::{iso_of, optional_iso};
 use crate::state::{AppState, Caller};
 use crate::strict::{self, StrictJson};
 
 /// `POST /agent-sessions/triage/begin` body.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct BeginBody {
     pub agent: String,
@@ -30,7 +30,7 @@ pub struct BeginBody {
 }
 
 /// `POST /agent-sessions/triage/begin` answer; absent keys are omitted.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BeginAnswer {
     pub session_run_id: String,
@@ -43,7 +43,7 @@ pub struct BeginAnswer {
 }
 
 /// `POST /agent-sessions/triage/complete` body.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CompleteBody {
     pub agent: String,
@@ -52,7 +52,7 @@ pub struct CompleteBody {
 }
 
 /// `POST /agent-sessions/triage/complete` answer: counts only.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompleteAnswer {
     pub session_run_id: String,
@@ -63,7 +63,7 @@ pub struct CompleteAnswer {
 }
 
 /// One attempt of the log.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AttemptItem {
     pub attempt_id: String,
@@ -75,7 +75,7 @@ pub struct AttemptItem {
 }
 
 /// `GET /agent-sessions/{id}/triage-attempts` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AttemptsAnswer {
     pub session_run_id: String,
@@ -85,15 +85,12 @@ pub struct AttemptsAnswer {
 }
 
 /// `GET /prompts/debrief` answer.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize)]
 pub struct DebriefAnswer {
     pub prompt: String,
 }
 
 /// May this turn end inject a debrief? Arms at most one attempt at a time (CONTRACT table F).
-#[utoipa::path(post, path = "/api/v1/agent-sessions/triage/begin", request_body = BeginBody,
-    responses((status = 200, body = BeginAnswer), (status = 400), (status = 404)),
-    security(("api_key" = [])))]
 pub async fn begin(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -121,9 +118,6 @@ pub async fn begin(
 }
 
 /// Absorbs an armed attempt's writes (CONTRACT table G).
-#[utoipa::path(post, path = "/api/v1/agent-sessions/triage/complete", request_body = CompleteBody,
-    responses((status = 200, body = CompleteAnswer), (status = 400), (status = 404), (status = 409)),
-    security(("api_key" = [])))]
 pub async fn complete(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -150,17 +144,12 @@ pub async fn complete(
 }
 
 /// A run's attempt log, oldest first, the newest 50 kept.
-#[utoipa::path(get, path = "/api/v1/agent-sessions/{sessionRunId}/triage-attempts",
-    params(("sessionRunId" = String, Path)),
-    responses((status = 200, body = AttemptsAnswer), (status = 400)),
-    security(("api_key" = [])))]
 pub async fn attempts(
     State(state): State<AppState>,
     Caller(call): Caller,
-    Path(session_run_id): Path<String>,
+    RunIdPath(run_id): RunIdPath,
     RawQuery(query): RawQuery,
 ) -> HttpResult<Json<AttemptsAnswer>> {
-    let run_id = run_id_param(&session_run_id)?;
     strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
     let log = state
         .triage
@@ -194,11 +183,6 @@ pub async fn attempts(
 
 /// The debrief prompt: Baton's instructions plus the session's facets and briefed rows as one
 /// fenced JSON data block. A read: never refreshes a lease.
-#[utoipa::path(get, path = "/api/v1/prompts/debrief",
-    params(("scope" = Option<String>, Query), ("project" = Option<String>, Query),
-        ("agent" = Option<String>, Query), ("sessionId" = Option<String>, Query)),
-    responses((status = 200, body = DebriefAnswer), (status = 400), (status = 404)),
-    security(("api_key" = [])))]
 pub async fn debrief(
     State(state): State<AppState>,
     Caller(call): Caller,

@@ -43,15 +43,30 @@ impl Clock {
     }
 
     /// "Now" for a request that may carry a test instant. Without test mode the value is
-    /// ignored; with it, a malformed value is the caller's error.
+    /// ignored; with it, a malformed or out-of-range value is the caller's error.
     pub fn now_for(&self, test_now: Option<&str>) -> Result<DateTime<Utc>, ApiError> {
         match (self.test_mode, test_now) {
-            (true, Some(text)) => parse_instant(text).ok_or_else(|| {
-                ApiError::invalid_input(format!("{TEST_NOW_KEY} is not an RFC 3339 instant"))
+            (true, Some(text)) => test_instant(text).ok_or_else(|| {
+                ApiError::invalid_input(format!(
+                    "{TEST_NOW_KEY} is not an RFC 3339 instant in 2000..2100"
+                ))
             }),
             _ => Ok(self.now()),
         }
     }
+}
+
+/// Earliest test instant accepted (2000-01-01T00:00:00Z, in Unix seconds).
+pub const TEST_NOW_EARLIEST_SECONDS: i64 = 946_684_800;
+/// First test instant refused (2100-01-01T00:00:00Z): a test clock never leaves this century,
+/// so lease arithmetic can never overflow and no stored time reads as year 9999.
+pub const TEST_NOW_END_SECONDS: i64 = 4_102_444_800;
+
+/// A test instant: RFC 3339 within `[2000-01-01, 2100-01-01)`.
+pub fn test_instant(text: &str) -> Option<DateTime<Utc>> {
+    parse_instant(text).filter(|instant| {
+        (TEST_NOW_EARLIEST_SECONDS..TEST_NOW_END_SECONDS).contains(&instant.timestamp())
+    })
 }
 
 /// Parses an RFC 3339 instant, truncated to milliseconds.
@@ -100,6 +115,26 @@ mod tests {
         assert_ne!(Clock::system().now_for(header), Ok(fixed));
         assert!(Clock::new(true).now_for(Some("yesterday")).is_err());
         assert!(Clock::system().now_for(Some("yesterday")).is_ok());
+    }
+
+    #[test]
+    fn test_instants_stay_in_range() {
+        let table = [
+            ("1999-12-31T23:59:59.999Z", false),
+            ("2000-01-01T00:00:00Z", true),
+            ("2099-12-31T23:59:59.999Z", true),
+            ("2100-01-01T00:00:00Z", false),
+            ("9999-12-31T23:59:59Z", false),
+            ("0001-01-01T00:00:00Z", false),
+        ];
+        for (text, accepted) in table {
+            assert_eq!(test_instant(text).is_some(), accepted, "{text}");
+            assert_eq!(
+                Clock::new(true).now_for(Some(text)).is_ok(),
+                accepted,
+                "{text}"
+            );
+        }
     }
 
     #[test]

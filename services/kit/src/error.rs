@@ -40,6 +40,8 @@ pub enum ErrorCode {
     AccountDeleted,
     /// The request body is larger than the gateway accepts.
     PayloadTooLarge,
+    /// The client took longer than the gateway allows to send the request body.
+    RequestTimeout,
     /// The caller exceeded its rate limit.
     RateLimited,
     /// Anything unmapped.
@@ -50,7 +52,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, for table-driven tests and documentation.
-    pub const ALL: [ErrorCode; 16] = [
+    pub const ALL: [ErrorCode; 17] = [
         ErrorCode::InvalidInput,
         ErrorCode::InvalidRequest,
         ErrorCode::Unauthorized,
@@ -64,6 +66,7 @@ impl ErrorCode {
         ErrorCode::InvalidTransition,
         ErrorCode::AccountDeleted,
         ErrorCode::PayloadTooLarge,
+        ErrorCode::RequestTimeout,
         ErrorCode::RateLimited,
         ErrorCode::Internal,
         ErrorCode::ServiceUnavailable,
@@ -101,6 +104,7 @@ impl ErrorCode {
             ErrorCode::InvalidTransition => ("invalid_transition", 409, Code::FailedPrecondition),
             ErrorCode::AccountDeleted => ("account_deleted", 410, Code::FailedPrecondition),
             ErrorCode::PayloadTooLarge => ("payload_too_large", 413, Code::InvalidArgument),
+            ErrorCode::RequestTimeout => ("request_timeout", 408, Code::DeadlineExceeded),
             ErrorCode::RateLimited => ("rate_limited", 429, Code::ResourceExhausted),
             ErrorCode::Internal => ("internal_error", 500, Code::Internal),
             ErrorCode::ServiceUnavailable => ("service_unavailable", 503, Code::Unavailable),
@@ -200,20 +204,42 @@ impl From<Status> for ApiError {
     }
 }
 
+/// Whether a SQLSTATE means the database connection was lost or refused, not that the
+/// statement was wrong: class 08 (connection exception), `57P01` (admin shutdown, as in a
+/// restart), `57P02` (crash shutdown), `57P03` (cannot connect now: starting or stopping),
+/// `53300` (too many connections). Such a failure is retryable: 503, never 500.
+pub fn sqlstate_is_unavailable(code: &str) -> bool {
+    code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03" | "53300")
+}
+
+/// Whether a database error is a lost or refused connection (retryable) rather than a bug.
+pub fn sqlx_is_unavailable(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed
+        // A connection cut mid-message reads as a protocol error.
+        | sqlx::Error::Protocol(_) => true,
+        sqlx::Error::Database(database_error) => database_error
+            .code()
+            .is_some_and(|code| sqlstate_is_unavailable(&code)),
+        _ => false,
+    }
+}
+
 impl From<sqlx::Error> for ApiError {
-    /// Database failures are logged once where they surface and answered as unavailable or
-    /// internal; the SQL text and bound values never reach the caller.
+    /// Database failures are logged once where they surface and answered as unavailable (a
+    /// lost or refused connection: 503, retryable) or internal; the SQL text and bound values
+    /// never reach the caller.
     fn from(error: sqlx::Error) -> ApiError {
-        match &error {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
-                tracing::warn!(error = %error, "database unavailable");
-                ApiError::unavailable("database unavailable")
-            }
-            _ => {
-                tracing::error!(error = %error, "database error");
-                ApiError::internal("database error")
-            }
+        if sqlx_is_unavailable(&error) {
+            tracing::warn!(error = %error, "database unavailable");
+            return ApiError::unavailable("database unavailable");
         }
+        tracing::error!(error = %error, "database error");
+        ApiError::internal("database error")
     }
 }
 
@@ -255,6 +281,42 @@ mod tests {
             let status = code.to_status("detail");
             assert_eq!(ErrorCode::from_status(&status), code);
             assert_eq!(ErrorCode::from_contract_str(code.as_str()), Some(code));
+        }
+    }
+
+    #[test]
+    fn lost_database_connections_are_unavailable_and_bugs_internal() {
+        let table = [
+            ("08006", true),
+            ("08001", true),
+            ("57P01", true),
+            ("57P02", true),
+            ("57P03", true),
+            ("53300", true),
+            ("23505", false),
+            ("22P05", false),
+            ("42P01", false),
+            ("40001", false),
+        ];
+        for (code, unavailable) in table {
+            assert_eq!(sqlstate_is_unavailable(code), unavailable, "{code}");
+        }
+        let io = sqlx::Error::Io(std::io::Error::from(std::io::ErrorKind::ConnectionReset));
+        for (error, unavailable) in [
+            (sqlx::Error::PoolTimedOut, true),
+            (sqlx::Error::PoolClosed, true),
+            (io, true),
+            (sqlx::Error::Protocol("unexpected eof".to_string()), true),
+            (sqlx::Error::RowNotFound, false),
+            (sqlx::Error::ColumnNotFound("x".to_string()), false),
+        ] {
+            let code = ApiError::from(error).code;
+            let expected = if unavailable {
+                ErrorCode::ServiceUnavailable
+            } else {
+                ErrorCode::Internal
+            };
+            assert_eq!(code, expected);
         }
     }
 

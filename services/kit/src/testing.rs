@@ -41,8 +41,14 @@ pub struct TestDatabase {
 impl TestDatabase {
     /// Creates `baton_test_<random>` on the test cluster.
     pub async fn create() -> TestDatabase {
+        TestDatabase::create_on(&admin_url()).await
+    }
+
+    /// Creates `baton_test_<random>` on the cluster `admin_url` points at (a private cluster
+    /// a test may restart).
+    pub async fn create_on(admin_url: &str) -> TestDatabase {
         let name = format!("baton_test_{}", Uuid::new_v4().simple());
-        let url = with_database(&admin_url(), &name);
+        let url = with_database(admin_url, &name);
         db::ensure_database(&url)
             .await
             .expect("create test database (is Postgres running on 127.0.0.1:5432?)");

@@ -2,25 +2,111 @@
 //!
 //! Lengths count UTF-16 code units, as the reference implementation's JavaScript does; trimmed
 //! fields are trimmed before they are measured, and the trimmed value is what is stored.
+//!
+//! One character rule holds for every text field at every boundary (issue 9): no field ever
+//! holds U+0000 or another C0/C1 control (Postgres refuses U+0000 in `text` and `jsonb`, and
+//! controls have no business in a prompt's data block). Prose fields (a memory's content, a
+//! heartbeat's excerpt) may hold tab and newline; identifiers and labels (agent, sessionId,
+//! project, scope, topic, tags, status, client tokens) hold neither, nor a bidirectional
+//! formatting character or a line/paragraph separator, so an id can never render as another.
+//! A refusal is the contract's `invalid_input`.
 
 use uuid::Uuid;
 
 use crate::error::ApiError;
+
+/// Which character rule a field follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextKind {
+    /// Names, ids and one-line labels: no control, no bidi formatting, no line separator.
+    Identifier,
+    /// Free text: no control except tab and newline.
+    Prose,
+}
+
+/// Whether `character` is refused in a field of `kind`.
+pub fn forbidden(character: char, kind: TextKind) -> bool {
+    if character.is_control() {
+        // Cc: C0 (U+0000..U+001F), DEL and C1 (U+0080..U+009F).
+        return !(kind == TextKind::Prose && matches!(character, '\t' | '\n'));
+    }
+    kind == TextKind::Identifier && is_bidi_or_separator(character)
+}
+
+/// Bidirectional formatting characters (marks, embeddings, overrides, isolates) and the
+/// Unicode line and paragraph separators.
+fn is_bidi_or_separator(character: char) -> bool {
+    matches!(
+        character,
+        '\u{061C}'
+            | '\u{200E}'
+            | '\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{2028}'
+            | '\u{2029}'
+    )
+}
+
+/// Refuses a text holding a character its kind forbids.
+pub fn characters(field: &str, text: &str, kind: TextKind) -> Result<(), ApiError> {
+    if text.chars().any(|character| forbidden(character, kind)) {
+        return Err(ApiError::invalid_input(format!(
+            "{field} holds a control or formatting character"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a JSON document any of whose keys or strings, at any depth, breaks the prose rule
+/// (the floor every text meets, whatever field it lands in).
+pub fn json_characters(field: &str, value: &serde_json::Value) -> Result<(), ApiError> {
+    match value {
+        serde_json::Value::String(text) => characters(field, text, TextKind::Prose),
+        serde_json::Value::Array(items) => items
+            .iter()
+            .try_for_each(|item| json_characters(field, item)),
+        serde_json::Value::Object(map) => map.iter().try_for_each(|(key, inner)| {
+            characters(field, key, TextKind::Prose)?;
+            json_characters(field, inner)
+        }),
+        _ => Ok(()),
+    }
+}
 
 /// Length in UTF-16 code units (JavaScript's `String.length`).
 pub fn utf16_len(text: &str) -> usize {
     text.encode_utf16().count()
 }
 
-/// Trims `text` and checks `1..=max` UTF-16 units; returns the trimmed value.
+/// An identifier or label: trims `text`, checks the identifier rule and `1..=max` UTF-16
+/// units; returns the trimmed value.
 pub fn trimmed(field: &str, text: &str, max: usize) -> Result<String, ApiError> {
     let value = text.trim();
     bounded(field, value, max)?;
     Ok(value.to_string())
 }
 
-/// Checks `1..=max` UTF-16 units without trimming.
+/// An identifier or label, not trimmed: the identifier rule and `1..=max` UTF-16 units.
 pub fn bounded(field: &str, text: &str, max: usize) -> Result<(), ApiError> {
+    characters(field, text, TextKind::Identifier)?;
+    length(field, text, max)
+}
+
+/// Prose, trimmed: the prose rule and `1..=max` UTF-16 units; returns the trimmed value.
+pub fn prose_trimmed(field: &str, text: &str, max: usize) -> Result<String, ApiError> {
+    let value = text.trim();
+    prose_bounded(field, value, max)?;
+    Ok(value.to_string())
+}
+
+/// Prose, not trimmed: the prose rule and `1..=max` UTF-16 units.
+pub fn prose_bounded(field: &str, text: &str, max: usize) -> Result<(), ApiError> {
+    characters(field, text, TextKind::Prose)?;
+    length(field, text, max)
+}
+
+fn length(field: &str, text: &str, max: usize) -> Result<(), ApiError> {
     let length = utf16_len(text);
     if length == 0 || length > max {
         return Err(ApiError::invalid_input(format!(
@@ -113,6 +199,66 @@ mod tests {
         let four_thousand = "😀".repeat(2000);
         assert!(bounded("x", &four_thousand, 4000).is_ok());
         assert!(bounded("x", &format!("{four_thousand}a"), 4000).is_err());
+    }
+
+    #[test]
+    fn character_rule_by_kind() {
+        use TextKind::{Identifier, Prose};
+        // (character, refused in identifiers, refused in prose)
+        let table = [
+            ('a', false, false),
+            ('é', false, false),
+            ('😀', false, false),
+            ('\u{05D0}', false, false), // Hebrew letter: right-to-left text is fine
+            (' ', false, false),
+            ('\u{0000}', true, true),
+            ('\u{0001}', true, true),
+            ('\u{001B}', true, true),
+            ('\r', true, true),
+            ('\t', true, false),
+            ('\n', true, false),
+            ('\u{007F}', true, true),
+            ('\u{0085}', true, true),
+            ('\u{009F}', true, true),
+            ('\u{00A0}', false, false),
+            ('\u{202E}', true, false),
+            ('\u{202A}', true, false),
+            ('\u{2066}', true, false),
+            ('\u{2069}', true, false),
+            ('\u{200F}', true, false),
+            ('\u{061C}', true, false),
+            ('\u{2028}', true, false),
+            ('\u{2029}', true, false),
+            ('\u{200B}', false, false),
+        ];
+        for (character, identifier, prose) in table {
+            assert_eq!(
+                forbidden(character, Identifier),
+                identifier,
+                "{:04X}",
+                character as u32
+            );
+            assert_eq!(
+                forbidden(character, Prose),
+                prose,
+                "{:04X}",
+                character as u32
+            );
+        }
+        assert!(session_id("a\u{0000}b").is_err());
+        assert!(project("a\u{202E}b").is_err());
+        assert!(trimmed("topic", "line\nbreak", 64).is_err());
+        assert_eq!(
+            prose_trimmed("content", " two\nlines\t ", 64),
+            Ok("two\nlines".to_string())
+        );
+        assert!(prose_bounded("excerpt", "nul\u{0000}", 64).is_err());
+        let nested = serde_json::json!({"a": [{"b": "ok\n"}], "c": 1});
+        assert!(json_characters("body", &nested).is_ok());
+        let deep = serde_json::json!({"a": [{"b": "x\u{0000}"}]});
+        assert!(json_characters("body", &deep).is_err());
+        let key = serde_json::json!({"k\u{0007}": 1});
+        assert!(json_characters("body", &key).is_err());
     }
 
     #[test]

@@ -84,6 +84,7 @@ fn plan(document_json: &str) -> Result<Vec<Planned>, ApiError> {
     if contains_reserved_key(&raw) {
         return Err(reserved());
     }
+    baton_kit::text::json_characters("import document", &raw)?;
     let document: ImportDocument = serde_json::from_value(raw)
         .map_err(|error| ApiError::invalid_input(format!("import document: {error}")))?;
     if document.memories.is_empty() || document.memories.len() > MAX_IMPORT_MEMORIES {

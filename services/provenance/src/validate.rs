@@ -65,7 +65,7 @@ pub fn new_memory(fields: Option<&proto::MemoryFields>) -> Result<NewMemory, Api
     Ok(NewMemory {
         memory_type,
         topic: text::trimmed("topic", &fields.topic, MAX_TOPIC)?,
-        content: text::trimmed("content", &fields.content, MAX_CONTENT)?,
+        content: text::prose_trimmed("content", &fields.content, MAX_CONTENT)?,
         scope: match &fields.scope {
             Some(scope) => text::scope(scope)?,
             None => DEFAULT_SCOPE.to_string(),

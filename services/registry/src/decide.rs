@@ -119,6 +119,17 @@ pub fn replay_instant(
     observed.min(now).max(last_seen_at)
 }
 
+/// The instant a sidecar pulse takes effect: `observed` clamped to `[opened_at, now]`. A
+/// pulse cannot start an episode before the session existed (`0001-01-01` would backdate it),
+/// nor after now.
+pub fn pulse_instant(
+    observed: DateTime<Utc>,
+    opened_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> DateTime<Utc> {
+    observed.min(now).max(opened_at.min(now))
+}
+
 /// What a close does (table C).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CloseDecision {

@@ -420,6 +420,24 @@ fn attach_table_e() {
 }
 
 #[test]
+fn pulse_instant_is_clamped_to_the_sessions_open_and_now() {
+    // (observed, opened_at, now, expected)
+    let table = [
+        (t(5), t(3), t(8), t(5)),
+        (t(0), t(3), t(8), t(3)),
+        (t(9), t(3), t(8), t(8)),
+        (t(5), t(9), t(8), t(8)),
+    ];
+    for (observed, opened_at, now, expected) in table {
+        assert_eq!(
+            pulse_instant(observed, opened_at, now),
+            expected,
+            "{observed}"
+        );
+    }
+}
+
+#[test]
 fn replay_instant_is_clamped_to_last_seen_and_now() {
     // (observed, last_seen, now, expected)
     let table = [

@@ -447,7 +447,7 @@ impl Registry {
     }
 
     /// Records a sidecar pulse for the session with this natural key, at its observation time
-    /// (at most now), and answers the session's state after it. Never touches the lease.
+    /// (clamped to `[opened_at, now]`), and answers the session's state after it. Never touches the lease.
     pub async fn pulse(
         &self,
         tenant_id: Uuid,
@@ -457,11 +457,13 @@ impl Registry {
         observed_at: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) -> Result<(Uuid, State), ApiError> {
-        let at = observed_at.map_or(now, |observed| observed.min(now));
         let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
         let row = store::find_by_key(&mut transaction, tenant_id, agent, session_id)
             .await?
             .ok_or_else(|| ApiError::not_found("no session with that agent and sessionId"))?;
+        let at = observed_at.map_or(now, |observed| {
+            decide::pulse_instant(observed, row.opened_at, now)
+        });
         if !episodes::record_pulse(&mut transaction, tenant_id, row.id, pulse, at).await? {
             return Err(ApiError::conflict(
                 "episodeId already belongs to another session",

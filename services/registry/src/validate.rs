@@ -50,7 +50,7 @@ pub fn briefed_count(count: usize) -> Result<(), ApiError> {
 
 /// The excerpt: 1..4000 UTF-16 units, stored as sent (not trimmed).
 pub fn excerpt(text_value: &str) -> Result<(), ApiError> {
-    text::bounded("lastMessageExcerpt", text_value, MAX_EXCERPT_LENGTH)
+    text::prose_bounded("lastMessageExcerpt", text_value, MAX_EXCERPT_LENGTH)
 }
 
 /// `followsSessionId`: a session id (1..256 trimmed) other than the session's own.

@@ -1,23 +1,29 @@
 //! End-to-end: the real `baton serve all` process on free ports against real Postgres, tenants
 //! from the real CLI, everything over HTTP.
 
+mod abuse;
 mod auth;
 mod claude_real;
 mod closer;
 mod closer_faults;
 mod codex_real;
+mod db_restart;
 mod hook_install;
 mod hook_liveness;
 mod hook_spool;
 mod hook_start;
 mod hook_stop;
 mod hook_usage;
+mod hostile_input;
 mod lease;
 mod liveness_routes;
 mod memories;
+mod openapi_contract;
 mod outbox_stall;
+mod schemathesis;
 mod sessions;
 mod surface;
+mod time_bounds;
 mod trace;
 mod triage;
 mod validation;

@@ -27,8 +27,10 @@ async fn health_readiness_openapi_and_unknown_routes() {
     ] {
         assert!(paths.contains_key(path), "{path}");
     }
-    let schemas = &openapi.body["components"]["schemas"];
-    assert!(schemas["OpenBody"]["properties"]["briefedMemories"].is_object());
+    let open = &paths["/api/v1/agent-sessions/open"]["post"];
+    let body = &open["requestBody"]["content"]["application/json"]["schema"];
+    assert_eq!(body["properties"]["briefedMemories"]["maxItems"], 100);
+    assert_eq!(body["additionalProperties"], false);
 
     let tenant = baton.create_tenant("routes").await;
     let missing = baton.client(&tenant).get("/api/v1/nothing-here").await;
