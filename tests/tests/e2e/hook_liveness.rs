@@ -213,10 +213,23 @@ async fn a_silent_client_reads_disconnected_once_the_window_passes() {
         let _ = nix::sys::signal::kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
     }
     kill_client(&mut scene.stand_in).await;
-    let last_pulse = liveness(client, &run_id).await["episodes"][0]["lastPulseAt"]
-        .as_str()
-        .expect("pulse")
-        .to_string();
+    // A pulse the sidecar sent just before the kill may still be landing: take the last pulse
+    // once two reads 200 ms apart agree, so the window is measured from the real last one.
+    let read_last_pulse = || async {
+        liveness(client, &run_id).await["episodes"][0]["lastPulseAt"]
+            .as_str()
+            .expect("pulse")
+            .to_string()
+    };
+    let mut last_pulse = read_last_pulse().await;
+    for _ in 0..25 {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let again = read_last_pulse().await;
+        if again == last_pulse {
+            break;
+        }
+        last_pulse = again;
+    }
     let at = |seconds: i64| {
         let instant = chrono::DateTime::parse_from_rfc3339(&last_pulse).expect("instant")
             + chrono::Duration::seconds(seconds);
