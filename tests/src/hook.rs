@@ -210,3 +210,31 @@ pub fn fixture(source: &str, file: &str) -> Vec<Value> {
         std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("fixture {}", path.display()));
     serde_json::from_str(&text).expect("fixture is a JSON array")
 }
+
+/// Runs `baton-hook usage ARGS --json` with exactly `env` (plus `PATH`) and returns its report;
+/// panics with both streams when it fails or prints no JSON.
+pub async fn usage_report(args: &[&str], env: &[(&str, &Path)]) -> Value {
+    let mut command = Command::new(binary("baton-hook"));
+    command
+        .arg("usage")
+        .args(args)
+        .arg("--json")
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(env.iter().map(|(name, value)| (*name, *value)))
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(Duration::from_secs(60), command.output())
+        .await
+        .expect("baton-hook usage finished within a minute")
+        .expect("run baton-hook usage");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "baton-hook usage {args:?} failed: {stdout}\n{stderr}"
+    );
+    serde_json::from_str(&stdout).unwrap_or_else(|error| {
+        panic!("baton-hook usage {args:?} printed no JSON report ({error}): {stdout}\n{stderr}")
+    })
+}

@@ -212,6 +212,15 @@ fn entries(dir: &Path) -> Vec<(String, PathBuf, fs::Metadata)> {
     found
 }
 
+/// Why an entry whose name is no transcript artifact is skipped.
+fn unrecognised(kind: fs::FileType) -> SkipReason {
+    if kind.is_symlink() {
+        SkipReason::Symlink
+    } else {
+        SkipReason::NonArtifact
+    }
+}
+
 /// The common checks for a file entry; `Some` when it is a regular, readable-sized file.
 fn admit(meta: &fs::Metadata, empty: SkipReason, limits: Limits, skips: &mut Skips) -> bool {
     let kind = meta.file_type();
@@ -346,11 +355,7 @@ fn walk_subagents(
                 agent_id: agent.to_string(),
             }
         } else {
-            found.skips.add(if kind.is_symlink() {
-                SkipReason::Symlink
-            } else {
-                SkipReason::NonArtifact
-            });
+            found.skips.add(unrecognised(kind));
             continue;
         };
         if !admit(&meta, SkipReason::EmptyAgent, limits, &mut found.skips) {
@@ -378,11 +383,7 @@ fn walk_codex(dir: &Path, index: usize, depth: usize, limits: Limits, found: &mu
             .strip_prefix("rollout-")
             .and_then(|n| n.strip_suffix(".jsonl"))
         else {
-            found.skips.add(if kind.is_symlink() {
-                SkipReason::Symlink
-            } else {
-                SkipReason::NonArtifact
-            });
+            found.skips.add(unrecognised(kind));
             continue;
         };
         if !admit(&meta, SkipReason::EmptyMain, limits, &mut found.skips) {

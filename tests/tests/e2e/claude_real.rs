@@ -19,6 +19,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use baton_tests::binary;
+use baton_tests::hook::usage_report;
 use baton_tests::messages_standin::{Caller, Issued, MessagesStandIn, Reply, Script, Usage};
 use serde_json::Value;
 use tokio::process::Command;
@@ -358,30 +359,15 @@ impl Scratch {
 
     /// `baton-hook usage ARGS --json`, reading this scratch home only.
     async fn usage(&self, args: &[&str]) -> Value {
-        let mut command = Command::new(binary("baton-hook"));
-        command
-            .arg("usage")
-            .args(args)
-            .arg("--json")
-            .env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home())
-            .env("BATON_HOOK_HOME", self.home().join(".baton"))
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
-        let output = tokio::time::timeout(Duration::from_secs(60), command.output())
-            .await
-            .expect("baton-hook usage finished within a minute")
-            .expect("run baton-hook usage");
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            output.status.success(),
-            "baton-hook usage {args:?} failed: {stdout}\n{stderr}"
-        );
-        serde_json::from_str(&stdout).unwrap_or_else(|error| {
-            panic!("baton-hook usage {args:?} printed no JSON report ({error}): {stdout}\n{stderr}")
-        })
+        let state = self.home().join(".baton");
+        usage_report(
+            args,
+            &[
+                ("HOME", self.home().as_path()),
+                ("BATON_HOOK_HOME", state.as_path()),
+            ],
+        )
+        .await
     }
 }
 

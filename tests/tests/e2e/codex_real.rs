@@ -15,6 +15,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use baton_tests::binary;
+use baton_tests::hook::usage_report;
 use baton_tests::responses_standin::{Issued, Reply, ResponsesStandIn, Script, Usage};
 use serde_json::{Value, json};
 use tokio::process::Command;
@@ -368,30 +369,19 @@ stream_max_retries = 0
 
     /// `baton-hook usage ARGS --json --timezone UTC`, reading this scratch home only.
     async fn usage(&self, args: &[&str]) -> Value {
-        let mut command = Command::new(binary("baton-hook"));
-        command
-            .arg("usage")
-            .args(args)
-            .args(["--json", "--timezone", "UTC"])
-            .env_clear()
-            .env("HOME", self.home())
-            .env("CODEX_HOME", self.codex_home())
-            .env("BATON_HOOK_HOME", self.home().join(".baton"))
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
-        let output = tokio::time::timeout(Duration::from_secs(60), command.output())
-            .await
-            .expect("baton-hook usage finished within a minute")
-            .expect("run baton-hook usage");
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            output.status.success(),
-            "baton-hook usage {args:?} failed: {stdout}\n{stderr}"
-        );
-        serde_json::from_str(&stdout).unwrap_or_else(|error| {
-            panic!("baton-hook usage {args:?} printed no JSON report ({error}): {stdout}\n{stderr}")
-        })
+        let mut with_zone = args.to_vec();
+        with_zone.extend(["--timezone", "UTC"]);
+        let state = self.home().join(".baton");
+        let codex_home = self.codex_home();
+        usage_report(
+            &with_zone,
+            &[
+                ("HOME", self.home().as_path()),
+                ("CODEX_HOME", codex_home.as_path()),
+                ("BATON_HOOK_HOME", state.as_path()),
+            ],
+        )
+        .await
     }
 }
 

@@ -119,18 +119,24 @@ pub fn blocks(selection: &Selection<'_>, corpus: &Corpus) -> Value {
                 "blockEnd".into(),
                 json!(local_time(start + 5 * 3_600_000, selection.timezone)),
             );
-            map.insert(
-                "firstActivity".into(),
-                json!(g.first_ms.map(|ms| local_time(ms, selection.timezone))),
-            );
-            map.insert(
-                "lastActivity".into(),
-                json!(g.last_ms.map(|ms| local_time(ms, selection.timezone))),
-            );
+            activity(&mut map, g, selection);
             Value::Object(map)
         })
         .collect();
     envelope("blocks", selection, corpus, Value::Array(rows))
+}
+
+/// A group's first and last request, in the report's zone.
+fn activity(map: &mut Map<String, Value>, group: &Group, selection: &Selection<'_>) {
+    let zone = selection.timezone;
+    map.insert(
+        "firstActivity".into(),
+        json!(group.first_ms.map(|ms| local_time(ms, zone))),
+    );
+    map.insert(
+        "lastActivity".into(),
+        json!(group.last_ms.map(|ms| local_time(ms, zone))),
+    );
 }
 
 pub fn sessions(selection: &Selection<'_>, corpus: &Corpus) -> Value {
@@ -145,14 +151,7 @@ pub fn sessions(selection: &Selection<'_>, corpus: &Corpus) -> Value {
                 "project".into(),
                 json!(session.map(|s| s.project_slug.clone())),
             );
-            map.insert(
-                "firstActivity".into(),
-                json!(g.first_ms.map(|ms| local_time(ms, selection.timezone))),
-            );
-            map.insert(
-                "lastActivity".into(),
-                json!(g.last_ms.map(|ms| local_time(ms, selection.timezone))),
-            );
+            activity(&mut map, g, selection);
             map.insert(
                 "versions".into(),
                 json!(session.map(|s| s.versions.iter().collect::<Vec<_>>())),
