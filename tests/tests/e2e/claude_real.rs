@@ -18,7 +18,6 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use baton_tests::binary;
 use baton_tests::hook::usage_report;
 use baton_tests::messages_standin::{Caller, Issued, MessagesStandIn, Reply, Script, Usage};
 use serde_json::Value;

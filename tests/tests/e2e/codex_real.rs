@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use baton_tests::binary;
 use baton_tests::hook::usage_report;
 use baton_tests::responses_standin::{Issued, Reply, ResponsesStandIn, Script, Usage};
 use serde_json::{Value, json};
