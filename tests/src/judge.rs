@@ -20,6 +20,7 @@ use tokio::sync::watch;
 pub struct FakeJudge {
     pub url: String,
     requests: Arc<AtomicUsize>,
+    answered: Arc<AtomicUsize>,
     open: Arc<watch::Sender<bool>>,
 }
 
@@ -27,6 +28,7 @@ pub struct FakeJudge {
 struct JudgeState {
     delay: Duration,
     requests: Arc<AtomicUsize>,
+    answered: Arc<AtomicUsize>,
     open: watch::Receiver<bool>,
 }
 
@@ -36,9 +38,11 @@ impl FakeJudge {
     pub async fn start(delay: Duration, held: bool) -> FakeJudge {
         let (open, receiver) = watch::channel(!held);
         let requests = Arc::new(AtomicUsize::new(0));
+        let answered = Arc::new(AtomicUsize::new(0));
         let state = JudgeState {
             delay,
             requests: requests.clone(),
+            answered: answered.clone(),
             open: receiver,
         };
         let app = Router::new()
@@ -54,6 +58,7 @@ impl FakeJudge {
         FakeJudge {
             url: format!("http://{address}/v1"),
             requests,
+            answered,
             open: Arc::new(open),
         }
     }
@@ -61,6 +66,14 @@ impl FakeJudge {
     /// Requests received so far.
     pub fn requests(&self) -> usize {
         self.requests.load(Ordering::SeqCst)
+    }
+
+    /// Requests received whose answer has not been produced yet: a caller killed now never
+    /// sees their verdict.
+    pub fn in_flight(&self) -> usize {
+        // Answers first: every answer counted was a request counted before it.
+        let answered = self.answered.load(Ordering::SeqCst);
+        self.requests().saturating_sub(answered)
     }
 
     /// Lets held requests (and all later ones) answer.
@@ -95,6 +108,8 @@ async fn answer(State(state): State<JudgeState>, Json(body): Json<Value>) -> Jso
         .map(|rows| rows.iter().map(|row| row["id"].clone()).collect())
         .unwrap_or_default();
     let verdict = json!({"completed": ids}).to_string();
+    // Counted before the answer leaves: once counted, the caller may act on it.
+    state.answered.fetch_add(1, Ordering::SeqCst);
     Json(json!({
         "choices": [{"message": {"role": "assistant", "content": verdict}}],
         "usage": {"total_tokens": 321},
