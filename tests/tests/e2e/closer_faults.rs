@@ -145,6 +145,9 @@ async fn killing_the_closer_mid_pass_twenty_times_redoes_the_interrupted_work_an
         redone <= KILLS * PREFETCH,
         "repeats stay bounded by the kills: {redone} extra requests for {KILLS} kills"
     );
+    println!(
+        "kills: {KILLS}, generations interrupted: {interrupted}, judge requests beyond one per run: {redone}"
+    );
     for memory in commitments.iter().take(5) {
         let answer = client.get(&format!("/api/v1/memories/{memory}")).await;
         assert_eq!(answer.status, 200, "{:?}", answer.body);
@@ -245,9 +248,13 @@ async fn sessions_closed_while_the_broker_is_down_all_reach_the_closer_once_it_r
     assert_eq!(outbox, 0, "the outbox drained");
 }
 
-/// The inbox, directly: the same envelope delivered twice (a broker redelivery, a relay that
-/// published again after a lost confirm) is handled once. One inbox row, one pass, one question
-/// to the judge.
+/// The inbox, directly: the same envelope delivered again (a broker redelivery, a relay that
+/// published again after a lost confirm) is absorbed by its message id.
+///
+/// The duplicate is of a close whose pass the budget refused, with the budget raised since: a
+/// duplicate that got past the inbox would run that pass again at once, ahead of its 20-minute
+/// backoff, and resolve the commitment. Absorbed, the pass stays refused and the judge is never
+/// asked. (The `passes` key alone would not stop this: a failed pass is meant to run again.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicate_delivery_of_one_message_id_is_absorbed_by_the_closer_inbox() {
     let judge = FakeJudge::start(Duration::ZERO, false).await;
@@ -255,9 +262,11 @@ async fn a_duplicate_delivery_of_one_message_id_is_absorbed_by_the_closer_inbox(
         ("BATON_CLOSER_ENABLED", "true"),
         ("BATON_CLOSER_JUDGE", "openai"),
         ("BATON_CLOSER_JUDGE_URL", judge.url.as_str()),
+        ("BATON_CLOSER_MONTHLY_TOKEN_BUDGET", "0"),
     ])
     .await;
     let tenant = baton.create_tenant("dup").await;
+    let tenant_id: Uuid = tenant.tenant_id.parse().expect("uuid");
     let client = baton.client(&tenant);
     let admin = baton.admin().await;
     let memory = commitment(
@@ -269,15 +278,20 @@ async fn a_duplicate_delivery_of_one_message_id_is_absorbed_by_the_closer_inbox(
     let run = open_briefed(&client, "dup-1", &[(&memory, "orders-uuid")]).await;
     heartbeat(&client, "dup-1", DONE).await;
     close(&client, "dup-1").await;
-    crate::closer::settled_pass(&admin, &run, 1, Duration::from_secs(30)).await;
-    assert_eq!(judge.requests(), 1);
+    let (state, outcome, _) =
+        crate::closer::settled_pass(&admin, &run, 1, Duration::from_secs(30)).await;
+    assert_eq!((state.as_str(), outcome.as_str()), ("failed", "refused"));
     let (message_id,): (Uuid,) = sqlx::query_as("SELECT message_id FROM closer.inbox")
         .fetch_one(&admin)
         .await
         .expect("the close was handled");
+    sqlx::query("INSERT INTO closer.budgets (tenant_id, monthly_token_limit) VALUES ($1, 1000000)")
+        .bind(tenant_id)
+        .execute(&admin)
+        .await
+        .expect("budget");
 
     let (connection, channel, names) = bus_channel(&baton).await;
-    let tenant_id: Uuid = tenant.tenant_id.parse().expect("uuid");
     let payload = baton_proto::messages::SessionClosed {
         session_run_id: run.parse().expect("uuid"),
         activation_epoch: 1,
@@ -306,22 +320,33 @@ async fn a_duplicate_delivery_of_one_message_id_is_absorbed_by_the_closer_inbox(
             .await
             .expect("confirm");
     }
-    // A fresh message after the duplicates: once it is handled, the duplicates were too
-    // (one queue, delivered in order).
+    // A fresh close after the duplicates: once it is handled, so were they (one queue, one
+    // consumer, delivered in order). Nothing is briefed, so it asks the judge nothing.
     let later = open_briefed(&client, "dup-2", &[]).await;
     close(&client, "dup-2").await;
     crate::closer::settled_pass(&admin, &later, 1, Duration::from_secs(30)).await;
+    let (state, outcome, _) =
+        crate::closer::settled_pass(&admin, &run, 1, Duration::from_secs(1)).await;
+    assert_eq!(
+        (state.as_str(), outcome.as_str()),
+        ("failed", "refused"),
+        "the duplicates did not run the pass ahead of its backoff"
+    );
+    assert_eq!(
+        judge.requests(),
+        0,
+        "the duplicates asked the judge nothing"
+    );
+    assert_eq!(
+        crate::closer::commitment_status(&client, &memory).await,
+        "open"
+    );
     let rows: i64 = sqlx::query_scalar("SELECT count(*) FROM closer.inbox WHERE message_id = $1")
         .bind(message_id)
         .fetch_one(&admin)
         .await
         .expect("inbox");
     assert_eq!(rows, 1, "one inbox row for the message id");
-    assert_eq!(
-        judge.requests(),
-        1,
-        "the duplicates asked the judge nothing"
-    );
     let _ = connection.close(200, "done".into()).await;
 }
 

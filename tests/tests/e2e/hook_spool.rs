@@ -203,6 +203,10 @@ async fn killing_the_drain_twenty_times_loses_no_call_and_repeats_none() {
         "nothing was sent that was not spooled"
     );
     let repeats = sent.len() - identities.len();
+    println!(
+        "kills mid-way: {killed_mid_way}, calls sent: {}, repeats: {repeats}",
+        sent.len()
+    );
     assert!(
         repeats <= killed_mid_way,
         "a kill re-sends at most the call it was on: {repeats} repeats for {killed_mid_way} kills mid-way"
