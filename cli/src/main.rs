@@ -29,8 +29,16 @@ enum Command {
         #[arg(long)]
         no_migrate: bool,
     },
-    /// Create roles and schemas and apply every context's migrations (idempotent).
-    Migrate,
+    /// Create roles and schemas and apply every context's migrations (idempotent, safe to run
+    /// twice at once). With `--check`, change nothing: exit 0 only when each named context's
+    /// schema (all by default) is exactly the version this binary expects.
+    Migrate {
+        #[arg(long)]
+        check: bool,
+        /// With `--check`: the contexts to check (`all` by default).
+        #[arg(value_enum, requires = "check")]
+        targets: Vec<serve::Target>,
+    },
     /// Run a closer judge over a labelled corpus and print recall, precision and the
     /// spurious-resolve rate (`BATON_CLOSER_JUDGE` picks the judge; lexical by default).
     EvalCloser {
@@ -66,7 +74,11 @@ async fn main() -> anyhow::Result<()> {
             targets,
             no_migrate,
         } => serve::run(&env, &targets, !no_migrate).await,
-        Command::Migrate => migrate::run(&env).await,
+        Command::Migrate { check: false, .. } => migrate::run(&env).await,
+        Command::Migrate {
+            check: true,
+            targets,
+        } => migrate::check(&env, &targets).await,
         Command::EvalCloser { files, verbose } => eval::run(&env, files, verbose).await,
         Command::Tenant {
             command: TenantCommand::Create { name },

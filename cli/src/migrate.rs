@@ -3,7 +3,9 @@
 use anyhow::Context;
 
 use baton_kit::config::{DEFAULT_DATABASE_URL, Env};
-use baton_kit::db;
+use baton_kit::{db, schema};
+
+use crate::serve::Target;
 
 /// The admin URL: `BATON_MIGRATE_DATABASE_URL`, else `BATON_DATABASE_URL`. It must be allowed to
 /// create roles and schemas (a superuser locally; the migrations Job's credentials in k8s).
@@ -37,6 +39,83 @@ pub async fn migrate_all(admin_url: &str) -> anyhow::Result<()> {
         .await
         .context("migrating gateway")?;
     Ok(())
+}
+
+/// One context as `--check` sees it: its name, where it lives, its embedded migrations and the
+/// variable of its own database URL.
+struct Checked {
+    target: Target,
+    db: &'static db::ContextDb,
+    migrator: fn() -> sqlx::migrate::Migrator,
+    url_key: &'static str,
+}
+
+const CONTEXTS: [Checked; 5] = [
+    Checked {
+        target: Target::Registry,
+        db: &baton_registry::DB,
+        migrator: baton_registry::migrator,
+        url_key: "BATON_REGISTRY__DATABASE_URL",
+    },
+    Checked {
+        target: Target::Provenance,
+        db: &baton_provenance::DB,
+        migrator: baton_provenance::migrator,
+        url_key: "BATON_PROVENANCE__DATABASE_URL",
+    },
+    Checked {
+        target: Target::Triage,
+        db: &baton_triage::DB,
+        migrator: baton_triage::migrator,
+        url_key: "BATON_TRIAGE__DATABASE_URL",
+    },
+    Checked {
+        target: Target::Closer,
+        db: &baton_closer::DB,
+        migrator: baton_closer::migrator,
+        url_key: "BATON_CLOSER__DATABASE_URL",
+    },
+    Checked {
+        target: Target::Gateway,
+        db: &baton_gateway::DB,
+        migrator: baton_gateway::migrator,
+        url_key: "BATON_GATEWAY__DATABASE_URL",
+    },
+];
+
+/// `baton migrate --check [TARGET...]`: one line per context, then success only when every
+/// one is current. Each context is read with its own URL when one is set (a pod's init
+/// container has only its service's credentials), else with the admin URL.
+pub async fn check(env: &Env, targets: &[Target]) -> anyhow::Result<()> {
+    let wanted = |target: Target| {
+        targets.is_empty() || targets.contains(&Target::All) || targets.contains(&target)
+    };
+    let mut behind = Vec::new();
+    for context in CONTEXTS.iter().filter(|context| wanted(context.target)) {
+        let url = env
+            .optional_secret_url(context.url_key)
+            .map(|url| url.expose().to_string())
+            .unwrap_or_else(|| admin_url(env));
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(std::time::Duration::from_secs(10))
+            .connect(&url)
+            .await
+            .with_context(|| format!("connecting to check {}", context.db.schema))?;
+        let state = schema::state(&pool, context.db, &(context.migrator)())
+            .await
+            .with_context(|| format!("reading the {} schema version", context.db.schema))?;
+        println!("{}: {}", context.db.schema, state.describe());
+        if !state.is_current() {
+            behind.push(context.db.schema);
+        }
+        pool.close().await;
+    }
+    if behind.is_empty() {
+        Ok(())
+    } else {
+        anyhow::bail!("schema not current: {}", behind.join(", "))
+    }
 }
 
 pub async fn run(env: &Env) -> anyhow::Result<()> {

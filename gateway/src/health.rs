@@ -17,7 +17,8 @@ pub async fn healthz() -> Json<Value> {
     Json(json!({"status": "ok"}))
 }
 
-/// Readiness: the gateway's database and every service behind it answer within a second.
+/// Readiness: the gateway's database answers within a second with the schema this binary
+/// expects, and every service behind it reports SERVING (each is gated on its own schema).
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     let database = tokio::time::timeout(
         Duration::from_secs(1),
@@ -28,7 +29,8 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
     let registry = serving(&state.registry_channel, "baton.registry.v1.SessionRegistry").await;
     let provenance = serving(&state.provenance_channel, "baton.provenance.v1.Provenance").await;
     let triage = serving(&state.triage_channel, "baton.triage.v1.Triage").await;
-    let ready = database && registry && provenance && triage;
+    let schema = state.schema.is_ready();
+    let ready = database && schema && registry && provenance && triage;
     let status = if ready {
         StatusCode::OK
     } else {
@@ -36,7 +38,7 @@ pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) 
     };
     let body = json!({
         "status": if ready { "ready" } else { "not_ready" },
-        "checks": {"database": database, "registry": registry, "provenance": provenance, "triage": triage},
+        "checks": {"database": database, "schema": schema, "registry": registry, "provenance": provenance, "triage": triage},
     });
     (status, Json(body))
 }

@@ -130,6 +130,7 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
         config.common.database_max_connections,
     )
     .await?;
+    let pool_for_gate = pool.clone();
     let registry_channel = grpc::channel(&config.registry_addr)?;
     let provenance_channel = grpc::channel(&config.provenance_addr)?;
     let triage_channel = grpc::channel(&config.triage_addr)?;
@@ -154,6 +155,12 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
             config.rate_limit_window,
         )),
         trusted_proxies: Arc::new(config.trusted_proxies.clone()),
+        schema: baton_kit::schema::gate(
+            pool_for_gate,
+            &DB,
+            migrator(),
+            baton_kit::shutdown::Shutdown::never(),
+        ),
     })
 }
 

@@ -41,6 +41,8 @@ pub struct AppState {
     pub failure_limiter: Arc<RateLimiter>,
     /// Peers whose `X-Forwarded-For` names the client.
     pub trusted_proxies: Arc<Vec<Cidr>>,
+    /// Whether the gateway schema is the one this binary expects (`/readyz`).
+    pub schema: baton_kit::schema::Readiness,
 }
 
 /// The caller of a request as outgoing RPCs see it: tenant from the key, and the test instant

@@ -202,7 +202,9 @@ impl Drop for Baton {
     }
 }
 
-fn base_env(database_url: &str, namespace: &str) -> Vec<(String, String)> {
+/// The environment every test process gets: its database, bus namespace, service token, test
+/// clock, free ports and hermetic defaults.
+pub fn base_env(database_url: &str, namespace: &str) -> Vec<(String, String)> {
     [
         ("BATON_DATABASE_URL", database_url),
         ("BATON_BUS_NAMESPACE", namespace),
@@ -247,7 +249,9 @@ enum Ready<'a> {
     Consuming(&'a str),
 }
 
-async fn spawn(
+/// Starts `baton serve ARGS` with exactly `env` and waits until the service named `last`
+/// announced its address; returns the child and every announced address.
+pub async fn spawn(
     args: &[&str],
     env: &[(String, String)],
     last: &str,

@@ -78,8 +78,11 @@ pub async fn serve(
         config.common.database_max_connections,
     )
     .await?;
+    // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
+    let readiness = baton_kit::schema::gate(pool.clone(), &DB, migrator(), shutdown.clone());
     let clock = Clock::new(config.common.test_clock);
-    let settings = ServerSettings::new(config.common.service_token.clone());
+    let settings =
+        ServerSettings::new(config.common.service_token.clone()).with_readiness(readiness);
     if !config.enabled {
         tracing::info!("closer disabled (BATON_CLOSER_ENABLED=false): no sweep, no passes");
         let grpc = grpc::CloserGrpc::new(None, pool, clock);

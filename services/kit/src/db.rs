@@ -188,8 +188,17 @@ pub async fn migrate_context(
     sqlx::raw_sql(sqlx::AssertSqlSafe(set_role))
         .execute(&mut admin)
         .await?;
-    migrator.dangerous_set_table_name(format!("{}._sqlx_migrations", context.schema));
+    let table = format!("{}._sqlx_migrations", context.schema);
+    migrator.dangerous_set_table_name(table.clone());
     migrator.run(&mut admin).await?;
+    // Each running service compares the applied migrations with its own before it reports
+    // ready (`schema::gate`); versions and checksums only, no tenant data.
+    let mut readers = vec![quote_ident(context.runtime_role)];
+    readers.extend(context.maintenance_role.map(quote_ident));
+    let grant = format!("GRANT SELECT ON TABLE {table} TO {}", readers.join(", "));
+    sqlx::raw_sql(sqlx::AssertSqlSafe(grant))
+        .execute(&mut admin)
+        .await?;
     admin.close().await?;
     Ok(())
 }

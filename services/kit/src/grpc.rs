@@ -30,6 +30,7 @@ use uuid::Uuid;
 use crate::clock::{Clock, TEST_NOW_KEY};
 use crate::config::Secret;
 use crate::error::ApiError;
+use crate::schema::Readiness;
 use crate::telemetry;
 
 /// Metadata key naming the tenant a call acts for.
@@ -44,6 +45,8 @@ pub struct ServerSettings {
     pub request_timeout: Duration,
     /// Most calls in flight across all connections; beyond it, calls are shed.
     pub max_concurrent_requests: usize,
+    /// Health reports NOT_SERVING until this is ready (the schema gate).
+    pub readiness: Readiness,
 }
 
 impl ServerSettings {
@@ -52,7 +55,14 @@ impl ServerSettings {
             service_token,
             request_timeout: Duration::from_secs(10),
             max_concurrent_requests: 512,
+            readiness: Readiness::ready(),
         }
+    }
+
+    /// Reports NOT_SERVING to health checks until `readiness` is ready.
+    pub fn with_readiness(mut self, readiness: Readiness) -> ServerSettings {
+        self.readiness = readiness;
+        self
     }
 }
 
@@ -74,12 +84,26 @@ where
     S::Future: Send + 'static,
 {
     let (health_reporter, health_service) = tonic_health::server::health_reporter();
-    health_reporter
-        .set_service_status(S::NAME, tonic_health::ServingStatus::Serving)
-        .await;
-    health_reporter
-        .set_service_status("", tonic_health::ServingStatus::Serving)
-        .await;
+    let initial = if settings.readiness.is_ready() {
+        tonic_health::ServingStatus::Serving
+    } else {
+        tonic_health::ServingStatus::NotServing
+    };
+    for name in [S::NAME, ""] {
+        health_reporter.set_service_status(name, initial).await;
+    }
+    if !settings.readiness.is_ready() {
+        let reporter = health_reporter.clone();
+        let readiness = settings.readiness.clone();
+        tokio::spawn(async move {
+            readiness.wait().await;
+            for name in [S::NAME, ""] {
+                reporter
+                    .set_service_status(name, tonic_health::ServingStatus::Serving)
+                    .await;
+            }
+        });
+    }
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(baton_proto::FILE_DESCRIPTOR_SET)
         .build_v1()

@@ -72,12 +72,20 @@ pub async fn serve(
         config.common.database_max_connections,
     )
     .await?;
+    // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
+    let readiness = baton_kit::schema::gate(
+        pool.clone(),
+        &DB,
+        migrator(),
+        baton_kit::shutdown::Shutdown::never(),
+    );
     let link = link::RegistryLink::new(
         baton_kit::grpc::channel(&config.registry_addr)?,
         Outbound::new(&config.common.service_token),
     );
     let service = service::Provenance::new(pool, link, Clock::new(config.common.test_clock));
-    let settings = ServerSettings::new(config.common.service_token.clone());
+    let settings =
+        ServerSettings::new(config.common.service_token.clone()).with_readiness(readiness);
     let server = ProvenanceServer::new(grpc::ProvenanceGrpc::new(service));
     baton_kit::grpc::serve(listener, settings, server, shutdown).await?;
     Ok(())

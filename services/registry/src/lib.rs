@@ -69,6 +69,8 @@ pub async fn serve(
         config.common.database_max_connections,
     )
     .await?;
+    // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
+    let readiness = baton_kit::schema::gate(pool.clone(), &DB, migrator(), shutdown.clone());
     let maintenance = db::connect_maintenance(
         config.common.database_url.expose(),
         config
@@ -88,7 +90,8 @@ pub async fn serve(
     let relay_task = tokio::spawn(relay.run(shutdown.clone()));
     let clock = Clock::new(config.common.test_clock);
     let grpc = grpc::RegistryGrpc::new(registry, sweeper, clock);
-    let settings = ServerSettings::new(config.common.service_token.clone());
+    let settings =
+        ServerSettings::new(config.common.service_token.clone()).with_readiness(readiness);
     let served = baton_kit::grpc::serve(
         listener,
         settings,

@@ -68,6 +68,13 @@ pub async fn serve(
         config.common.database_max_connections,
     )
     .await?;
+    // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
+    let readiness = baton_kit::schema::gate(
+        pool.clone(),
+        &DB,
+        migrator(),
+        baton_kit::shutdown::Shutdown::never(),
+    );
     let links = links::Links::new(
         baton_kit::grpc::channel(&config.registry_addr)?,
         baton_kit::grpc::channel(&config.provenance_addr)?,
@@ -79,7 +86,8 @@ pub async fn serve(
         Clock::new(config.common.test_clock),
         config.thresholds,
     );
-    let settings = ServerSettings::new(config.common.service_token.clone());
+    let settings =
+        ServerSettings::new(config.common.service_token.clone()).with_readiness(readiness);
     baton_kit::grpc::serve(
         listener,
         settings,

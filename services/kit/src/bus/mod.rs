@@ -46,13 +46,32 @@ impl BusConfig {
     }
 }
 
+/// Longest a first connection attempt may take. lapin keeps retrying an unreachable broker
+/// inside `connect` without a word; bounded, the caller logs the failure and backs off.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Opens a connection with automatic recovery (connection, channels and declared topology are
-/// restored after a broker restart).
+/// restored after a broker restart). A broker that does not answer within [`CONNECT_TIMEOUT`]
+/// is an I/O error (`TimedOut`) naming the broker's redacted address.
 pub async fn connect(config: &BusConfig, name: &str) -> Result<Connection, lapin::Error> {
     let properties = ConnectionProperties::default()
         .enable_auto_recover()
         .with_connection_name(name.to_string().into());
-    Connection::connect(config.url.expose(), properties).await
+    match tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        Connection::connect(config.url.expose(), properties),
+    )
+    .await
+    {
+        Ok(connected) => connected,
+        Err(_) => Err(lapin::Error::from(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "no connection to the broker at {} within {CONNECT_TIMEOUT:?}",
+                config.url
+            ),
+        ))),
+    }
 }
 
 /// Delay before the `attempt`-th reconnection (capped exponential: 0.2 s doubling to 10 s).
