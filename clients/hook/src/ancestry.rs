@@ -3,7 +3,8 @@
 //!
 //! Rules:
 //! * `CLAUDE_PID`, when set, wins — but only for a live process that started no later than
-//!   the hook's parent (a pid reused since Claude Code set the variable started after it).
+//!   the hook itself: Claude Code set the variable and then started the hook, so a process
+//!   that started after the hook holds a reused pid and is not the client.
 //! * Otherwise the walk starts at the hook's parent and steps past shells and launch wrappers
 //!   ([`WRAPPERS`]: `sh`, `dash`, `bash`, `env`, `nice`, `timeout`, `nohup`, `npx`, a `node`
 //!   whose script is not a harness, ...) until it reaches a process that names the harness
@@ -165,15 +166,13 @@ pub fn walk(
     None
 }
 
-/// `CLAUDE_PID` as an identity: a live process that started no later than `parent_start`
-/// (ticks compare numerically; other tokens only when they are equal).
-pub fn claimed(info: Option<ProcInfo>, parent_start: Option<&str>) -> Option<Identity> {
+/// `CLAUDE_PID` as an identity: a live process that started no later than `hook_start`, the
+/// hook's own start (ticks compare numerically; other tokens cannot be ordered and are
+/// trusted).
+pub fn claimed(info: Option<ProcInfo>, hook_start: Option<&str>) -> Option<Identity> {
     let info = info.filter(|info| !info.exited)?;
-    let started_before = match (
-        info.start.parse::<u64>(),
-        parent_start.map(str::parse::<u64>),
-    ) {
-        (Ok(claimed), Some(Ok(parent))) => claimed <= parent,
+    let started_before = match (info.start.parse::<u64>(), hook_start.map(str::parse::<u64>)) {
+        (Ok(claimed), Some(Ok(hook))) => claimed <= hook,
         // Without comparable numbers there is nothing to refute the variable with.
         _ => true,
     };

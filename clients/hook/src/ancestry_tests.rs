@@ -257,7 +257,7 @@ fn claude_pid_counts_only_for_a_live_process_started_before_the_hook() {
     dead.exited = true;
     let cases = [
         (
-            "started before the hook's parent",
+            "started before the hook",
             Some(claude.clone()),
             Some("2000"),
             Some(50),
@@ -283,8 +283,8 @@ fn claude_pid_counts_only_for_a_live_process_started_before_the_hook() {
             Some(50),
         ),
     ];
-    for (name, info, parent_start, expected) in cases {
-        let identity = claimed(info, parent_start);
+    for (name, info, hook_start, expected) in cases {
+        let identity = claimed(info, hook_start);
         assert_eq!(identity.map(|identity| identity.pid), expected, "{name}");
     }
 }

@@ -29,8 +29,8 @@ pub fn client(env: &Env, harness: Harness) -> Option<Identity> {
         .filter(|pid| *pid > 1);
     match claimed {
         Some(pid) => {
-            let parent_start = proctable::read(parent).map(|info| info.start);
-            ancestry::claimed(proctable::read(pid), parent_start.as_deref())
+            let hook_start = proctable::read(std::process::id()).map(|info| info.start);
+            ancestry::claimed(proctable::read(pid), hook_start.as_deref())
         }
         None => ancestry::walk(harness, parent, proctable::read),
     }

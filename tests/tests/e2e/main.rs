@@ -8,6 +8,7 @@ mod closer;
 mod closer_faults;
 mod codex_real;
 mod db_restart;
+mod hook_backoff;
 mod hook_clients;
 mod hook_install;
 mod hook_liveness;
