@@ -210,16 +210,25 @@ async fn a_session_end_close_reaches_the_server_with_no_manual_drain_with_and_wi
     )
     .await;
     assert!(closed["closedAt"].is_string());
-    assert_eq!(
-        until(
-            Duration::from_secs(15),
-            "closed reads",
-            read,
-            |read| read["liveness"] == "closed"
-        )
-        .await["liveness"],
-        "closed"
-    );
+    // The sidecar hears the session closed, says so and leaves.
+    let ended = until(Duration::from_secs(15), "sidecar ends", read, |read| {
+        read["liveness"] == "closed" && read["episodes"][0]["endReason"].is_string()
+    })
+    .await;
+    assert_eq!(ended["episodes"][0]["endReason"], "session_closed");
+    let claims = || {
+        std::fs::read_dir(home.state_dir().join("sidecars"))
+            .map(|entries| entries.count())
+            .unwrap_or(0)
+    };
+    let started = Instant::now();
+    while claims() > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "the sidecar left"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 
     // Without one: the hook runs from the test process, which is no harness. No client is
     // found, so no sidecar starts (one log line) and the lease alone decides — and the close

@@ -3,6 +3,7 @@
 
 mod abuse;
 mod auth;
+mod claude_hooks_real;
 mod claude_real;
 mod closer;
 mod closer_faults;
