@@ -18,6 +18,15 @@ fn table(rows: Vec<ProcInfo>) -> HashMap<u32, ProcInfo> {
     rows.into_iter().map(|row| (row.pid, row)).collect()
 }
 
+/// A case: its name, the harness, the process table, the hook's parent, the client expected.
+type Case = (
+    &'static str,
+    Harness,
+    HashMap<u32, ProcInfo>,
+    u32,
+    Option<u32>,
+);
+
 const HOOK_CMD: &str = "/usr/bin/baton-hook codex session-start";
 
 #[test]
@@ -103,7 +112,7 @@ fn the_walk_steps_past_shells_and_wrappers_to_the_harness() {
         rows.extend(chain);
         table(rows)
     };
-    let cases: Vec<(&str, Harness, HashMap<u32, ProcInfo>, u32, Option<u32>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "direct child of claude",
             Harness::ClaudeCode,

@@ -103,10 +103,6 @@ impl Scratch {
             .spawn()
             .expect("claude")
     }
-
-    fn gate(&self, name: &str) -> PathBuf {
-        self.root.join(name)
-    }
 }
 
 impl Drop for Scratch {

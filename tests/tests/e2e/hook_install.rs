@@ -225,6 +225,7 @@ async fn uninstall_leaves_no_sidecar_running_and_a_later_close_still_arrives() {
     let mut client = Command::new("sleep")
         .arg("600")
         .process_group(0)
+        .kill_on_drop(true)
         .spawn()
         .expect("client");
     let pid = client.id().expect("pid");
