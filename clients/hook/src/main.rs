@@ -36,6 +36,7 @@ mod proctable;
 mod project;
 mod setup;
 mod sidecar;
+mod sidecar_launch;
 mod spool;
 mod start;
 mod stop;
