@@ -211,8 +211,11 @@ fn watch(sidecar: &mut Sidecar, path: &Path, versions: Option<Receiver<String>>)
     loop {
         if let Some(version) = versions.as_ref().and_then(|rx| rx.try_recv().ok()) {
             sidecar.version = Some(version);
-            // A version learned late rides on the next pulse; the server fills it in.
-            next_pulse = next_pulse.min(Instant::now());
+            // A version learned late rides on a pulse now (the server fills it in) — unless
+            // the server asked to wait: back-off wins.
+            if failures == 0 {
+                next_pulse = next_pulse.min(Instant::now());
+            }
         }
         if holder(path) != Some(std::process::id()) {
             sidecar.pulse(Some("stopped"));
