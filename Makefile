@@ -1,5 +1,6 @@
 # Baton: `make run` serves everything locally, `make test` runs the whole suite.
-# Both need Postgres on 127.0.0.1:5432 and RabbitMQ on 127.0.0.1:5672 (see README).
+# Both bring up what they need first: scripts/services-up.sh starts (or installs, on Debian and
+# Ubuntu) PostgreSQL on 127.0.0.1:5432 and RabbitMQ on 127.0.0.1:5672.
 
 SHELL := /bin/bash
 CARGO ?= cargo
@@ -8,14 +9,14 @@ CARGO ?= cargo
 export BATON_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baton
 export BATON_SERVICE_TOKEN ?= local-dev-service-token
 
-.PHONY: run build test lint bench fmt eval-closer harnesses
+.PHONY: run build test lint bench fmt eval-closer harnesses services
 
 build:
 	$(CARGO) build --workspace --bins
 
 ## Build, migrate, then serve every service in one process (Ctrl-C stops it).
 run: export BATON_CLOSER_ENABLED ?= true
-run: build
+run: services build
 	$(CARGO) run -q --bin baton -- migrate
 	@echo
 	@echo "Baton is starting on http://127.0.0.1:8080 (gRPC registry on 127.0.0.1:50051)."
@@ -31,13 +32,17 @@ export BATON_SCHEMATHESIS ?= $(BATON_VENV)/bin/st
 ## The whole suite: unit, service (real Postgres/RabbitMQ), end-to-end (real binaries, the real
 ## Claude Code and Codex CLIs) and Schemathesis over the served OpenAPI document. Every test
 ## creates and drops its own database.
-test: build harnesses
+test: services build harnesses
 	.ci/schemathesis-venv
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --workspace --no-fail-fast; \
 	else \
 		$(CARGO) test --workspace --no-fail-fast; \
 	fi
+
+## PostgreSQL and RabbitMQ running and accepting connections (idempotent).
+services:
+	bash scripts/services-up.sh
 
 ## The real harness CLIs the end-to-end tests drive, and ccusage for the bench (npm, pinned).
 harnesses:

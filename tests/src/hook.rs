@@ -125,6 +125,14 @@ impl HookHome {
         command
     }
 
+    /// A command for any program in this home's environment (a stand-in client that runs the
+    /// hook the way its harness does).
+    pub fn command_for(&self, program: &Path) -> Command {
+        let mut command = Command::new(program);
+        command.env_clear().envs(self.env.iter().cloned());
+        command
+    }
+
     /// The same command for blocking callers (the latency benchmark).
     pub fn std_command(&self, args: &[&str]) -> std::process::Command {
         let mut command = std::process::Command::new(binary("baton-hook"));

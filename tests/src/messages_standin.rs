@@ -123,6 +123,12 @@ pub enum Reply {
         /// Model alias for the subagent (`haiku`, `sonnet`, ...), or the parent's.
         model: Option<String>,
     },
+    /// `reply`, once the file `gate` exists: the client waits mid-turn until the test lets it
+    /// go (or kills it).
+    After {
+        gate: std::path::PathBuf,
+        reply: Box<Reply>,
+    },
 }
 
 /// One response the stand-in issued.
@@ -147,6 +153,9 @@ pub struct SeenRequest {
     pub path: String,
     /// The caller a `/v1/messages` request was taken for; `None` elsewhere.
     pub caller: Option<Caller>,
+    /// The text of a `/v1/messages` request's last user message (a hook's continuation lands
+    /// there); empty elsewhere.
+    pub user_text: String,
 }
 
 /// The replies, per caller, consumed in order; an exhausted queue answers `Done.`.
@@ -180,6 +189,7 @@ impl Ledger {
             method: "POST".to_string(),
             path: path.to_string(),
             caller: Some(caller),
+            user_text: last_user_text(request),
         });
         let reply = match caller {
             Caller::Main => self.main.pop_front(),
@@ -278,11 +288,17 @@ async fn messages(
         .get(AGENT_ID_HEADER)
         .and_then(|value| value.to_str().ok())
         .map(str::to_string);
-    let (issued, reply) =
+    let (issued, mut reply) =
         ledger
             .lock()
             .expect("ledger")
             .issue(&request, uri.path(), caller, agent_id, streamed);
+    while let Reply::After { gate, reply: then } = reply {
+        while !gate.exists() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        reply = *then;
+    }
     let agent_tool = offered_agent_tool(&request);
     let blocks = content_blocks(&reply, agent_tool.as_deref(), issued.sequence);
     let stop_reason = if blocks.iter().any(|block| block["type"] == "tool_use") {
@@ -386,6 +402,8 @@ fn content_blocks(reply: &Reply, agent_tool: Option<&str>, sequence: u64) -> Vec
                 json!({"type": "tool_use", "id": format!("toolu_standin{sequence:04}"), "name": tool, "input": input}),
             ]
         }
+        // Resolved before the blocks are built.
+        Reply::After { reply, .. } => content_blocks(reply, agent_tool, sequence),
     }
 }
 
@@ -492,6 +510,7 @@ fn record_other(ledger: &Mutex<Ledger>, method: &Method, uri: &Uri) {
         method: method.to_string(),
         path: uri.path().to_string(),
         caller: None,
+        user_text: String::new(),
     });
 }
 

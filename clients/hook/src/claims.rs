@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
+use crate::ancestry::Identity;
 use crate::fsutil;
 use crate::process;
 
@@ -14,11 +15,14 @@ fn digest(text: &str) -> String {
     hex::encode(&Sha256::digest(text.as_bytes())[..8])
 }
 
-/// `<state>/sidecars/<digest of agent and session>-<client pid>`.
-pub fn claim_path(state_dir: &Path, agent: &str, session_id: &str, client_pid: u32) -> PathBuf {
+/// `<state>/sidecars/<digest of agent and session>-<client pid>-<digest of its start>`: a
+/// later process holding the same pid is another client with another claim.
+pub fn claim_path(state_dir: &Path, agent: &str, session_id: &str, client: &Identity) -> PathBuf {
     state_dir.join("sidecars").join(format!(
-        "{}-{client_pid}",
-        digest(&format!("{agent}\n{session_id}"))
+        "{}-{}-{}",
+        digest(&format!("{agent}\n{session_id}")),
+        client.pid,
+        digest(&client.start)
     ))
 }
 
@@ -97,11 +101,23 @@ mod tests {
     #[test]
     fn one_claim_per_session_and_process() {
         let dir = tempfile::tempdir().expect("dir");
-        let path = claim_path(dir.path(), "claude-code", "s", 42);
+        let client = |pid: u32, start: &str| Identity {
+            pid,
+            start: start.to_string(),
+        };
+        let path = claim_path(dir.path(), "claude-code", "s", &client(42, "100"));
         assert!(claim(&path));
         assert!(!claim(&path), "this process holds it and is alive");
         std::fs::write(&path, "999999999").expect("stale claim");
         assert!(claim(&path), "a dead holder's claim is taken over");
-        assert_ne!(path, claim_path(dir.path(), "claude-code", "s", 43));
+        assert_ne!(
+            path,
+            claim_path(dir.path(), "claude-code", "s", &client(43, "100"))
+        );
+        assert_ne!(
+            path,
+            claim_path(dir.path(), "claude-code", "s", &client(42, "101")),
+            "a recycled pid is another client"
+        );
     }
 }

@@ -25,6 +25,8 @@ pub struct Drained {
     pub stopped: bool,
     /// Another drain held the lock.
     pub busy: bool,
+    /// When it stopped early: the wait the server asked for (`Retry-After`).
+    pub retry_after: Option<std::time::Duration>,
 }
 
 /// What the server made of one entry.
@@ -32,8 +34,9 @@ pub struct Drained {
 pub enum Sent {
     Done,
     Refused(u16),
-    /// No answer, 401, 403, 429 or 5xx: may succeed later.
-    Later,
+    /// No answer, 401, 403, 429 or 5xx: may succeed later (after the `Retry-After` wait, when
+    /// the server named one).
+    Later(Option<std::time::Duration>),
 }
 
 /// 2xx is done; 400, 404, 409 and 422 will never succeed; anything else may succeed later.
@@ -43,14 +46,17 @@ pub fn verdict(answer: Result<Answer, Failure>) -> Sent {
         Ok(answer) if matches!(answer.status, 400 | 404 | 409 | 422) => {
             Sent::Refused(answer.status)
         }
-        _ => Sent::Later,
+        Ok(answer) => Sent::Later(answer.retry_after),
+        Err(_) => Sent::Later(None),
     }
 }
 
 impl Spool {
-    /// Drains to the server behind `client`; `on_refused` hears each refusal's status.
-    pub fn drain(&self, client: &Client, mut on_refused: impl FnMut(u16)) -> Drained {
-        self.drain_with(|entry| {
+    /// Drains to the server behind `client`; `on_refused` hears each refusal's status. With
+    /// `wait`, a drain already running is waited for rather than left to finish alone (a
+    /// drain by hand must send what is spooled now, not report "busy").
+    pub fn drain(&self, client: &Client, wait: bool, mut on_refused: impl FnMut(u16)) -> Drained {
+        self.drain_locking(wait, |entry| {
             let sent = verdict(client.post(&entry.path, &entry.body));
             if let Sent::Refused(status) = sent {
                 on_refused(status);
@@ -60,7 +66,12 @@ impl Spool {
     }
 
     /// The drain with any sender (tests use an in-process one).
-    pub fn drain_with(&self, mut send: impl FnMut(&Entry) -> Sent) -> Drained {
+    #[cfg(test)]
+    pub fn drain_with(&self, send: impl FnMut(&Entry) -> Sent) -> Drained {
+        self.drain_locking(false, send)
+    }
+
+    fn drain_locking(&self, wait: bool, mut send: impl FnMut(&Entry) -> Sent) -> Drained {
         let mut drained = Drained::default();
         if fsutil::private_dir(&self.dir).is_err() {
             return drained;
@@ -68,7 +79,12 @@ impl Spool {
         let Ok(lock) = fsutil::private_append(&self.dir.join(".lock")) else {
             return drained;
         };
-        if lock.try_lock().is_err() {
+        let locked = if wait {
+            lock.lock().is_ok()
+        } else {
+            lock.try_lock().is_ok()
+        };
+        if !locked {
             drained.busy = true;
             return drained;
         }
@@ -135,7 +151,10 @@ fn replay(batch: &Path, send: &mut impl FnMut(&Entry) -> Sent, drained: &mut Dra
             Ok(entry) => match send(&entry) {
                 Sent::Done => drained.sent += 1,
                 Sent::Refused(_) => drained.refused += 1,
-                Sent::Later => return false,
+                Sent::Later(after) => {
+                    drained.retry_after = after;
+                    return false;
+                }
             },
             Err(_) => drained.refused += 1,
         }
@@ -184,7 +203,7 @@ mod tests {
         // The server takes five, then goes away.
         let first = spool.drain_with(|entry| {
             if seen.len() == 5 {
-                return Sent::Later;
+                return Sent::Later(None);
             }
             seen.push(n_of(entry));
             Sent::Done
@@ -245,14 +264,18 @@ mod tests {
             Ok(Answer {
                 status,
                 body: serde_json::Value::Null,
+                retry_after: (status == 429).then_some(std::time::Duration::from_secs(3)),
             })
         };
         assert_eq!(verdict(answer(200)), Sent::Done);
         assert_eq!(verdict(answer(404)), Sent::Refused(404));
         assert_eq!(verdict(answer(409)), Sent::Refused(409));
-        assert_eq!(verdict(answer(429)), Sent::Later);
-        assert_eq!(verdict(answer(401)), Sent::Later);
-        assert_eq!(verdict(answer(503)), Sent::Later);
-        assert_eq!(verdict(Err(Failure::Transport)), Sent::Later);
+        assert_eq!(
+            verdict(answer(429)),
+            Sent::Later(Some(std::time::Duration::from_secs(3)))
+        );
+        assert_eq!(verdict(answer(401)), Sent::Later(None));
+        assert_eq!(verdict(answer(503)), Sent::Later(None));
+        assert_eq!(verdict(Err(Failure::Transport)), Sent::Later(None));
     }
 }

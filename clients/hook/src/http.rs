@@ -21,6 +21,8 @@ pub struct Answer {
     pub status: u16,
     /// The JSON body; `Null` when there was none or it was not JSON.
     pub body: Value,
+    /// The wait a `Retry-After` header asked for, when it had one.
+    pub retry_after: Option<Duration>,
 }
 
 impl Answer {
@@ -118,6 +120,11 @@ fn answer(
 ) -> Result<Answer, Failure> {
     let mut response = response.map_err(|_| Failure::Transport)?;
     let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| crate::backoff::retry_after(value, std::time::SystemTime::now()));
     let text = response
         .body_mut()
         .with_config()
@@ -127,6 +134,7 @@ fn answer(
     Ok(Answer {
         status,
         body: serde_json::from_str(&text).unwrap_or(Value::Null),
+        retry_after,
     })
 }
 

@@ -4,7 +4,8 @@
 //! baton-hook <claude-code|codex|cursor> <session-start|stop|session-end|pre-compact> [--nudge]
 //! baton-hook install   --harness <h> [--scope user|project] [--project-dir DIR] [--nudge]
 //! baton-hook uninstall --harness <h> [--scope user|project] [--project-dir DIR]
-//! baton-hook drain        send what the spool holds
+//! baton-hook drain        send what the spool holds (waits for a drain already running)
+//! baton-hook drain --detached  the bounded background drain hook runs start
 //! baton-hook usage <daily|session|blocks|models|tree ID> [--json] ...  local token/cost report
 //! baton-hook sidecar ...  (started by SessionStart, never by hand)
 //! ```
@@ -12,6 +13,8 @@
 //! A hook run never breaks the agent: whatever happens it exits 0, prints nothing unless it
 //! has something for the harness, and writes at most a line per failure to its local log.
 
+mod ancestry;
+mod backoff;
 mod briefing;
 mod claims;
 mod clear_marker;
@@ -19,6 +22,7 @@ mod clock;
 mod config;
 mod context;
 mod drain;
+mod drainer;
 mod end;
 mod fsutil;
 mod harness;
@@ -28,9 +32,11 @@ mod log;
 mod output;
 mod payload;
 mod process;
+mod proctable;
 mod project;
 mod setup;
 mod sidecar;
+mod sidecar_launch;
 mod spool;
 mod start;
 mod stop;
@@ -53,6 +59,9 @@ fn main() {
             if let Some(parsed) = sidecar::parse_args(&args[1..]) {
                 sidecar::run(Env::capture(), parsed);
             }
+        }
+        "drain" if args.get(1).map(String::as_str) == Some("--detached") => {
+            drainer::run(&Env::capture())
         }
         "drain" => drain(),
         "usage" => std::process::exit(usage::run(&args[1..])),
@@ -116,6 +125,8 @@ fn hook(args: &[String], started: Instant) {
         let _ = writeln!(stdout, "{value}");
         let _ = stdout.flush();
     }
+    // A spooled call never waits for a sidecar that may not exist (none found, uninstalled).
+    drainer::start_if_needed(&context.state_dir);
 }
 
 /// Subagent contexts do nothing: a payload naming an `agent_id`, `BATON_HOOK_ROLE=subagent`,
@@ -130,7 +141,7 @@ fn subagent(env: &Env, input: &payload::Input) -> bool {
             .is_some_and(|checkout| checkout.secondary_worktree)
 }
 
-/// Sends the spool now (the sidecar and SessionStart start this in the background).
+/// Sends the spool now, by hand.
 fn drain() {
     let env = Env::capture();
     let state_dir = env.state_dir();
@@ -138,7 +149,7 @@ fn drain() {
         log::line(&state_dir, "drain", "-", "config_missing");
         return;
     };
-    spool::Spool::in_state(&state_dir).drain(&client, |status| {
+    spool::Spool::in_state(&state_dir).drain(&client, true, |status| {
         log::line(&state_dir, "drain", "-", &format!("spool_refused_{status}"));
     });
 }

@@ -1,9 +1,13 @@
 //! What each harness accepts back on stdout. Nothing else is ever printed: a failure prints
 //! nothing at all.
 //!
-//! The form follows the settings file that ran the hook (the installed format), not the host:
+//! SessionStart's context follows the settings file that ran the hook (the installed format):
 //! Cursor runs Claude Code's settings files through its compatibility layer, which reads
-//! Claude Code's output shape; Cursor's own `hooks.json` entries get Cursor's shape.
+//! Claude Code's context shape; Cursor's own `hooks.json` entries get Cursor's shape.
+//!
+//! The Stop continuation follows the detected host, whatever the settings format: Cursor
+//! continues only through `followup_message` and must never get `decision`/`reason` (seed 000,
+//! harness coverage), so a Claude-format Stop carrying `cursor_version` gets Cursor's form.
 
 use serde_json::{Value, json};
 
@@ -23,10 +27,11 @@ pub fn session_context(harness: Harness, context: &str) -> Value {
     }
 }
 
-/// The Stop continuation: Claude Code and Codex block with a reason (continuation input);
-/// Cursor submits a follow-up message. Cursor never gets `decision`/`reason`.
-pub fn continuation(harness: Harness, prompt: &str) -> Value {
-    match harness {
+/// The Stop continuation for the host that runs the session: Claude Code and Codex block with
+/// a reason (continuation input); Cursor submits a follow-up message. Cursor never gets
+/// `decision`/`reason`.
+pub fn continuation(host: Harness, prompt: &str) -> Value {
+    match host {
         Harness::ClaudeCode | Harness::Codex => json!({ "decision": "block", "reason": prompt }),
         Harness::Cursor => json!({ "followup_message": prompt }),
     }
@@ -44,6 +49,60 @@ pub fn run_id_instruction(session_run_id: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::harness::detect;
+
+    #[test]
+    fn the_continuation_follows_the_detected_host_for_every_settings_format() {
+        let claude_stop = json!({"session_id": "s", "hook_event_name": "Stop"});
+        let claude_stop_in_cursor =
+            json!({"session_id": "s", "hook_event_name": "Stop", "cursor_version": "3.21.16"});
+        let cursor_stop = json!({"conversation_id": "c", "hook_event_name": "stop",
+            "status": "completed", "loop_count": 0, "cursor_version": "3.21.16"});
+        let codex_stop = json!({"session_id": "s", "hook_event_name": "Stop", "turn_id": "t"});
+        let block = json!({"decision": "block", "reason": "p"});
+        let follow_up = json!({"followup_message": "p"});
+        let cases = [
+            (
+                "Claude settings in Claude Code",
+                Harness::ClaudeCode,
+                &claude_stop,
+                false,
+                &block,
+            ),
+            (
+                "Codex settings in Codex",
+                Harness::Codex,
+                &codex_stop,
+                false,
+                &block,
+            ),
+            (
+                "Cursor's own hooks.json",
+                Harness::Cursor,
+                &cursor_stop,
+                false,
+                &follow_up,
+            ),
+            (
+                "Claude settings run by Cursor (cursor_version)",
+                Harness::ClaudeCode,
+                &claude_stop_in_cursor,
+                false,
+                &follow_up,
+            ),
+            (
+                "Claude settings run by Cursor (CURSOR_* environment)",
+                Harness::ClaudeCode,
+                &claude_stop,
+                true,
+                &follow_up,
+            ),
+        ];
+        for (name, format, payload, in_cursor, expected) in cases {
+            let host = detect(Some(format), payload, in_cursor);
+            assert_eq!(&continuation(host, "p"), expected, "{name}");
+        }
+    }
 
     #[test]
     fn envelopes_per_harness() {

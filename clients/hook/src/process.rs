@@ -1,5 +1,5 @@
-//! Facts about processes: is the client alive, what is its executable and version, which
-//! machine is this.
+//! Facts about processes: which one is the client, is it still the same process, what is its
+//! executable and version, which machine is this.
 //!
 //! The client version is not in any payload (seed 004), and it can change under a running
 //! session when the client updates itself, so it is resolved per episode from the client's
@@ -13,15 +13,33 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
+use crate::ancestry::{self, Identity};
 use crate::config::Env;
 use crate::fsutil;
+use crate::harness::Harness;
+use crate::proctable;
 
-/// The client process to watch: `CLAUDE_PID` when Claude Code set it, else the hook's parent.
-pub fn client_pid(env: &Env) -> u32 {
-    env.get("CLAUDE_PID")
+/// The client process to watch (see [`crate::ancestry`] for the rules): `CLAUDE_PID` when set
+/// and believable, else the harness's process found up the hook's ancestry.
+pub fn client(env: &Env, harness: Harness) -> Option<Identity> {
+    let parent = std::os::unix::process::parent_id();
+    let claimed = env
+        .get("CLAUDE_PID")
         .and_then(|text| text.trim().parse::<u32>().ok())
-        .filter(|pid| *pid > 1)
-        .unwrap_or_else(std::os::unix::process::parent_id)
+        .filter(|pid| *pid > 1);
+    match claimed {
+        Some(pid) => {
+            let hook_start = proctable::read(std::process::id()).map(|info| info.start);
+            ancestry::claimed(proctable::read(pid), hook_start.as_deref())
+        }
+        None => ancestry::walk(harness, parent, proctable::read),
+    }
+}
+
+/// True while the recorded client still runs as the same process (a pid now held by a process
+/// that started at another time is not it).
+pub fn still_running(client: &Identity) -> bool {
+    ancestry::same_process(client, proctable::read(client.pid).as_ref())
 }
 
 /// True while `pid` runs (a zombie is not running).
@@ -45,27 +63,26 @@ pub fn alive(pid: u32) -> bool {
     }
 }
 
-const INTERPRETERS: [&str; 9] = [
-    "node", "bun", "deno", "python", "python3", "sh", "bash", "zsh", "dash",
-];
-
-/// The client's executable: `/proc/<pid>/exe`, or for a script run by an interpreter (Claude
-/// Code is often `node cli.js`) the script it runs.
+/// The client's executable: its own, or for a script run by an interpreter (a node-hosted
+/// CLI) the script it runs. Relative scripts resolve against the process's folder where it can
+/// be read (Linux); elsewhere they are not resolved.
 pub fn executable(pid: u32) -> Option<PathBuf> {
-    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+    let info = proctable::read(pid)?;
+    let exe = PathBuf::from(info.exe.as_deref()?);
     let name = exe.file_name()?.to_str()?;
-    if !INTERPRETERS
+    if !ancestry::INTERPRETERS
         .iter()
+        .chain(["sh", "bash", "zsh", "dash"].iter())
         .any(|interpreter| name.starts_with(interpreter))
     {
         return Some(exe);
     }
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-    let script = cmdline
-        .split(|byte| *byte == 0)
+    let script = info
+        .argv
+        .iter()
         .skip(1)
-        .find(|argument| !argument.starts_with(b"-"))?;
-    let script = PathBuf::from(std::str::from_utf8(script).ok()?);
+        .find(|argument| !argument.starts_with('-'))?;
+    let script = PathBuf::from(script);
     if script.is_absolute() {
         return Some(script);
     }

@@ -2,119 +2,51 @@
 //! the client lives and sends a last "process exited" pulse when it dies.
 //!
 //! No hook fires periodically in any harness, and SIGKILL fires no end at all, so a process
-//! watching the client is the only honest liveness source (seed 004). The sidecar claims a
-//! file named after the session and the client pid (created exclusively, so two SessionStarts
-//! racing still leave one sidecar), polls the client every 250 ms, pulses every
-//! `BATON_HOOK_PULSE_INTERVAL_MS` (30 s), drains the spool when it holds anything, and stops
-//! when the client exits, when the server says the session closed (after `/clear`), or when
-//! its file is removed (uninstall).
+//! watching the client is the only honest liveness source (seed 004). SessionStart starts the
+//! sidecar after its lifecycle call (the open or reopen the pulses depend on) and only when it
+//! found the client ([`crate::ancestry`]); with no client there is no sidecar and the lease
+//! alone decides. The sidecar claims a file named after the session and the client process
+//! (created exclusively, so two SessionStarts racing still leave one sidecar) and:
+//! * sends its first pulse at once; the client version is probed on a thread and rides on a
+//!   later pulse, so the probe never delays the episode;
+//! * checks every 250 ms that the client is still the recorded process — same pid *and* same
+//!   start time, so a recycled pid does not keep the episode live;
+//! * pulses every `BATON_HOOK_PULSE_INTERVAL_MS` (30 s); a 429, a 5xx or no answer backs off
+//!   ([`crate::backoff`], honouring `Retry-After`, capped at [`BACKOFF_CAP`] so a retry still
+//!   lands inside the liveness window);
+//! * drains the spool when it holds anything;
+//! * stops when the client exits, when its file is removed (uninstall), or when the server says
+//!   the session closed (after `/clear`) — except that in its first [`OPEN_GRACE`] a "closed"
+//!   answer is retried up to [`EARLY_CLOSED_RETRIES`] times first: right after the open it
+//!   followed, "closed" is a stale read, not an end.
 
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::ancestry::Identity;
+use crate::backoff;
 use crate::claims::{claim, claim_path, holder};
 use crate::config::{self, Env};
-use crate::context::{self, Hook};
-use crate::harness::Harness;
+use crate::context;
 use crate::http::Client;
 use crate::log;
 use crate::process;
 use crate::spool::{Entry, Spool};
 
+pub use crate::sidecar_launch::{Args, ensure, parse_args, spawn_detached};
+
 const PULSE: &str = "/api/v1/agent-sessions/pulse";
 const POLL: Duration = Duration::from_millis(250);
-
-/// What the sidecar is told on its command line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Args {
-    pub agent: String,
-    pub session_id: String,
-    pub client_pid: u32,
-    pub client: String,
-    pub host_client: Option<String>,
-    pub client_version: Option<String>,
-}
-
-/// Starts `baton-hook <args>` detached: its own process group, no stdio, never waited for.
-pub fn spawn_detached(args: &[&str]) {
-    let Ok(exe) = std::env::current_exe() else {
-        return;
-    };
-    let _ = Command::new(exe)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn();
-}
-
-/// Makes sure a sidecar watches this session's client process (unless
-/// `BATON_HOOK_SIDECAR=off`, for hosts where a detached process is unwelcome: liveness then
-/// rests on hook activity alone).
-pub fn ensure(hook: &Hook, session_id: &str) {
-    if hook.env.get("BATON_HOOK_SIDECAR") == Some("off") {
-        return;
-    }
-    let client_pid = process::client_pid(&hook.env);
-    let path = claim_path(&hook.state_dir, hook.agent(), session_id, client_pid);
-    if holder(&path).is_some_and(process::alive) {
-        return;
-    }
-    let pid = client_pid.to_string();
-    let mut args = vec![
-        "sidecar",
-        "--agent",
-        hook.agent(),
-        "--session-id",
-        session_id,
-        "--client-pid",
-        &pid,
-        "--client",
-        hook.format.name(),
-    ];
-    if hook.format != hook.harness {
-        args.extend(["--host-client", hook.harness.name()]);
-    }
-    let version = cursor_version(hook);
-    if let Some(version) = version.as_deref() {
-        args.extend(["--client-version", version]);
-    }
-    spawn_detached(&args);
-}
-
-/// Cursor puts its version in the payload's environment (`CURSOR_VERSION`).
-fn cursor_version(hook: &Hook) -> Option<String> {
-    if hook.harness != Harness::Cursor {
-        return None;
-    }
-    hook.env
-        .get("CURSOR_VERSION")
-        .and_then(process::parse_version)
-}
-
-/// Parses `sidecar --agent A --session-id S --client-pid P --client C [--host-client H]
-/// [--client-version V]`.
-pub fn parse_args(args: &[String]) -> Option<Args> {
-    let value = |flag: &str| {
-        args.iter()
-            .position(|arg| arg == flag)
-            .and_then(|index| args.get(index + 1))
-            .cloned()
-    };
-    Some(Args {
-        agent: value("--agent")?,
-        session_id: value("--session-id")?,
-        client_pid: value("--client-pid")?.parse().ok().filter(|pid| *pid > 1)?,
-        client: value("--client")?,
-        host_client: value("--host-client"),
-        client_version: value("--client-version"),
-    })
-}
+/// How long after the sidecar starts a "closed" answer is doubted.
+pub const OPEN_GRACE: Duration = Duration::from_secs(3);
+/// How many "closed" answers in a row the grace retries before believing one.
+pub const EARLY_CLOSED_RETRIES: u32 = 5;
+const EARLY_CLOSED_WAIT: Duration = Duration::from_millis(400);
+/// The longest back-off between pulses: two tries inside the 120 s liveness window.
+pub const BACKOFF_CAP: Duration = Duration::from_secs(55);
 
 /// How a pulse went.
 enum Pulsed {
@@ -122,13 +54,23 @@ enum Pulsed {
     Closed,
     /// The key was refused: pulsing again would not help.
     Refused,
+    /// An answer that will not change by waiting longer (a 404 before the spooled open lands).
     Unanswered,
+    /// 429, 5xx or no answer: back off, at least for the `Retry-After` the server named.
+    Later(Option<Duration>),
+}
+
+/// True when a "closed" answer ends the episode: always once the grace after the sidecar's
+/// start is over, and within it only after [`EARLY_CLOSED_RETRIES`] retries said the same.
+pub fn believe_closed(since_start: Duration, closed_in_a_row: u32) -> bool {
+    since_start >= OPEN_GRACE || closed_in_a_row > EARLY_CLOSED_RETRIES
 }
 
 struct Sidecar {
     env: Env,
     state_dir: PathBuf,
     args: Args,
+    client: Identity,
     episode_id: String,
     host_id: String,
     version: Option<String>,
@@ -157,40 +99,42 @@ impl Sidecar {
         body
     }
 
-    fn client(&self) -> Option<Client> {
+    fn http(&self) -> Option<Client> {
         context::client(&self.env, Instant::now() + Duration::from_secs(5)).ok()
     }
 
     fn pulse(&self, end_reason: Option<&str>) -> Pulsed {
         let body = self.body(end_reason);
-        let answer = self.client().map(|client| client.post(PULSE, &body));
-        match answer {
+        let answer = self.http().map(|client| client.post(PULSE, &body));
+        let pulsed = match answer {
             Some(Ok(answer)) if answer.ok() => {
-                if answer.text("liveness") == Some("closed") {
+                return if answer.text("liveness") == Some("closed") {
                     Pulsed::Closed
                 } else {
                     Pulsed::Open
-                }
+                };
             }
-            Some(Ok(answer)) if matches!(answer.status, 401 | 403) => Pulsed::Refused,
+            Some(Ok(answer)) if matches!(answer.status, 401 | 403) => return Pulsed::Refused,
             Some(Ok(answer)) => {
                 self.log(&format!("pulse_status_{}", answer.status));
-                Pulsed::Unanswered
-            }
-            _ => {
-                if end_reason.is_some() {
-                    // The last pulse must arrive: the drain delivers it with its time.
-                    let entry = Entry {
-                        path: PULSE.into(),
-                        body,
-                    };
-                    if let Err(error) = Spool::in_state(&self.state_dir).append(&entry) {
-                        self.log(error.code());
-                    }
+                if !backoff::retryable(answer.status) {
+                    return Pulsed::Unanswered;
                 }
-                Pulsed::Unanswered
+                Pulsed::Later(answer.retry_after)
+            }
+            _ => Pulsed::Later(None),
+        };
+        if end_reason.is_some() {
+            // The last pulse must arrive: the drain delivers it with its time.
+            let entry = Entry {
+                path: PULSE.into(),
+                body,
+            };
+            if let Err(error) = Spool::in_state(&self.state_dir).append(&entry) {
+                self.log(error.code());
             }
         }
+        pulsed
     }
 
     fn drain(&self) {
@@ -198,10 +142,14 @@ impl Sidecar {
         if spool.is_empty() {
             return;
         }
-        if let Some(client) = self.client() {
-            spool.drain(&client, |status| {
+        if let Some(client) = self.http() {
+            let drained = spool.drain(&client, false, |status| {
                 self.log(&format!("spool_refused_{status}"))
             });
+            if drained.stopped {
+                // The drainer backs off and keeps at it; this sidecar goes on pulsing.
+                crate::drainer::start_if_needed(&self.state_dir);
+            }
         }
     }
 }
@@ -209,53 +157,100 @@ impl Sidecar {
 /// Runs the sidecar until its client exits, its session closes, or its claim is removed.
 pub fn run(env: Env, args: Args) {
     let state_dir = env.state_dir();
-    let path = claim_path(&state_dir, &args.agent, &args.session_id, args.client_pid);
+    let start = args
+        .client_start
+        .clone()
+        .or_else(|| crate::proctable::read(args.client_pid).map(|info| info.start));
+    let Some(start) = start else {
+        return;
+    };
+    let client = Identity {
+        pid: args.client_pid,
+        start,
+    };
+    let path = claim_path(&state_dir, &args.agent, &args.session_id, &client);
     if !claim(&path) {
         return;
     }
-    let version = args.client_version.clone().or_else(|| {
-        let exe = process::executable(args.client_pid)?;
-        process::version_of(&exe, &state_dir, Duration::from_secs(3))
-    });
-    let sidecar = Sidecar {
+    let versions = probe_version(&args, &state_dir);
+    let mut sidecar = Sidecar {
         episode_id: uuid::Uuid::now_v7().to_string(),
         host_id: process::host_id(),
+        version: args.client_version.clone(),
         env,
         state_dir,
         args,
-        version,
+        client,
     };
-    watch(&sidecar, &path);
+    watch(&mut sidecar, &path, versions);
     if holder(&path) == Some(std::process::id()) {
         let _ = std::fs::remove_file(&path);
     }
 }
 
-fn watch(sidecar: &Sidecar, path: &Path) {
+/// Resolves the client version on a thread (`<exe> --version` can take seconds).
+fn probe_version(args: &Args, state_dir: &Path) -> Option<Receiver<String>> {
+    if args.client_version.is_some() {
+        return None;
+    }
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let (pid, state_dir) = (args.client_pid, state_dir.to_path_buf());
+    std::thread::spawn(move || {
+        let exe = process::executable(pid)?;
+        let version = process::version_of(&exe, &state_dir, Duration::from_secs(3))?;
+        sender.send(version).ok()
+    });
+    Some(receiver)
+}
+
+fn watch(sidecar: &mut Sidecar, path: &Path, versions: Option<Receiver<String>>) {
     let interval = config::pulse_interval(&sidecar.env);
-    let mut next_pulse = Instant::now();
+    let started = Instant::now();
+    let mut next_pulse = started;
+    let (mut failures, mut closed_in_a_row) = (0, 0);
     loop {
+        if let Some(version) = versions.as_ref().and_then(|rx| rx.try_recv().ok()) {
+            sidecar.version = Some(version);
+            // A version learned late rides on a pulse now (the server fills it in) — unless
+            // the server asked to wait: back-off wins.
+            if failures == 0 {
+                next_pulse = next_pulse.min(Instant::now());
+            }
+        }
         if holder(path) != Some(std::process::id()) {
             sidecar.pulse(Some("stopped"));
             return;
         }
-        if !process::alive(sidecar.args.client_pid) {
+        if !process::still_running(&sidecar.client) {
             sidecar.drain();
             sidecar.pulse(Some("process_exited"));
             sidecar.drain();
             return;
         }
         if Instant::now() >= next_pulse {
-            sidecar.drain();
-            match sidecar.pulse(None) {
+            let pulsed = sidecar.pulse(None);
+            let mut wait = interval;
+            match pulsed {
                 Pulsed::Closed => {
-                    sidecar.pulse(Some("session_closed"));
-                    return;
+                    closed_in_a_row += 1;
+                    if believe_closed(started.elapsed(), closed_in_a_row) {
+                        sidecar.pulse(Some("session_closed"));
+                        return;
+                    }
+                    wait = EARLY_CLOSED_WAIT.min(interval);
                 }
                 Pulsed::Refused => return,
-                Pulsed::Open | Pulsed::Unanswered => {}
+                Pulsed::Open | Pulsed::Unanswered => {
+                    (failures, closed_in_a_row) = (0, 0);
+                }
+                Pulsed::Later(retry_after) => {
+                    failures += 1;
+                    let jitter = backoff::jitter();
+                    wait = backoff::delay(failures, interval, BACKOFF_CAP, retry_after, jitter);
+                }
             }
-            next_pulse = Instant::now() + interval;
+            sidecar.drain();
+            next_pulse = Instant::now() + wait;
         }
         std::thread::sleep(POLL.min(interval));
     }
@@ -266,26 +261,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arguments_round_trip() {
-        let args: Vec<String> = [
-            "--agent",
-            "cursor",
-            "--session-id",
-            "s 1",
-            "--client-pid",
-            "42",
-            "--client",
-            "claude-code",
-            "--host-client",
-            "cursor",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let parsed = parse_args(&args).expect("valid");
-        assert_eq!(parsed.session_id, "s 1");
-        assert_eq!(parsed.client_pid, 42);
-        assert_eq!(parsed.host_client.as_deref(), Some("cursor"));
-        assert_eq!(parse_args(&args[..4]), None);
+    fn a_closed_answer_right_after_the_start_is_retried_before_it_ends_the_episode() {
+        let second = Duration::from_secs(1);
+        let cases = [
+            (
+                "first answer, just started: retry",
+                Duration::ZERO,
+                1,
+                false,
+            ),
+            (
+                "still inside the grace, retries left",
+                2 * second,
+                EARLY_CLOSED_RETRIES,
+                false,
+            ),
+            (
+                "retries used up inside the grace",
+                second,
+                EARLY_CLOSED_RETRIES + 1,
+                true,
+            ),
+            ("the grace is over: believed at once", OPEN_GRACE, 1, true),
+            (
+                "long after the start (/clear): believed at once",
+                600 * second,
+                1,
+                true,
+            ),
+        ];
+        for (name, since_start, closed, expected) in cases {
+            assert_eq!(believe_closed(since_start, closed), expected, "{name}");
+        }
     }
 }

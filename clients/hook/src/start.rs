@@ -4,10 +4,16 @@
 //! |---|---|
 //! | `startup` | fetch the full briefing, render and cut it, `open` stamping exactly the commitments that survived the cut, inject briefing + run id; a failed briefing still opens, without `briefedMemories` |
 //! | `resume` | `open` with `source: resume` and no `briefedMemories`; re-inject the run id |
-//! | `compact` | heartbeat to recover the run id and re-inject it (not an open, not a restamp) |
+//! | `compact` | heartbeat to recover the run id and re-inject it (not an open, not a restamp); on a session the server does not know (404): re-inject nothing, open nothing, log one line |
 //! | `clear` | probe with heartbeat: 404 → a startup; 200 → re-inject, nothing new; anything else → deliver the briefing, skip the lifecycle, log one line |
 //!
-//! Every source also makes sure a liveness sidecar watches the client process.
+//! Order: first whatever the spool holds is sent (bounded, [`SPOOL_FIRST`]), so a close a
+//! previous process spooled lands before this activation's reopen instead of after it; then
+//! the lifecycle call; then the liveness sidecar is started (every source), so its first
+//! pulse finds the open or reopen it depends on already made. What the spool still holds
+//! goes to a detached drain.
+
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -24,24 +30,41 @@ use crate::spool::Spool;
 const OPEN: &str = "/api/v1/agent-sessions/open";
 const HEARTBEAT: &str = "/api/v1/agent-sessions/heartbeat";
 
+/// The longest SessionStart spends sending what an earlier run spooled.
+pub const SPOOL_FIRST: Duration = Duration::from_secs(2);
+
 /// Handles one SessionStart; returns what to print.
 pub fn run(hook: &Hook, input: &Input) -> Option<Value> {
-    sidecar::ensure(hook, &input.session_id);
-    let client = hook.client()?;
-    kick_drain(hook);
+    let Some(client) = hook.client() else {
+        sidecar::ensure(hook, &input.session_id);
+        return None;
+    };
+    send_spooled_first(hook);
     let context = match input.source.as_deref().unwrap_or("startup") {
         "resume" => resume(hook, client, input),
-        "compact" => recover(hook, client, input),
+        "compact" => match recover(hook, client, input) {
+            Recovered::Context(context) => context,
+            // Nothing to watch: the server has no session for it.
+            Recovered::Unknown => return None,
+        },
         "clear" => clear(hook, client, input),
         _ => startup(hook, client, input, None),
-    }?;
-    Some(output::session_context(hook.format, &context))
+    };
+    sidecar::ensure(hook, &input.session_id);
+    Some(output::session_context(hook.format, &context?))
 }
 
-/// A drain left over from a time the server was down runs in the background.
-fn kick_drain(hook: &Hook) {
-    if !Spool::in_state(&hook.state_dir).is_empty() {
-        sidecar::spawn_detached(&["drain"]);
+/// Sends what the spool holds before the lifecycle call, within [`SPOOL_FIRST`]; a drain
+/// already running is left to it.
+fn send_spooled_first(hook: &Hook) {
+    let spool = Spool::in_state(&hook.state_dir);
+    if spool.is_empty() {
+        return;
+    }
+    if let Ok(client) = crate::context::client(&hook.env, Instant::now() + SPOOL_FIRST) {
+        spool.drain(&client, false, |status| {
+            hook.log(&format!("spool_refused_{status}"));
+        });
     }
 }
 
@@ -97,13 +120,16 @@ fn fetch_briefing(hook: &Hook, client: &Client) -> Option<(Rendered, Option<Valu
     }
 }
 
-/// POSTs a lifecycle call; a call the server never answered is spooled for the drain. Returns
-/// the run id on success.
+/// POSTs a lifecycle call; a call the server never answered, or answered "not now" (429,
+/// 5xx), is spooled for the drain, which backs off. Returns the run id on success.
 fn send_or_spool(hook: &Hook, client: &Client, path: &str, body: Value) -> Option<String> {
     match client.post(path, &body) {
         Ok(answer) if answer.ok() => answer.text("sessionRunId").map(str::to_string),
         Ok(answer) => {
             hook.log(&format!("status_{}", answer.status));
+            if crate::backoff::retryable(answer.status) {
+                hook.spool(path, body);
+            }
             None
         }
         Err(failure) => {
@@ -125,11 +151,14 @@ fn heartbeat(hook: &Hook, client: &Client, input: &Input) -> Result<Answer, Fail
 }
 
 /// `compact`: the run id went with the compacted context; a heartbeat recovers it without a new
-/// activation. A session the server never saw starts now.
-fn recover(hook: &Hook, client: &Client, input: &Input) -> Option<String> {
-    match heartbeat(hook, client, input) {
+/// activation. Compact is "not an open": a session the server does not know stays unknown.
+fn recover(hook: &Hook, client: &Client, input: &Input) -> Recovered {
+    Recovered::Context(match heartbeat(hook, client, input) {
         Ok(answer) if answer.ok() => answer.text("sessionRunId").map(output::run_id_instruction),
-        Ok(answer) if answer.status == 404 => startup(hook, client, input, None),
+        Ok(answer) if answer.status == 404 => {
+            hook.log("compact_unknown_session");
+            return Recovered::Unknown;
+        }
         Ok(answer) => {
             hook.log(&format!("status_{}", answer.status));
             None
@@ -138,7 +167,13 @@ fn recover(hook: &Hook, client: &Client, input: &Input) -> Option<String> {
             hook.log(failure.code());
             None
         }
-    }
+    })
+}
+
+/// What a compact learned: the context to re-inject, or that the server has no such session.
+enum Recovered {
+    Context(Option<String>),
+    Unknown,
 }
 
 /// `clear`, resolved against the server: only a 404 is an existence answer.

@@ -90,7 +90,7 @@ fn nudge(hook: &Hook, client: &Client, input: &Input) -> Option<Value> {
     match (armed, attempt) {
         (true, Some(attempt)) if !input.stop_hook_active => {
             match debrief_prompt(hook, client, input) {
-                Some(prompt) => Some(output::continuation(hook.format, &prompt)),
+                Some(prompt) => Some(output::continuation(hook.harness, &prompt)),
                 None => {
                     // No words to inject: finish the attempt now (it lands expired, so the
                     // closer still debriefs the session).

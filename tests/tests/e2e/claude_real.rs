@@ -265,7 +265,7 @@ fn script() -> Script {
 }
 
 /// Where `scripts/install-harnesses.sh` puts Claude Code, unless `BATON_TEST_CLAUDE` names it.
-fn claude_binary() -> PathBuf {
+pub(crate) fn claude_binary() -> PathBuf {
     let path = std::env::var_os("BATON_TEST_CLAUDE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {

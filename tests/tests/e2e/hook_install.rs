@@ -217,21 +217,34 @@ async fn a_settings_file_that_is_a_symbolic_link_is_refused_untouched() {
 }
 
 #[tokio::test]
-async fn uninstall_leaves_no_sidecar_running() {
+async fn uninstall_leaves_no_sidecar_running_and_a_later_close_still_arrives() {
+    let baton = baton_tests::Baton::start().await;
+    let tenant = baton.create_tenant("uninstall").await;
+    let api = baton.client(&tenant);
     // A stand-in client process the sidecar watches.
     let mut client = Command::new("sleep")
         .arg("600")
         .process_group(0)
+        .kill_on_drop(true)
         .spawn()
         .expect("client");
     let pid = client.id().expect("pid");
-    let mut home = HookHome::new("http://127.0.0.1:9", "unused");
+    let mut home = HookHome::new(&baton.base_url, &tenant.api_key);
     home.set("BATON_HOOK_SIDECAR", "on");
     home.set("CLAUDE_PID", &pid.to_string());
     let (ok, _) = setup(&home, &["install", "--harness", "claude-code"]).await;
     assert!(ok);
     let start = json!({"session_id": "s", "hook_event_name": "SessionStart", "source": "startup"});
-    home.run(&["claude-code", "session-start"], &start).await;
+    let printed = home
+        .run(&["claude-code", "session-start"], &start)
+        .await
+        .json()
+        .expect("context");
+    let context = printed["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context");
+    let at = context.find("sessionRunId = ").expect("run id") + 15;
+    let run_id = context[at..at + 36].to_string();
     let claims = home.state_dir().join("sidecars");
     let started = Instant::now();
     let sidecar: u32 = loop {
@@ -263,6 +276,26 @@ async fn uninstall_leaves_no_sidecar_running() {
     assert!(gone(sidecar), "no sidecar left");
     assert!(std::fs::read_dir(&claims).map_or(true, |mut entries| entries.next().is_none()));
     assert!(!home.path(".claude/settings.json").exists());
+
+    // The running client keeps the hooks it loaded: its SessionEnd spools a close, and with no
+    // sidecar left to drain it the hook's own detached drain delivers it.
+    let end =
+        json!({"session_id": "s", "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"});
+    home.run(&["claude-code", "session-end"], &end).await;
+    let started = Instant::now();
+    loop {
+        let row = api.get(&format!("/api/v1/agent-sessions/{run_id}")).await;
+        if row.body["closedAt"].is_string() {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the close never arrived: {:?}",
+            row.body
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(home.spooled().is_empty());
     let _ = client.kill().await;
     assert!(
         std::fs::metadata(home.state_dir())

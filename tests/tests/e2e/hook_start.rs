@@ -322,3 +322,43 @@ async fn subagents_and_unknown_events_do_nothing() {
     assert_eq!((garbage.code, garbage.stdout.as_str()), (Some(0), ""));
     assert_eq!(home.log_lines().len(), 1, "one line for the bad payload");
 }
+
+#[tokio::test]
+async fn compact_on_a_session_the_server_does_not_know_opens_nothing() {
+    let baton = Baton::start().await;
+    let tenant = baton.create_tenant("hook-compact-unknown").await;
+    let client = baton.client(&tenant);
+    let mut home = HookHome::new(&baton.base_url, &tenant.api_key);
+    // Even with the sidecar on: nothing to watch for a session that does not exist.
+    home.set("BATON_HOOK_SIDECAR", "on");
+    let payload = json!({"session_id": "never-seen", "hook_event_name": "SessionStart",
+        "source": "compact", "cwd": "/w/app"});
+    let run = home.run(&CLAUDE, &payload).await;
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (Some(0), ""),
+        "nothing re-injected"
+    );
+    let probe = client
+        .post(
+            "/api/v1/agent-sessions/heartbeat",
+            &json!({"agent": "claude-code", "sessionId": "never-seen"}),
+        )
+        .await;
+    assert_eq!(
+        probe.status, 404,
+        "compact is not an open: {:?}",
+        probe.body
+    );
+    let log = home.log_lines();
+    assert_eq!(log.len(), 1, "one line: {log:?}");
+    assert!(log[0].contains("compact_unknown_session"), "{log:?}");
+    assert!(
+        home.spooled().is_empty(),
+        "nothing spooled to open it later"
+    );
+    assert!(
+        !home.state_dir().join("sidecars").exists(),
+        "no sidecar for an unknown session"
+    );
+}

@@ -132,6 +132,35 @@ async fn cursor_gets_a_followup_message_and_its_follow_up_finalizes() {
 }
 
 #[tokio::test]
+async fn a_claude_format_stop_carrying_cursor_version_gets_a_followup_message() {
+    let baton = Baton::start().await;
+    let tenant = baton.create_tenant("hook-cursor-claude").await;
+    let client = baton.client(&tenant);
+    let mut home = HookHome::new(&baton.base_url, &tenant.api_key);
+    home.set("BATON_STOP_NUDGE", "1");
+    // Cursor running Claude Code's settings: the installed command says claude-code, the
+    // payload says Cursor. The session is Cursor's, and so is the continuation's form.
+    let run_id = open(&client, "cursor", "hosted-stop").await;
+    write(&client, &run_id, "keep the cache warm").await;
+    let stop = json!({"session_id": "hosted-stop", "hook_event_name": "Stop",
+        "stop_hook_active": false, "cursor_version": "3.21.16", "last_assistant_message": "done"});
+    let armed = home.run(&["claude-code", "stop"], &stop).await;
+    let envelope = armed.json().expect("armed: a follow-up");
+    assert!(
+        envelope["followup_message"]
+            .as_str()
+            .is_some_and(|m| m.contains("remember")),
+        "{envelope}"
+    );
+    assert_eq!(
+        envelope.as_object().expect("object").len(),
+        1,
+        "never decision/reason under Cursor: {envelope}"
+    );
+    assert_eq!(triage_status(&client, &run_id).await, "pending");
+}
+
+#[tokio::test]
 async fn nothing_is_injected_when_the_nudge_is_off() {
     let baton = Baton::start().await;
     let tenant = baton.create_tenant("hook-off").await;

@@ -3,11 +3,14 @@
 
 mod abuse;
 mod auth;
+mod claude_hooks_real;
 mod claude_real;
 mod closer;
 mod closer_faults;
 mod codex_real;
 mod db_restart;
+mod hook_backoff;
+mod hook_clients;
 mod hook_install;
 mod hook_liveness;
 mod hook_spool;

@@ -1,0 +1,102 @@
+//! The detached drain: what makes a spooled call independent of any sidecar.
+//!
+//! Every hook run that leaves something in the spool (SessionEnd always does) starts
+//! `baton-hook drain --detached` in its own process group and returns. Rules:
+//! * One drainer at a time: it holds `spool/.drainer` (a file lock) while it works; a second
+//!   one finds the lock taken and exits. After unlocking, the drainer looks at the spool once
+//!   more and goes again if something landed meanwhile, so an append made while the lock was
+//!   held is never left behind.
+//! * It drains until the spool is empty, backing off between attempts the server could not
+//!   take ([`crate::backoff`]: 1 s doubling to 60 s, jittered, never sooner than
+//!   `Retry-After`), and waiting its turn while another drain (a sidecar's, one by hand) holds
+//!   the spool.
+//! * Bounded: it gives up after `BATON_HOOK_DRAIN_PATIENCE_MS` (default 5 minutes) with one
+//!   log line; the next hook run starts another. It also stops when the state folder is gone.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use crate::backoff;
+use crate::config::Env;
+use crate::context;
+use crate::log;
+use crate::spool::Spool;
+
+const BASE: Duration = Duration::from_secs(1);
+const CAP: Duration = Duration::from_secs(60);
+/// How long to wait while another drain holds the spool.
+const BUSY_WAIT: Duration = Duration::from_millis(200);
+
+/// Starts a detached drainer when the spool holds anything.
+pub fn start_if_needed(state_dir: &Path) {
+    if !Spool::in_state(state_dir).is_empty() {
+        crate::sidecar::spawn_detached(&["drain", "--detached"]);
+    }
+}
+
+fn patience(env: &Env) -> Duration {
+    Duration::from_millis(env.number("BATON_HOOK_DRAIN_PATIENCE_MS", 300_000, 1_000, 3_600_000))
+}
+
+/// Runs the drainer until the spool is empty or its patience runs out.
+pub fn run(env: &Env) {
+    let state_dir = env.state_dir();
+    let spool = Spool::in_state(&state_dir);
+    let give_up_at = Instant::now() + patience(env);
+    loop {
+        if !spool.dir.is_dir() {
+            return;
+        }
+        let Ok(lock) = crate::fsutil::private_append(&spool.dir.join(".drainer")) else {
+            return;
+        };
+        if lock.try_lock().is_err() {
+            // The drainer holding it looks again after it lets go.
+            return;
+        }
+        let finished = drain_until_empty(env, &spool, give_up_at);
+        drop(lock);
+        if !finished {
+            log::line(&state_dir, "drain", "-", "drain_gave_up");
+            return;
+        }
+        if spool.is_empty() {
+            return;
+        }
+    }
+}
+
+/// Drains with back-off; false when the patience ran out (or nothing can be sent).
+fn drain_until_empty(env: &Env, spool: &Spool, give_up_at: Instant) -> bool {
+    let state_dir = env.state_dir();
+    let mut failures = 0;
+    while !spool.is_empty() {
+        if !spool.dir.is_dir() {
+            return true;
+        }
+        let client = match context::client(env, Instant::now() + CAP) {
+            Ok(client) => client,
+            Err(code) => {
+                log::line(&state_dir, "drain", "-", code);
+                return false;
+            }
+        };
+        let drained = spool.drain(&client, false, |status| {
+            log::line(&state_dir, "drain", "-", &format!("spool_refused_{status}"));
+        });
+        let wait = if drained.busy {
+            BUSY_WAIT
+        } else if drained.stopped {
+            failures += 1;
+            backoff::delay(failures, BASE, CAP, drained.retry_after, backoff::jitter())
+        } else {
+            failures = 0;
+            continue;
+        };
+        if Instant::now() + wait > give_up_at {
+            return false;
+        }
+        std::thread::sleep(wait);
+    }
+    true
+}

@@ -1,0 +1,142 @@
+//! Starting the sidecar: who to watch, and the command line that tells it.
+//!
+//! SessionStart calls [`ensure`] after its lifecycle call. It finds the client
+//! ([`crate::process::client`]); with none found it logs one line and starts nothing. A claim
+//! held by a live sidecar for the same session and client means one already watches. The
+//! sidecar is started detached (its own process group, no stdio, never waited for) with the
+//! client's pid *and* start time, which it checks on every poll.
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+
+use crate::claims::{claim_path, holder};
+use crate::context::Hook;
+use crate::harness::Harness;
+use crate::process;
+
+/// What the sidecar is told on its command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Args {
+    pub agent: String,
+    pub session_id: String,
+    pub client_pid: u32,
+    /// The client's start time as recorded at SessionStart (read now when absent).
+    pub client_start: Option<String>,
+    pub client: String,
+    pub host_client: Option<String>,
+    pub client_version: Option<String>,
+}
+
+/// Starts `baton-hook <args>` detached: its own process group, no stdio, never waited for.
+pub fn spawn_detached(args: &[&str]) {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let _ = Command::new(exe)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn();
+}
+
+/// Makes sure a sidecar watches this session's client process (unless
+/// `BATON_HOOK_SIDECAR=off`, for hosts where a detached process is unwelcome: liveness then
+/// rests on hook activity alone). Called after the lifecycle call.
+pub fn ensure(hook: &Hook, session_id: &str) {
+    if hook.env.get("BATON_HOOK_SIDECAR") == Some("off") {
+        return;
+    }
+    let Some(client) = process::client(&hook.env, hook.harness) else {
+        // Watching the shell that launched the hook would end liveness with the hook.
+        hook.log("client_not_found");
+        return;
+    };
+    let path = claim_path(&hook.state_dir, hook.agent(), session_id, &client);
+    if holder(&path).is_some_and(process::alive) {
+        return;
+    }
+    let pid = client.pid.to_string();
+    let mut args = vec![
+        "sidecar",
+        "--agent",
+        hook.agent(),
+        "--session-id",
+        session_id,
+        "--client-pid",
+        &pid,
+        "--client-start",
+        &client.start,
+        "--client",
+        hook.format.name(),
+    ];
+    if hook.format != hook.harness {
+        args.extend(["--host-client", hook.harness.name()]);
+    }
+    let version = cursor_version(hook);
+    if let Some(version) = version.as_deref() {
+        args.extend(["--client-version", version]);
+    }
+    spawn_detached(&args);
+}
+
+/// Cursor puts its version in the payload's environment (`CURSOR_VERSION`).
+fn cursor_version(hook: &Hook) -> Option<String> {
+    if hook.harness != Harness::Cursor {
+        return None;
+    }
+    hook.env
+        .get("CURSOR_VERSION")
+        .and_then(process::parse_version)
+}
+
+/// Parses `sidecar --agent A --session-id S --client-pid P [--client-start T] --client C
+/// [--host-client H] [--client-version V]`.
+pub fn parse_args(args: &[String]) -> Option<Args> {
+    let value = |flag: &str| {
+        args.iter()
+            .position(|arg| arg == flag)
+            .and_then(|index| args.get(index + 1))
+            .cloned()
+    };
+    Some(Args {
+        agent: value("--agent")?,
+        session_id: value("--session-id")?,
+        client_pid: value("--client-pid")?.parse().ok().filter(|pid| *pid > 1)?,
+        client_start: value("--client-start"),
+        client: value("--client")?,
+        host_client: value("--host-client"),
+        client_version: value("--client-version"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_round_trip() {
+        let args: Vec<String> = [
+            "--agent",
+            "cursor",
+            "--session-id",
+            "s 1",
+            "--client-pid",
+            "42",
+            "--client",
+            "claude-code",
+            "--host-client",
+            "cursor",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let parsed = parse_args(&args).expect("valid");
+        assert_eq!(parsed.session_id, "s 1");
+        assert_eq!(parsed.client_pid, 42);
+        assert_eq!(parsed.host_client.as_deref(), Some("cursor"));
+        assert_eq!(parsed.client_start, None);
+        assert_eq!(parse_args(&args[..4]), None);
+    }
+}
