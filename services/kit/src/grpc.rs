@@ -10,12 +10,10 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tonic::body::Body;
 use tonic::server::NamedService;
@@ -28,9 +26,9 @@ use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::clock::{Clock, TEST_NOW_KEY};
-use crate::config::Secret;
 use crate::error::ApiError;
 use crate::schema::Readiness;
+use crate::service_tokens::ServiceTokens;
 use crate::telemetry;
 
 /// Metadata key naming the tenant a call acts for.
@@ -39,8 +37,8 @@ pub const TENANT_KEY: &str = "x-baton-tenant";
 /// Settings of a gRPC server.
 #[derive(Debug, Clone)]
 pub struct ServerSettings {
-    /// Bearer token every call must carry.
-    pub service_token: Secret,
+    /// The tokens a call may carry.
+    pub service_token: ServiceTokens,
     /// Longest a single call may run before it is cancelled.
     pub request_timeout: Duration,
     /// Most calls in flight across all connections; beyond it, calls are shed.
@@ -50,9 +48,9 @@ pub struct ServerSettings {
 }
 
 impl ServerSettings {
-    pub fn new(service_token: Secret) -> ServerSettings {
+    pub fn new(service_token: impl Into<ServiceTokens>) -> ServerSettings {
         ServerSettings {
-            service_token,
+            service_token: service_token.into(),
             request_timeout: Duration::from_secs(10),
             max_concurrent_requests: 512,
             readiness: Readiness::ready(),
@@ -104,8 +102,10 @@ where
             }
         });
     }
+    // Reflection lists only what this port serves (the descriptor set holds every context).
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(baton_proto::FILE_DESCRIPTOR_SET)
+        .with_service_name(S::NAME)
         .build_v1()
         .map_err(|error| {
             tracing::error!(error = %error, "reflection descriptor set invalid");
@@ -186,7 +186,7 @@ pub fn call_instant<T>(request: &Request<T>, clock: &Clock) -> Result<DateTime<U
 /// Stamps outgoing calls with the service token, tenant, test instant and trace context.
 #[derive(Debug, Clone)]
 pub struct Outbound {
-    authorization: Arc<str>,
+    tokens: ServiceTokens,
 }
 
 /// The identity and clock of one outgoing call.
@@ -198,9 +198,11 @@ pub struct OutboundCall {
 }
 
 impl Outbound {
-    pub fn new(service_token: &Secret) -> Outbound {
+    /// Sends whichever token the set currently sends (a rotation takes effect without a
+    /// restart).
+    pub fn new(service_token: impl Into<ServiceTokens>) -> Outbound {
         Outbound {
-            authorization: Arc::from(format!("Bearer {}", service_token.expose())),
+            tokens: service_token.into(),
         }
     }
 
@@ -218,7 +220,7 @@ impl Outbound {
     pub fn maintenance_request<T>(&self, test_now: Option<&str>, message: T) -> Request<T> {
         let mut request = Request::new(message);
         let metadata = request.metadata_mut();
-        if let Ok(value) = self.authorization.parse() {
+        if let Ok(value) = self.tokens.authorization().parse() {
             metadata.insert("authorization", value);
         }
         if let Some(value) = test_now.and_then(|text| text.parse().ok()) {
@@ -252,13 +254,13 @@ type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 /// orchestrators can probe without the secret).
 #[derive(Clone)]
 pub struct ServiceTokenLayer {
-    expected: Arc<[u8]>,
+    tokens: ServiceTokens,
 }
 
 impl ServiceTokenLayer {
-    pub fn new(token: Secret) -> ServiceTokenLayer {
+    pub fn new(tokens: impl Into<ServiceTokens>) -> ServiceTokenLayer {
         ServiceTokenLayer {
-            expected: Arc::from(format!("Bearer {}", token.expose()).into_bytes()),
+            tokens: tokens.into(),
         }
     }
 }
@@ -269,7 +271,7 @@ impl<S> Layer<S> for ServiceTokenLayer {
     fn layer(&self, inner: S) -> ServiceTokenService<S> {
         ServiceTokenService {
             inner,
-            expected: self.expected.clone(),
+            tokens: self.tokens.clone(),
         }
     }
 }
@@ -277,7 +279,7 @@ impl<S> Layer<S> for ServiceTokenLayer {
 #[derive(Clone)]
 pub struct ServiceTokenService<S> {
     inner: S,
-    expected: Arc<[u8]>,
+    tokens: ServiceTokens,
 }
 
 impl<S, B> Service<http::Request<B>> for ServiceTokenService<S>
@@ -307,7 +309,7 @@ where
             .get("authorization")
             .map(|value| value.as_bytes())
             .unwrap_or_default();
-        let authorized = exempt || bool::from(presented.ct_eq(&self.expected));
+        let authorized = exempt || self.tokens.accepts(presented);
         if !authorized {
             drop(ready);
             let status = Status::unauthenticated("missing or invalid service token");

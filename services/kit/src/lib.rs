@@ -13,6 +13,7 @@ pub mod error;
 pub mod grpc;
 pub mod schema;
 pub mod selector;
+pub mod service_tokens;
 pub mod shutdown;
 pub mod telemetry;
 pub mod text;
