@@ -21,6 +21,7 @@ Rules (each a pure function below, unit-tested in test_checks.py):
 - Every `BATON_*` variable set directly on a container must be one its program reads, and every
   `BATON_*` key of a ConfigMap one some program reads: a misspelt name is otherwise silently
   ignored and the default wins.
+- The migrations Job carries the overlay's release in its name (components/release).
 - Every Secret and ConfigMap key a container references exists (in prod, where the Secret is not
   in the manifests, in k8s/base/secret.example.yaml, which documents the Secret's keys).
 """
@@ -252,6 +253,9 @@ def check(rendered: Rendered, specs: dict[str, Spec]) -> list[str]:
         for key in data:
             if key.startswith("BATON_") and key not in every_key:
                 problems.append(f"ConfigMap/{name}: {key} is read by no program")
+    for doc in rendered.docs:
+        if doc["metadata"]["name"].endswith("-unreleased"):
+            problems.append(f"{rendered.name}: {doc['kind']}/{doc['metadata']['name']} has no release (include components/release)")
     seen = set()
     for workload, pod in pod_specs(rendered.docs):
         for container in (pod.get("initContainers") or []) + pod["containers"]:
