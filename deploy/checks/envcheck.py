@@ -21,7 +21,8 @@ Rules (each a pure function below, unit-tested in test_checks.py):
 - Every `BATON_*` variable set directly on a container must be one its program reads, and every
   `BATON_*` key of a ConfigMap one some program reads: a misspelt name is otherwise silently
   ignored and the default wins.
-- The migrations Job carries the overlay's release in its name (components/release).
+- The migrations Job carries the overlay's release in its name (components/release), and every
+  Deployment that serves waits for the schema: an init container running `baton migrate --check`.
 - Every Secret and ConfigMap key a container references exists (in prod, where the Secret is not
   in the manifests, in k8s/base/secret.example.yaml, which documents the Secret's keys).
 """
@@ -246,6 +247,15 @@ def resolve_env(container: dict, rendered: Rendered, where: str, problems: list)
     return env, direct
 
 
+def waits_for_schema(pod: dict) -> bool:
+    """Whether a pod has an init container that runs `baton migrate --check`."""
+    for container in pod.get("initContainers") or []:
+        words = " ".join(list(container.get("command") or []) + list(container.get("args") or []))
+        if re.search(r"(^|\bbaton\s+)migrate\s+--check\b", words):
+            return True
+    return False
+
+
 def check(rendered: Rendered, specs: dict[str, Spec]) -> list[str]:
     problems: list[str] = []
     every_key = set().union(*(s.known for s in specs.values()))
@@ -258,6 +268,9 @@ def check(rendered: Rendered, specs: dict[str, Spec]) -> list[str]:
             problems.append(f"{rendered.name}: {doc['kind']}/{doc['metadata']['name']} has no release (include components/release)")
     seen = set()
     for workload, pod in pod_specs(rendered.docs):
+        serves = any((program_of(c) or "").startswith("serve") for c in pod["containers"])
+        if serves and not waits_for_schema(pod):
+            problems.append(f"{rendered.name} {workload}: no init container runs `baton migrate --check`")
         for container in (pod.get("initContainers") or []) + pod["containers"]:
             program = program_of(container)
             where = f"{rendered.name} {workload} container {container['name']}"

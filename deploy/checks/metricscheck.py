@@ -8,6 +8,10 @@ entries (issue 13's telemetry work) are reported until the code emits them and f
 once it does, so the catalogue is corrected in the same change. `external` entries come from
 RabbitMQ's exporter.
 
+Labels too: every label a query matches on or groups by is one the catalogue lists for the
+metrics in that query, or one every series carries (the resource labels the collector adds,
+`le` on buckets). A misspelt label selects nothing and a panel stays silently empty.
+
 Also: every alert has a severity and a runbook_url whose anchor is a heading of RUNBOOK.md.
 """
 
@@ -75,6 +79,26 @@ def metric_names(expr: str) -> set[str]:
     return names
 
 
+# Labels the collector puts on every series (resource_to_telemetry_conversion), Prometheus'
+# own target labels, and the bucket bound.
+COMMON_LABELS = {
+    "service_name", "service_namespace", "service_version", "service_instance_id",
+    "k8s_pod_name", "k8s_namespace_name", "job", "instance", "le",
+}
+
+
+def label_names(expr: str) -> set[str]:
+    """Labels an expression matches on (`{label=...}`) or groups by (`by (...)`, `without`)."""
+    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', expr)
+    text = re.sub(r"#[^\n]*", "", text)
+    names = set()
+    for matchers in re.findall(r"\{([^{}]*)\}", text):
+        names.update(re.findall(r"([a-zA-Z_]\w*)\s*(?:=~|!~|!=|=)", matchers))
+    for grouping in re.findall(r"\b(?:by|without)\s*\(([^)]*)\)", text):
+        names.update(name.strip() for name in grouping.split(",") if name.strip())
+    return names
+
+
 def series_of(entry: dict) -> set[str]:
     name = entry["prometheus"]
     if entry["kind"] == "histogram":
@@ -112,7 +136,11 @@ def check_catalogue(catalogue: list[dict], code: dict[str, tuple[str, str]]) -> 
     return problems, notes
 
 
-def check_exprs(where: str, exprs: list[str], known: set[str]) -> list[str]:
+def check_exprs(
+    where: str, exprs: list[str], known: set[str], labels: dict[str, set[str]] | None = None
+) -> list[str]:
+    """Unknown metrics in `exprs`; with `labels` (series -> its labels), unknown labels too.
+    Expressions over recorded series (names with a colon) are not label-checked."""
     problems = []
     for expr in exprs:
         names = metric_names(expr)
@@ -120,6 +148,10 @@ def check_exprs(where: str, exprs: list[str], known: set[str]) -> list[str]:
             problems.append(f"{where}: no metric found in {expr!r}")
         for name in sorted(names - known):
             problems.append(f"{where}: {name} is not a known metric ({expr[:80]}...)")
+        if labels is not None and names and not any(":" in name for name in names):
+            allowed = COMMON_LABELS.union(*(labels.get(name, set()) for name in names))
+            for label in sorted(label_names(expr) - allowed):
+                problems.append(f"{where}: label {label} is not on {', '.join(sorted(names))}")
     return problems
 
 
@@ -150,6 +182,7 @@ def main(argv: list[str]) -> int:
     rules = yaml.safe_load((obs / "alerts/baton.rules.yaml").read_text())
     recorded = {r["record"] for g in rules["groups"] for r in g["rules"] if "record" in r}
     known = set().union(*(series_of(e) for e in catalogue)) | recorded
+    labels = {series: set(e.get("labels", [])) for e in catalogue for series in series_of(e)}
     boards = sorted((obs / "dashboards").glob("*.json"))
     if not boards:
         problems.append("no dashboards found")
@@ -157,13 +190,13 @@ def main(argv: list[str]) -> int:
     for path in boards:
         exprs = dashboard_exprs(json.loads(path.read_text()))
         queries += len(exprs)
-        problems += check_exprs(f"dashboard {path.name}", exprs, known)
+        problems += check_exprs(f"dashboard {path.name}", exprs, known, labels)
     runbook = anchors((obs / "RUNBOOK.md").read_text())
     for group in rules["groups"]:
         for rule in group["rules"]:
             name = rule.get("alert") or rule.get("record")
             queries += 1
-            problems += check_exprs(f"rule {name}", [rule["expr"]], known)
+            problems += check_exprs(f"rule {name}", [rule["expr"]], known, labels)
             if "alert" in rule:
                 url = rule.get("annotations", {}).get("runbook_url", "")
                 if url.rsplit("#", 1)[-1] not in runbook:
@@ -174,7 +207,7 @@ def main(argv: list[str]) -> int:
     for kind in ("rules", "externalRules"):
         for rule in adapter.get(kind, []):
             queries += 1
-            problems += check_exprs(f"adapter {rule['name']['as']}", [rule["seriesQuery"]], known)
+            problems += check_exprs(f"adapter {rule['name']['as']}", [rule["seriesQuery"]], known, labels)
     for note in notes:
         print(f"[metrics] note: {note}")
     for problem in problems:

@@ -74,6 +74,20 @@ class Programs(unittest.TestCase):
                 self.assertEqual(envcheck.program_of(container), program)
 
 
+class SchemaWait(unittest.TestCase):
+    def test_a_serving_pod_needs_the_schema_check_init_container(self):
+        loop = {"command": ["/bin/sh", "-c"], "args": ["until baton migrate --check; do sleep 5; done"]}
+        cases = [
+            ({"initContainers": [loop]}, True),
+            ({"initContainers": [{"args": ["migrate", "--check"]}]}, True),
+            ({"initContainers": [{"args": ["migrate"]}]}, False),
+            ({}, False),
+        ]
+        for pod, waits in cases:
+            with self.subTest(pod=pod):
+                self.assertEqual(envcheck.waits_for_schema(pod), waits)
+
+
 SPEC = envcheck.Spec(
     "serve registry",
     known={"BATON_DATABASE_URL", "BATON_REGISTRY__DATABASE_URL", "BATON_REGISTRY__MAINTENANCE_DATABASE_URL", "BATON_SERVICE_TOKEN", "BATON_REGISTRY__LISTEN"},
@@ -189,6 +203,20 @@ class MetricNames(unittest.TestCase):
         known = {"baton_outbox_depth"}
         self.assertEqual(metricscheck.check_exprs("d", ["max(baton_outbox_depth)"], known), [])
         self.assertEqual(len(metricscheck.check_exprs("d", ["max(baton_outbox_dpeth)"], known)), 1)
+
+    def test_labels_must_belong_to_the_queried_metrics(self):
+        known = {"baton_outbox_depth", "rpc_server_duration_milliseconds_count"}
+        labels = {"baton_outbox_depth": {"outbox"}, "rpc_server_duration_milliseconds_count": {"rpc_method"}}
+        cases = [
+            ("max by (outbox) (baton_outbox_depth)", 0),
+            ('max by (outbox) (baton_outbox_depth{service_name="baton-registry"})', 0),
+            ("max by (outbx) (baton_outbox_depth)", 1),
+            ('sum by (rpc_method) (rate(rpc_server_duration_milliseconds_count{rpc_methd!="x"}[5m]))', 1),
+            ('sum by (le) (rate(rpc_server_duration_milliseconds_count{k8s_pod_name!=""}[5m]))', 0),
+        ]
+        for expr, count in cases:
+            with self.subTest(expr=expr):
+                self.assertEqual(len(metricscheck.check_exprs("d", [expr], known, labels)), count)
 
     def test_runbook_anchors(self):
         self.assertEqual(metricscheck.anchors("# Baton runbook\n## HookApiErrorBudgetBurn\n"), {"baton-runbook", "hookapierrorbudgetburn"})
