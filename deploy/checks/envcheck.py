@@ -48,6 +48,10 @@ BASE_URL = "BATON_DATABASE_URL"
 # Keys required only when another key has a value: key -> (setting, value).
 CONDITIONAL = {"BATON_CLOSER_JUDGE_URL": ("BATON_CLOSER_JUDGE", "openai")}
 
+# Keys required unless their file form is set (the code reads either; see
+# services/kit/src/service_tokens.rs and Env::with_files).
+EITHER_OR_FILE = {"BATON_SERVICE_TOKEN": "BATON_SERVICE_TOKEN_FILE"}
+
 # Which config sources each program reads. `serve <context>` reads its context's config.rs,
 # which pulls in CommonConfig (kit) and BusConfig (kit bus) when it calls them.
 PROGRAM_SOURCES = {
@@ -61,6 +65,7 @@ PROGRAM_SOURCES = {
 SHARED_SOURCES = {
     "CommonConfig::from_env": "services/kit/src/config.rs",
     "BusConfig::from_env": "services/kit/src/bus/mod.rs",
+    "ServiceTokens::from_env": "services/kit/src/service_tokens.rs",
 }
 
 
@@ -142,11 +147,19 @@ def load_specs(root: pathlib.Path) -> dict[str, Spec]:
     specs = {}
     for program, paths in PROGRAM_SOURCES.items():
         sources = [texts[path] for path in paths]
-        for marker, path in SHARED_SOURCES.items():
-            if any(marker in text for text in sources):
-                sources.append(texts[path])
+        # Shared sources pull in others (CommonConfig reads ServiceTokens): follow to a fixpoint.
+        added = True
+        while added:
+            added = False
+            for marker, path in SHARED_SOURCES.items():
+                if texts[path] not in sources and any(marker in text for text in sources):
+                    sources.append(texts[path])
+                    added = True
         joined = "\n".join(sources)
         reads = parse_reads(joined, consts)
+        for key in EITHER_OR_FILE:
+            if key in reads:
+                reads[key] = Read(key, True, reads[key].no_loopback)
         known = set(KEY.findall(joined))
         if not reads:
             raise ValueError(f"{program}: no env reads found in {paths}")
@@ -183,6 +196,8 @@ def missing(spec: Spec, env: dict[str, str]) -> list[str]:
             setting, value = CONDITIONAL[key]
             needed = env.get(setting) == value
         if key == BASE_URL and overrides and all(env.get(k) for k in overrides):
+            needed = False
+        if key in EITHER_OR_FILE and env.get(EITHER_OR_FILE[key], "").strip():
             needed = False
         value = env.get(key, "")
         if needed and not value.strip():
