@@ -108,12 +108,13 @@ async fn the_service_token_rotates_under_load_without_a_failed_call() {
     let http = reqwest::Client::new();
     let opened = http
         .post(format!("{base_url}/api/v1/agent-sessions/open"))
-        .bearer_auth(&key)
+        .header("X-API-Key", &key)
         .json(&json!({"agent": "claude-code", "sessionId": "rot", "source": "startup"}))
         .send()
         .await
         .expect("open");
-    assert_eq!(opened.status(), 200);
+    let status = opened.status();
+    assert_eq!(status, 200, "{}", opened.text().await.unwrap_or_default());
 
     // Load: heartbeats (gateway -> registry) and briefings (gateway -> provenance), nonstop.
     let running = Arc::new(AtomicBool::new(true));
@@ -131,7 +132,11 @@ async fn the_service_token_rotates_under_load_without_a_failed_call() {
                 } else {
                     http.get(format!("{base_url}/api/v1/briefing?kind=scope&scope=work"))
                 };
-                let status = request.bearer_auth(&key).send().await.map(|r| r.status());
+                let status = request
+                    .header("X-API-Key", &key)
+                    .send()
+                    .await
+                    .map(|r| r.status());
                 calls.fetch_add(1, Ordering::SeqCst);
                 if !matches!(status, Ok(status) if status.is_success()) {
                     failures.fetch_add(1, Ordering::SeqCst);
@@ -164,6 +169,9 @@ async fn the_service_token_rotates_under_load_without_a_failed_call() {
         let _ = worker.await;
     }
     let stray_failures = failures.load(Ordering::SeqCst) - rotated_failures;
+    println!(
+        "rotation: {rotated_calls} calls, {rotated_failures} failed; wrong token: {stray_failures} failed"
+    );
     assert!(rotated_calls > 100, "the load ran: {rotated_calls} calls");
     assert_eq!(
         rotated_failures, 0,
