@@ -87,6 +87,12 @@ impl Baton {
         .await
     }
 
+    /// Starts `baton serve all` on an existing database with extra environment (the database
+    /// lives on a cluster the test set up, e.g. one that only speaks TLS).
+    pub async fn start_on_database(database: TestDatabase, extra_env: &[(&str, &str)]) -> Baton {
+        Baton::start_on(database, &["all"], extra_env).await
+    }
+
     async fn start_on(
         database: TestDatabase,
         targets: &[&str],

@@ -15,6 +15,8 @@ pub struct PrivatePostgres {
     root: PathBuf,
     pub port: u16,
     as_postgres: bool,
+    /// Extra `-c` settings (TLS).
+    extra_options: String,
 }
 
 fn postgres_bin() -> PathBuf {
@@ -60,6 +62,7 @@ impl PrivatePostgres {
             root,
             port: free_port(),
             as_postgres,
+            extra_options: String::new(),
         };
         cluster.run(
             "initdb",
@@ -74,6 +77,109 @@ impl PrivatePostgres {
         );
         cluster.pg_ctl(&["start"]);
         cluster
+    }
+
+    /// initdb and start with TLS only: a CA made here signs a server certificate for
+    /// 127.0.0.1, and `pg_hba.conf` rejects every TCP connection that is not TLS. Returns the
+    /// cluster and the CA file a client verifies the server with.
+    pub fn start_with_tls() -> (PrivatePostgres, PathBuf) {
+        let mut cluster = PrivatePostgres::start();
+        cluster.stop();
+        let tls = cluster.root.join("tls");
+        std::fs::create_dir_all(&tls).expect("tls folder");
+        let path = |name: &str| tls.join(name).to_string_lossy().to_string();
+        std::fs::write(
+            tls.join("san.ext"),
+            "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+        )
+        .expect("extension file");
+        let openssl = |args: &[&str]| {
+            let output = Command::new("openssl")
+                .args(args)
+                .output()
+                .expect("openssl (Debian package openssl)");
+            assert!(
+                output.status.success(),
+                "openssl {args:?}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        };
+        openssl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=baton-test-ca",
+            "-keyout",
+            &path("ca.key"),
+            "-out",
+            &path("ca.crt"),
+        ]);
+        openssl(&[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-keyout",
+            &path("server.key"),
+            "-out",
+            &path("server.csr"),
+        ]);
+        openssl(&[
+            "x509",
+            "-req",
+            "-days",
+            "2",
+            "-in",
+            &path("server.csr"),
+            "-CA",
+            &path("ca.crt"),
+            "-CAkey",
+            &path("ca.key"),
+            "-CAcreateserial",
+            "-extfile",
+            &path("san.ext"),
+            "-out",
+            &path("server.crt"),
+        ]);
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            tls.join("server.key"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .expect("key mode");
+        if cluster.as_postgres {
+            let status = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(&tls)
+                .status()
+                .expect("chown");
+            assert!(status.success(), "chown the TLS files to postgres");
+        }
+        let hba = "local all all trust\n\
+                   hostssl all all 127.0.0.1/32 trust\n\
+                   hostnossl all all 127.0.0.1/32 reject\n";
+        let hba_path = cluster.data.join("pg_hba.conf");
+        std::fs::write(&hba_path, hba).expect("pg_hba.conf");
+        if cluster.as_postgres {
+            let _ = Command::new("chown")
+                .args(["postgres:postgres"])
+                .arg(&hba_path)
+                .status();
+        }
+        cluster.extra_options = format!(
+            " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+            path("server.crt"),
+            path("server.key")
+        );
+        cluster.start_again();
+        (cluster, tls.join("ca.crt"))
     }
 
     fn run(&self, program: &str, args: &[&str]) {
@@ -95,9 +201,10 @@ impl PrivatePostgres {
 
     fn pg_ctl(&self, action: &[&str]) {
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=60 -c fsync=off",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=60 -c fsync=off{}",
             self.port,
-            self.root.display()
+            self.root.display(),
+            self.extra_options
         );
         let data = self.data.to_string_lossy().to_string();
         let log = self.root.join("log").to_string_lossy().to_string();

@@ -8,6 +8,7 @@ mod claude_real;
 mod closer;
 mod closer_faults;
 mod codex_real;
+mod database_tls;
 mod db_restart;
 mod grpc_reflection;
 mod hook_backoff;
