@@ -131,16 +131,22 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
     )
     .await?;
     let pool_for_gate = pool.clone();
-    let registry_channel = grpc::channel(&config.registry_addr)?;
-    let provenance_channel = grpc::channel(&config.provenance_addr)?;
-    let triage_channel = grpc::channel(&config.triage_addr)?;
+    let registry_channel =
+        grpc::channel_with_tls(&config.registry_addr, config.common.grpc_tls.as_ref())?;
+    let provenance_channel =
+        grpc::channel_with_tls(&config.provenance_addr, config.common.grpc_tls.as_ref())?;
+    let triage_channel =
+        grpc::channel_with_tls(&config.triage_addr, config.common.grpc_tls.as_ref())?;
     Ok(AppState {
         registry: SessionRegistryClient::new(registry_channel.clone()),
         registry_channel,
         provenance: ProvenanceClient::new(provenance_channel.clone()),
         provenance_channel,
         triage: TriageClient::new(triage_channel.clone()),
-        closer: CloserClient::new(grpc::channel(&config.closer_addr)?),
+        closer: CloserClient::new(grpc::channel_with_tls(
+            &config.closer_addr,
+            config.common.grpc_tls.as_ref(),
+        )?),
         triage_channel,
         keys: KeyResolver::new(pool.clone(), config.key_cache_ttl),
         pool,

@@ -11,6 +11,7 @@ pub mod messages_standin;
 pub mod private_postgres;
 pub mod recording_proxy;
 pub mod responses_standin;
+pub mod tls;
 
 use std::collections::HashMap;
 use std::path::PathBuf;

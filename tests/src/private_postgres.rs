@@ -86,74 +86,8 @@ impl PrivatePostgres {
         let mut cluster = PrivatePostgres::start();
         cluster.stop();
         let tls = cluster.root.join("tls");
-        std::fs::create_dir_all(&tls).expect("tls folder");
-        let path = |name: &str| tls.join(name).to_string_lossy().to_string();
-        std::fs::write(
-            tls.join("san.ext"),
-            "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
-        )
-        .expect("extension file");
-        let openssl = |args: &[&str]| {
-            let output = Command::new("openssl")
-                .args(args)
-                .output()
-                .expect("openssl (Debian package openssl)");
-            assert!(
-                output.status.success(),
-                "openssl {args:?}: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-        };
-        openssl(&[
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=baton-test-ca",
-            "-keyout",
-            &path("ca.key"),
-            "-out",
-            &path("ca.crt"),
-        ]);
-        openssl(&[
-            "req",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-keyout",
-            &path("server.key"),
-            "-out",
-            &path("server.csr"),
-        ]);
-        openssl(&[
-            "x509",
-            "-req",
-            "-days",
-            "2",
-            "-in",
-            &path("server.csr"),
-            "-CA",
-            &path("ca.crt"),
-            "-CAkey",
-            &path("ca.key"),
-            "-CAcreateserial",
-            "-extfile",
-            &path("san.ext"),
-            "-out",
-            &path("server.crt"),
-        ]);
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(
-            tls.join("server.key"),
-            std::fs::Permissions::from_mode(0o600),
-        )
-        .expect("key mode");
+        let ca = crate::tls::TestCa::new(&tls);
+        let server = ca.issue("server");
         if cluster.as_postgres {
             let status = Command::new("chown")
                 .args(["-R", "postgres:postgres"])
@@ -175,11 +109,11 @@ impl PrivatePostgres {
         }
         cluster.extra_options = format!(
             " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
-            path("server.crt"),
-            path("server.key")
+            server.cert.display(),
+            server.key.display()
         );
         cluster.start_again();
-        (cluster, tls.join("ca.crt"))
+        (cluster, ca.cert())
     }
 
     fn run(&self, program: &str, args: &[&str]) {

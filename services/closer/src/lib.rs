@@ -81,8 +81,9 @@ pub async fn serve(
     // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
     let readiness = baton_kit::schema::gate(pool.clone(), &DB, migrator(), shutdown.clone());
     let clock = Clock::new(config.common.test_clock);
-    let settings =
-        ServerSettings::new(config.common.service_token.clone()).with_readiness(readiness);
+    let settings = ServerSettings::new(config.common.service_token.clone())
+        .with_readiness(readiness)
+        .with_tls(config.common.grpc_tls.clone());
     if !config.enabled {
         tracing::info!("closer disabled (BATON_CLOSER_ENABLED=false): no sweep, no passes");
         let grpc = grpc::CloserGrpc::new(None, pool, clock);
@@ -111,9 +112,12 @@ pub async fn serve(
     )
     .await?;
     let links = links::Links::new(
-        baton_kit::grpc::channel(&config.registry_addr)?,
-        baton_kit::grpc::channel(&config.provenance_addr)?,
-        baton_kit::grpc::channel(&config.triage_addr)?,
+        baton_kit::grpc::channel_with_tls(&config.registry_addr, config.common.grpc_tls.as_ref())?,
+        baton_kit::grpc::channel_with_tls(
+            &config.provenance_addr,
+            config.common.grpc_tls.as_ref(),
+        )?,
+        baton_kit::grpc::channel_with_tls(&config.triage_addr, config.common.grpc_tls.as_ref())?,
         Outbound::new(&config.common.service_token),
     );
     let meter = metering::Meter::new(pool.clone(), config.default_monthly_tokens);

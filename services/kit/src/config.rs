@@ -356,6 +356,8 @@ pub struct CommonConfig {
     pub database_url: SecretUrl,
     /// The bearer token internal gRPC calls send, and the set they accept (rotatable).
     pub service_token: crate::service_tokens::ServiceTokens,
+    /// TLS with client certificates on the internal gRPC hops, when configured.
+    pub grpc_tls: Option<crate::grpc_tls::GrpcTls>,
     /// Honour `X-Baton-Test-Now` / `x-baton-test-now` (never in production).
     pub test_clock: bool,
     /// Largest number of pooled database connections per context.
@@ -374,6 +376,7 @@ impl CommonConfig {
         Ok(CommonConfig {
             database_url: env.secret_url("BATON_DATABASE_URL", DEFAULT_DATABASE_URL),
             service_token,
+            grpc_tls: crate::grpc_tls::GrpcTls::from_env(env)?,
             test_clock: env.bool("BATON_TEST_CLOCK", false)?,
             database_max_connections: env.bounded_u64(
                 "BATON_DATABASE_MAX_CONNECTIONS",

@@ -27,6 +27,7 @@ use uuid::Uuid;
 
 use crate::clock::{Clock, TEST_NOW_KEY};
 use crate::error::ApiError;
+use crate::grpc_tls::GrpcTls;
 use crate::schema::Readiness;
 use crate::service_tokens::ServiceTokens;
 use crate::telemetry;
@@ -45,6 +46,8 @@ pub struct ServerSettings {
     pub max_concurrent_requests: usize,
     /// Health reports NOT_SERVING until this is ready (the schema gate).
     pub readiness: Readiness,
+    /// Serve TLS only, requiring client certificates (see [`crate::grpc_tls`]).
+    pub tls: Option<GrpcTls>,
 }
 
 impl ServerSettings {
@@ -54,7 +57,14 @@ impl ServerSettings {
             request_timeout: Duration::from_secs(10),
             max_concurrent_requests: 512,
             readiness: Readiness::ready(),
+            tls: None,
         }
+    }
+
+    /// Serves with mutual TLS when `tls` is set.
+    pub fn with_tls(mut self, tls: Option<GrpcTls>) -> ServerSettings {
+        self.tls = tls;
+        self
     }
 
     /// Reports NOT_SERVING to health checks until `readiness` is ready.
@@ -115,7 +125,11 @@ where
     if let Some(reflection) = reflection {
         routes = routes.add_service(reflection);
     }
-    Server::builder()
+    let mut builder = Server::builder();
+    if let Some(tls) = &settings.tls {
+        builder = builder.tls_config(tls.server())?;
+    }
+    builder
         // Cancel a call that outlives its budget rather than hold a connection forever.
         .timeout(settings.request_timeout)
         // Refuse work when the limit below is saturated instead of queueing without bound.
@@ -231,15 +245,32 @@ impl Outbound {
     }
 }
 
-/// A lazily-connecting channel to `address` (`host:port` or a full `http://` URI).
+/// A lazily-connecting plaintext channel to `address` (`host:port` or a full URI).
 pub fn channel(address: &str) -> Result<Channel, ApiError> {
-    let uri = if address.contains("://") {
-        address.to_string()
-    } else {
-        format!("http://{address}")
+    channel_with_tls(address, None)
+}
+
+/// A lazily-connecting channel to `address`; with `tls`, over mutual TLS (`https`), verifying
+/// the server against the CA and presenting this process's certificate.
+pub fn channel_with_tls(address: &str, tls: Option<&GrpcTls>) -> Result<Channel, ApiError> {
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let uri = match address.split_once("://") {
+        Some((_, rest)) => format!("{scheme}://{rest}"),
+        None => format!("{scheme}://{address}"),
     };
-    let endpoint = Endpoint::from_shared(uri)
-        .map_err(|error| ApiError::internal(format!("invalid service address: {error}")))?
+    let mut endpoint = Endpoint::from_shared(uri.clone())
+        .map_err(|error| ApiError::internal(format!("invalid service address: {error}")))?;
+    if let Some(tls) = tls {
+        let host = uri
+            .parse::<http::Uri>()
+            .ok()
+            .and_then(|parsed| parsed.host().map(str::to_string))
+            .unwrap_or_default();
+        endpoint = endpoint
+            .tls_config(tls.client(&host))
+            .map_err(|error| ApiError::internal(format!("gRPC TLS settings: {error}")))?;
+    }
+    let endpoint = endpoint
         .connect_timeout(Duration::from_secs(3))
         .timeout(Duration::from_secs(10))
         .tcp_nodelay(true)

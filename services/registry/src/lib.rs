@@ -90,8 +90,9 @@ pub async fn serve(
     let relay_task = tokio::spawn(relay.run(shutdown.clone()));
     let clock = Clock::new(config.common.test_clock);
     let grpc = grpc::RegistryGrpc::new(registry, sweeper, clock);
-    let settings =
-        ServerSettings::new(config.common.service_token.clone()).with_readiness(readiness);
+    let settings = ServerSettings::new(config.common.service_token.clone())
+        .with_readiness(readiness)
+        .with_tls(config.common.grpc_tls.clone());
     let served = baton_kit::grpc::serve(
         listener,
         settings,

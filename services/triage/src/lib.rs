@@ -76,8 +76,11 @@ pub async fn serve(
         baton_kit::shutdown::Shutdown::never(),
     );
     let links = links::Links::new(
-        baton_kit::grpc::channel(&config.registry_addr)?,
-        baton_kit::grpc::channel(&config.provenance_addr)?,
+        baton_kit::grpc::channel_with_tls(&config.registry_addr, config.common.grpc_tls.as_ref())?,
+        baton_kit::grpc::channel_with_tls(
+            &config.provenance_addr,
+            config.common.grpc_tls.as_ref(),
+        )?,
         Outbound::new(&config.common.service_token),
     );
     let triage = service::Triage::new(
@@ -86,8 +89,9 @@ pub async fn serve(
         Clock::new(config.common.test_clock),
         config.thresholds,
     );
-    let settings =
-        ServerSettings::new(config.common.service_token.clone()).with_readiness(readiness);
+    let settings = ServerSettings::new(config.common.service_token.clone())
+        .with_readiness(readiness)
+        .with_tls(config.common.grpc_tls.clone());
     baton_kit::grpc::serve(
         listener,
         settings,

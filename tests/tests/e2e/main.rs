@@ -11,6 +11,7 @@ mod codex_real;
 mod database_tls;
 mod db_restart;
 mod grpc_reflection;
+mod grpc_tls;
 mod hook_backoff;
 mod hook_clients;
 mod hook_install;
