@@ -161,7 +161,7 @@ async fn measure_direct(admin: &PgPool, sample: &[Run]) -> anyhow::Result<RunSta
 async fn measure_grpc(baton: &Baton, sample: &[Run]) -> anyhow::Result<RunStats> {
     let channel = baton_kit::grpc::channel(&baton.addresses["provenance"])?;
     let mut client = ProvenanceClient::new(channel);
-    let outbound = Outbound::new(&Secret::new(SERVICE_TOKEN.to_string()));
+    let outbound = Outbound::new(Secret::new(SERVICE_TOKEN.to_string()));
     let mut latencies = Vec::with_capacity(sample.len());
     let started = Instant::now();
     for run in sample {

@@ -87,21 +87,21 @@ impl Env {
         ];
         let mode = self.optional_string("BATON_DATABASE_SSLMODE");
         let root = self.optional_string("BATON_DATABASE_SSLROOTCERT");
-        if let Some(mode) = &mode {
-            if !MODES.contains(&mode.as_str()) {
-                return Err(ConfigError::new(
-                    "BATON_DATABASE_SSLMODE",
-                    format!("must be one of {}", MODES.join(", ")),
-                ));
-            }
+        if let Some(mode) = &mode
+            && !MODES.contains(&mode.as_str())
+        {
+            return Err(ConfigError::new(
+                "BATON_DATABASE_SSLMODE",
+                format!("must be one of {}", MODES.join(", ")),
+            ));
         }
-        if let Some(root) = &root {
-            if !std::path::Path::new(root).is_file() {
-                return Err(ConfigError::new(
-                    "BATON_DATABASE_SSLROOTCERT",
-                    format!("no such file: {root}"),
-                ));
-            }
+        if let Some(root) = &root
+            && !std::path::Path::new(root).is_file()
+        {
+            return Err(ConfigError::new(
+                "BATON_DATABASE_SSLROOTCERT",
+                format!("no such file: {root}"),
+            ));
         }
         if mode.is_none() && root.is_none() {
             return Ok(self);

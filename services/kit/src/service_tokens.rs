@@ -193,16 +193,16 @@ impl ServiceTokens {
     /// The tokens now, reloading the files when they are due.
     fn current(&self) -> TokenSet {
         let mut state = self.state.lock().expect("token state");
-        if let Source::Files { every, .. } = &*self.source {
-            if state.loaded_at.elapsed() >= *every {
-                state.loaded_at = Instant::now();
-                match self.load() {
-                    Ok(tokens) => state.tokens = tokens,
-                    Err(message) => tracing::warn!(
-                        error = message.as_str(),
-                        "service token files unusable; keeping the tokens last loaded"
-                    ),
-                }
+        if let Source::Files { every, .. } = &*self.source
+            && state.loaded_at.elapsed() >= *every
+        {
+            state.loaded_at = Instant::now();
+            match self.load() {
+                Ok(tokens) => state.tokens = tokens,
+                Err(message) => tracing::warn!(
+                    error = message.as_str(),
+                    "service token files unusable; keeping the tokens last loaded"
+                ),
             }
         }
         state.tokens.clone()

@@ -76,7 +76,7 @@ impl Harness {
             .expect("provenance pool");
         let link = RegistryLink::new(
             baton_kit::grpc::channel(&registry_addr).expect("channel"),
-            Outbound::new(&Secret::new(TOKEN.to_string())),
+            Outbound::new(Secret::new(TOKEN.to_string())),
         );
         let provenance = Provenance::new(runtime_pool.clone(), link, Clock::new(true));
         let admin = PgPool::connect(database.url()).await.expect("admin");

@@ -49,7 +49,7 @@ async fn rpc_calls_need_the_service_token_and_a_tenant() {
     let anonymous = client.close(request.clone()).await.expect_err("no token");
     assert_eq!(anonymous.code(), Code::Unauthenticated);
 
-    let wrong = Outbound::new(&baton_kit::Secret::new("wrong-token-of-some-length".into()));
+    let wrong = Outbound::new(baton_kit::Secret::new("wrong-token-of-some-length".into()));
     let call = OutboundCall {
         tenant_id: Uuid::now_v7(),
         test_now: None,
@@ -60,7 +60,7 @@ async fn rpc_calls_need_the_service_token_and_a_tenant() {
         .expect_err("bad token");
     assert_eq!(refused.code(), Code::Unauthenticated);
 
-    let outbound = Outbound::new(&baton_kit::Secret::new(TOKEN.into()));
+    let outbound = Outbound::new(baton_kit::Secret::new(TOKEN.into()));
     let mut no_tenant = tonic::Request::new(request.clone());
     no_tenant.metadata_mut().insert(
         "authorization",
@@ -82,7 +82,7 @@ async fn open_then_read_by_natural_key_over_grpc() {
     let address = serve(&harness).await;
     let mut client =
         SessionRegistryClient::new(baton_kit::grpc::channel(&address).expect("channel"));
-    let outbound = Outbound::new(&baton_kit::Secret::new(TOKEN.into()));
+    let outbound = Outbound::new(baton_kit::Secret::new(TOKEN.into()));
     let call = OutboundCall {
         tenant_id: Uuid::now_v7(),
         test_now: None,

@@ -88,7 +88,7 @@ impl Harness {
         })
         .await;
 
-        let outbound = Outbound::new(&Secret::new(TOKEN.to_string()));
+        let outbound = Outbound::new(Secret::new(TOKEN.to_string()));
         let channel = |address: &str| baton_kit::grpc::channel(address).expect("channel");
         let registry_pool = db::connect_runtime(database.url(), None, &baton_registry::DB, 4)
             .await
