@@ -1,6 +1,7 @@
 //! `baton`: serve any Baton service (or all of them in one process), migrate the database, and
 //! administer tenants. This is the only place services are composed.
 
+mod client;
 mod eval;
 mod migrate;
 mod serve;
@@ -48,10 +49,43 @@ enum Command {
         #[arg(long)]
         verbose: bool,
     },
+    /// Credentials for internal clients calling the gRPC services directly.
+    Client {
+        #[command(subcommand)]
+        command: ClientCommand,
+    },
     /// Administer tenants.
     Tenant {
         #[command(subcommand)]
         command: TenantCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ClientCommand {
+    /// Mint a client: prints `{"name", "token", "entry"}` once (the token is never stored).
+    Create {
+        #[arg(long)]
+        name: String,
+        /// Comma-separated: registry, provenance, triage, closer.
+        #[arg(long)]
+        services: String,
+        /// Comma-separated method names, or `*`.
+        #[arg(long, default_value = "*")]
+        methods: String,
+        /// Only methods that change nothing.
+        #[arg(long)]
+        read_only: bool,
+        /// Append the entry to this clients file (BATON_GRPC_CLIENTS_FILE).
+        #[arg(long)]
+        file: Option<std::path::PathBuf>,
+    },
+    /// Mark a client revoked in the clients file.
+    Revoke {
+        #[arg(long)]
+        name: String,
+        #[arg(long)]
+        file: std::path::PathBuf,
     },
 }
 
@@ -85,5 +119,18 @@ async fn main() -> anyhow::Result<()> {
         Command::Tenant {
             command: TenantCommand::Create { name },
         } => tenant::create(&env, &name).await,
+        Command::Client {
+            command:
+                ClientCommand::Create {
+                    name,
+                    services,
+                    methods,
+                    read_only,
+                    file,
+                },
+        } => client::create(&name, &services, &methods, read_only, file.as_deref()),
+        Command::Client {
+            command: ClientCommand::Revoke { name, file },
+        } => client::revoke(&name, &file),
     }
 }

@@ -29,7 +29,7 @@ use crate::clock::{Clock, TEST_NOW_KEY};
 use crate::error::ApiError;
 use crate::grpc_tls::GrpcTls;
 use crate::schema::Readiness;
-use crate::service_tokens::ServiceTokens;
+use crate::service_tokens::{Caller, ServiceTokens};
 use crate::telemetry;
 
 /// Metadata key naming the tenant a call acts for.
@@ -334,16 +334,36 @@ where
         // a refused call never holds a slot.
         let fresh = self.inner.clone();
         let mut ready = std::mem::replace(&mut self.inner, fresh);
-        let exempt = request.uri().path().starts_with("/grpc.health.v1.Health/");
+        let path = request.uri().path();
+        let exempt = path.starts_with("/grpc.health.v1.Health/");
         let presented = request
             .headers()
             .get("authorization")
             .map(|value| value.as_bytes())
             .unwrap_or_default();
-        let authorized = exempt || self.tokens.accepts(presented);
-        if !authorized {
+        let refusal = if exempt {
+            None
+        } else {
+            match self.tokens.caller(presented, path) {
+                Caller::Service | Caller::Client(_) => None,
+                Caller::Denied { client, reason } => {
+                    tracing::info!(
+                        client = client.as_str(),
+                        path,
+                        reason,
+                        "internal client refused"
+                    );
+                    Some(Status::permission_denied(format!(
+                        "client {client}: {reason}"
+                    )))
+                }
+                Caller::Unknown => Some(Status::unauthenticated(
+                    "missing or invalid service token or client credential",
+                )),
+            }
+        };
+        if let Some(status) = refusal {
             drop(ready);
-            let status = Status::unauthenticated("missing or invalid service token");
             return Box::pin(async move { Ok(status.into_http()) });
         }
         Box::pin(ready.call(request))

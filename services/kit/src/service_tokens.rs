@@ -22,12 +22,15 @@ use std::time::{Duration, Instant};
 use subtle::ConstantTimeEq;
 
 use crate::config::{ConfigError, Env, MIN_SERVICE_TOKEN_LEN, Secret};
+use crate::internal_clients::{self, ClientEntry, Decision};
 
 /// The tokens in force at one moment.
 #[derive(Clone, PartialEq, Eq)]
 struct TokenSet {
     send: Secret,
     also_accepted: Vec<Secret>,
+    /// Internal clients' credentials (`BATON_GRPC_CLIENTS_FILE`).
+    clients: Vec<ClientEntry>,
 }
 
 /// Where the tokens come from.
@@ -37,6 +40,7 @@ enum Source {
     Files {
         send: Option<PathBuf>,
         accepted: Option<PathBuf>,
+        clients: Option<PathBuf>,
         every: Duration,
     },
 }
@@ -96,6 +100,7 @@ impl ServiceTokens {
                 tokens: TokenSet {
                     send: token.clone(),
                     also_accepted: Vec::new(),
+                    clients: Vec::new(),
                 },
                 loaded_at: Instant::now(),
             })),
@@ -111,6 +116,7 @@ impl ServiceTokens {
         let accepted_file = env
             .raw("BATON_SERVICE_TOKENS_ACCEPTED_FILE")
             .map(PathBuf::from);
+        let clients_file = env.raw("BATON_GRPC_CLIENTS_FILE").map(PathBuf::from);
         let every = env.bounded_duration(
             "BATON_SERVICE_TOKEN_RELOAD",
             Duration::from_secs(10),
@@ -123,10 +129,11 @@ impl ServiceTokens {
             .map(parse_list)
             .unwrap_or_default();
         check_length("BATON_SERVICE_TOKENS_ACCEPTED", &env_accepted)?;
-        let source = if send_file.is_some() || accepted_file.is_some() {
+        let source = if send_file.is_some() || accepted_file.is_some() || clients_file.is_some() {
             Source::Files {
                 send: send_file,
                 accepted: accepted_file,
+                clients: clients_file,
                 every,
             }
         } else {
@@ -137,6 +144,7 @@ impl ServiceTokens {
                 tokens: TokenSet {
                     send: Secret::new(String::new()),
                     also_accepted: Vec::new(),
+                    clients: Vec::new(),
                 },
                 loaded_at: Instant::now(),
             })),
@@ -158,9 +166,14 @@ impl ServiceTokens {
 
     /// Reads the sources once.
     fn load(&self) -> Result<TokenSet, String> {
-        let (send, accepted) = match &*self.source {
-            Source::Fixed => (self.env_send.clone(), self.env_accepted.clone()),
-            Source::Files { send, accepted, .. } => {
+        let (send, accepted, clients) = match &*self.source {
+            Source::Fixed => (self.env_send.clone(), self.env_accepted.clone(), Vec::new()),
+            Source::Files {
+                send,
+                accepted,
+                clients,
+                ..
+            } => {
                 let send = match send {
                     Some(path) => Some(Secret::new(read_file(path)?.trim().to_string())),
                     None => self.env_send.clone(),
@@ -169,7 +182,12 @@ impl ServiceTokens {
                     Some(path) => parse_list(&read_file(path)?),
                     None => self.env_accepted.clone(),
                 };
-                (send, accepted)
+                let clients = match clients {
+                    Some(path) => internal_clients::parse(&read_file(path)?)
+                        .map_err(|error| format!("{}: {error}", path.display()))?,
+                    None => Vec::new(),
+                };
+                (send, accepted, clients)
             }
         };
         let send = send
@@ -187,6 +205,7 @@ impl ServiceTokens {
         Ok(TokenSet {
             send,
             also_accepted: accepted,
+            clients,
         })
     }
 
@@ -223,6 +242,43 @@ impl ServiceTokens {
             matched |= presented.ct_eq(expected.as_bytes());
         }
         bool::from(matched)
+    }
+}
+
+/// Who a call's bearer token says it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Caller {
+    /// A Baton service (the service token).
+    Service,
+    /// An internal client allowed this call.
+    Client(String),
+    /// An internal client whose scope does not cover this call.
+    Denied {
+        client: String,
+        reason: &'static str,
+    },
+    /// Neither a service token nor a known, unrevoked client.
+    Unknown,
+}
+
+impl ServiceTokens {
+    /// Decides a call to gRPC `path` carrying `presented` (the whole `authorization` value).
+    pub fn caller(&self, presented: &[u8], path: &str) -> Caller {
+        if self.accepts(presented) {
+            return Caller::Service;
+        }
+        let Some(token) = std::str::from_utf8(presented)
+            .ok()
+            .and_then(|text| text.strip_prefix("Bearer "))
+        else {
+            return Caller::Unknown;
+        };
+        let tokens = self.current();
+        match internal_clients::decide(&tokens.clients, token, path) {
+            Decision::Allowed { client } => Caller::Client(client),
+            Decision::Denied { client, reason } => Caller::Denied { client, reason },
+            Decision::Unknown => Caller::Unknown,
+        }
     }
 }
 

@@ -21,6 +21,7 @@ mod hook_start;
 mod hook_stop;
 mod hook_usage;
 mod hostile_input;
+mod internal_clients;
 mod lease;
 mod liveness_routes;
 mod memories;
