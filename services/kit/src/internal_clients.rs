@@ -113,7 +113,7 @@ pub fn decide(entries: &[ClientEntry], token: &str, path: &str) -> Decision {
     if service == "reflection" {
         return Decision::Allowed { client };
     }
-    if !entry.services.iter().any(|allowed| *allowed == service) {
+    if !entry.services.contains(&service) {
         return Decision::Denied {
             client,
             reason: "service not in scope",
