@@ -280,6 +280,13 @@ async fn spawn_until(
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .kill_on_drop(true);
+    // Exactly the Baton settings the test chose: none leaks in from the caller (`make test`
+    // exports BATON_SERVICE_TOKEN and BATON_DATABASE_URL for local runs).
+    for (key, _) in std::env::vars() {
+        if key.starts_with("BATON_") && !env.iter().any(|(given, _)| *given == key) {
+            command.env_remove(&key);
+        }
+    }
     let mut child = command.spawn().expect("spawn baton serve");
     let stdout = child.stdout.take().expect("stdout");
     let addresses = tokio::time::timeout(Duration::from_secs(60), wait_for(stdout, ready))

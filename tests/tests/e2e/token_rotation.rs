@@ -38,9 +38,10 @@ impl Files {
         files
     }
 
-    /// Writes through a rename, as the kubelet swaps a Secret volume.
+    /// Writes through a rename, as the kubelet swaps a Secret volume; the accepted list first,
+    /// so a widened set is in place before the sent token changes.
     fn set(&self, send: &str, accepted: &str) {
-        for (path, text) in [(&self.send, send), (&self.accepted, accepted)] {
+        for (path, text) in [(&self.accepted, accepted), (&self.send, send)] {
             let temporary = path.with_extension("tmp");
             std::fs::write(&temporary, text).expect("write");
             std::fs::rename(&temporary, path).expect("rename");
@@ -150,9 +151,12 @@ async fn the_service_token_rotates_under_load_without_a_failed_call() {
     services.set(OLD, NEW);
     gateway.set(OLD, NEW);
     tokio::time::sleep(SETTLE).await;
-    // 2. Every caller sends the new one; the old is still accepted.
-    services.set(NEW, OLD);
-    gateway.set(NEW, OLD);
+    // 2. Every caller sends the new one; the old is still accepted. (Both stay in the accepted
+    // list: the two files are replaced one after the other, and a reload between them must not
+    // see a set without the token the other process still sends. A Secret volume is swapped
+    // whole, so a cluster needs no such care.)
+    services.set(NEW, &format!("{OLD},{NEW}"));
+    gateway.set(NEW, &format!("{OLD},{NEW}"));
     tokio::time::sleep(SETTLE).await;
     // 3. The old one is dropped.
     services.set(NEW, "");
