@@ -9,8 +9,8 @@ use baton_kit::config::{CommonConfig, ConfigError, Env, Secret};
 /// Which judge decides what a session completed.
 #[derive(Debug, Clone)]
 pub enum JudgeConfig {
-    /// Deterministic word matching, tuned for precision (the default).
-    Lexical,
+    /// The deterministic evidence judge (the default).
+    Evidence,
     /// Any OpenAI-compatible chat-completions endpoint.
     OpenAi {
         /// Base URL, e.g. `https://api.openai.com/v1` (`BATON_CLOSER_JUDGE_URL`).
@@ -49,8 +49,8 @@ pub struct CloserConfig {
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:50054";
 
 fn judge(env: &Env) -> Result<JudgeConfig, ConfigError> {
-    match env.string("BATON_CLOSER_JUDGE", "lexical").as_str() {
-        "lexical" => Ok(JudgeConfig::Lexical),
+    match env.string("BATON_CLOSER_JUDGE", "evidence").as_str() {
+        "evidence" => Ok(JudgeConfig::Evidence),
         "openai" => Ok(JudgeConfig::OpenAi {
             url: env
                 .optional_string("BATON_CLOSER_JUDGE_URL")
@@ -69,7 +69,7 @@ fn judge(env: &Env) -> Result<JudgeConfig, ConfigError> {
         }),
         _ => Err(ConfigError::new(
             "BATON_CLOSER_JUDGE",
-            "must be lexical or openai",
+            "must be evidence or openai (lexical is an evaluation baseline only: its verdicts carry no evidence)",
         )),
     }
 }

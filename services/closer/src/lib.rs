@@ -19,6 +19,7 @@ pub mod outcome;
 pub mod pass;
 pub mod store;
 pub mod sweep;
+pub mod verdicts;
 
 use std::sync::Arc;
 

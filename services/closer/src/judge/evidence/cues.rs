@@ -1,0 +1,266 @@
+//! Cue words: what turns a statement into a claim of completion, or takes it away.
+//!
+//! Word lists are unavoidable for these few closed classes of English (negation, modality,
+//! deferral); they are kept small, written as plain words here, stemmed once with the same
+//! Snowball stemmer as the text, and matched on stems, so every inflection of a listed word
+//! counts ("postponed", "postponing"). A cue whose stem is part of the commitment's own wording
+//! is content, not a cue ("Fix the *failing* login test" does not veto itself).
+//!
+//! - **Completion**: a past participle or past tense (a word ending in "-ed", or an irregular
+//!   one in `IRREGULAR_PAST`), a finished state (`DONE_STATES`: "done", "live", "green", "in
+//!   place", "is out"), or "now" describing the new state ("CI now runs clippy").
+//! - **Negation**: "not", "n't", "no", "never", "nothing", ... — except "no more" and "no
+//!   longer", which state that a problem is gone.
+//! - **Hypothetical**: modal verbs, "if", "unless", "once", "going to", "need to", plans and
+//!   proposals.
+//! - **Partial**: "started", "began", "half", "most of", "part of", "except", "remaining",
+//!   "draft", "in progress", "are left".
+//! - **Deferral**: "postponed", "deferred", "later", "tomorrow", "next week", "until",
+//!   "pending", "blocked", "yet", "follow-up", "ran out of time".
+//! - **Withdrawal**: "still", "fails", "broken", "regressed" — the work does not hold.
+//! - **Revert**: "reverted", "rolled back", "backed out", "undid".
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use super::terms::{self, Word};
+
+const IRREGULAR_PAST: &str = "built wrote written rewrote rewritten made ran sent put shrank \
+    shrunk cut split got did went kept drew drawn hid found took taken brought led won tore torn \
+    undertook set";
+const DONE_STATES: &str = "done complete finish live green gone stable";
+const DONE_PHRASES: &[&str] = &["in place", "is out", "are out", "now out", "all set"];
+const NOT_PARTICIPLES: &str = "speed indeed exceed proceed succeed embed feed seed need bed red \
+    shed breed bred";
+
+const NEGATION: &str = "not no never nothing none neither nor cannot unable";
+const NEGATION_EXCEPTIONS: &[&str] = &["no more", "no longer"];
+const HYPOTHETICAL: &str = "will would should could might may shall gonna if unless once \
+    assuming suppose hopefully plan intend propose suggest consider ought want wish need try \
+    let";
+const HYPOTHETICAL_PHRASES: &[&str] = &["going to", "have to", "has to"];
+const PARTIAL: &str = "start began begun begin half halfway most mostly part partly partial \
+    partially except remain remaining draft wip progress skeleton sketch almost nearly initial \
+    prototype scaffold stub";
+const PARTIAL_PHRASES: &[&str] = &["are left", "is left", "left to", "first pass"];
+const DEFERRAL: &str = "postpone defer later tomorrow wait until backlog punt park skip pending \
+    blocked hold yet todo eventually someday await outstanding unfinished incomplete";
+const DEFERRAL_PHRASES: &[&str] = &[
+    "next week",
+    "next session",
+    "next time",
+    "next sprint",
+    "follow-up",
+    "follow up",
+    "ran out",
+];
+const WITHDRAWAL: &str = "still fail broken broke break regressed";
+const REVERT: &str = "revert rollback undo undid";
+const REVERT_PHRASES: &[&str] = &["roll back", "rolled back", "back out", "backed out"];
+
+const PLAN_LABELS: &str = "next step todo follow followup plan remain remaining outstanding open \
+    pending later future backlog question idea left blocker blocked wait need";
+const DONE_LABELS: &str = "done complete completed finish finished ship shipped summary change \
+    changes result fixed landed merged delivered accomplished";
+
+/// Why a statement cannot claim completion (or withdraws one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cue {
+    Negation,
+    Hypothetical,
+    Partial,
+    Deferral,
+    Withdrawal,
+    Revert,
+}
+
+impl Cue {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cue::Negation => "negation",
+            Cue::Hypothetical => "hypothetical",
+            Cue::Partial => "partial",
+            Cue::Deferral => "deferral",
+            Cue::Withdrawal => "withdrawal",
+            Cue::Revert => "revert",
+        }
+    }
+}
+
+struct Lists {
+    irregular: HashSet<String>,
+    done: HashSet<String>,
+    done_phrases: Vec<Vec<String>>,
+    not_participles: HashSet<String>,
+    negation: HashSet<String>,
+    negation_exceptions: Vec<Vec<String>>,
+    classes: Vec<(Cue, HashSet<String>, Vec<Vec<String>>)>,
+    plan_labels: HashSet<String>,
+    done_labels: HashSet<String>,
+}
+
+fn stems(list: &str) -> HashSet<String> {
+    list.split_whitespace().map(terms::stem).collect()
+}
+
+fn phrases(list: &[&str]) -> Vec<Vec<String>> {
+    list.iter()
+        .map(|phrase| terms::words(phrase).into_iter().map(|w| w.stem).collect())
+        .collect()
+}
+
+fn lists() -> &'static Lists {
+    static LISTS: OnceLock<Lists> = OnceLock::new();
+    LISTS.get_or_init(|| Lists {
+        irregular: IRREGULAR_PAST.split_whitespace().map(str::to_string).collect(),
+        done: stems(DONE_STATES),
+        done_phrases: phrases(DONE_PHRASES),
+        not_participles: NOT_PARTICIPLES.split_whitespace().map(str::to_string).collect(),
+        negation: stems(NEGATION),
+        negation_exceptions: phrases(NEGATION_EXCEPTIONS),
+        classes: vec![
+            (Cue::Revert, stems(REVERT), phrases(REVERT_PHRASES)),
+            (Cue::Withdrawal, stems(WITHDRAWAL), Vec::new()),
+            (Cue::Deferral, stems(DEFERRAL), phrases(DEFERRAL_PHRASES)),
+            (Cue::Partial, stems(PARTIAL), phrases(PARTIAL_PHRASES)),
+            (
+                Cue::Hypothetical,
+                stems(HYPOTHETICAL),
+                phrases(HYPOTHETICAL_PHRASES),
+            ),
+        ],
+        plan_labels: stems(PLAN_LABELS),
+        done_labels: stems(DONE_LABELS),
+    })
+}
+
+/// Positions of `phrase` (a stem sequence) in `words`.
+fn phrase_at(words: &[Word], phrase: &[String]) -> Vec<usize> {
+    if phrase.is_empty() || words.len() < phrase.len() {
+        return Vec::new();
+    }
+    (0..=words.len() - phrase.len())
+        .filter(|&at| {
+            words[at..at + phrase.len()]
+                .iter()
+                .zip(phrase)
+                .all(|(word, stem)| &word.stem == stem)
+        })
+        .collect()
+}
+
+/// Whether a label ("Next steps", "TODO", "Follow-ups") introduces plans.
+pub fn is_plan_label(words: &[Word]) -> bool {
+    let lists = lists();
+    words.iter().any(|word| lists.plan_labels.contains(&word.stem))
+        || !phrase_at(words, &["to".to_string(), "do".to_string()]).is_empty()
+}
+
+/// Whether a label ("Done", "Shipped", "Summary of changes") introduces completed work.
+pub fn is_done_label(words: &[Word]) -> bool {
+    let lists = lists();
+    !is_plan_label(words) && words.iter().any(|word| lists.done_labels.contains(&word.stem))
+}
+
+/// Whether the words claim something finished (ignoring cues that are the commitment's own
+/// words).
+pub fn completion(words: &[Word], own: &HashSet<String>) -> bool {
+    let lists = lists();
+    let cue = |word: &Word| !own.contains(&word.stem);
+    words.iter().filter(|word| cue(word)).any(|word| {
+        lists.done.contains(&word.stem)
+            || lists.irregular.contains(&word.raw)
+            || word.raw == "now"
+            || (word.raw.ends_with("ed")
+                && word.raw.chars().count() >= 5
+                && !lists.not_participles.contains(&word.raw))
+    }) || lists
+        .done_phrases
+        .iter()
+        .any(|phrase| !phrase_at(words, phrase).is_empty())
+}
+
+/// The first disqualifying cue of a statement, if any (revert before withdrawal before
+/// deferral before partial before hypothetical before negation: the most specific reason).
+pub fn disqualifier(words: &[Word], own: &HashSet<String>) -> Option<Cue> {
+    let lists = lists();
+    for (cue, single, multi) in &lists.classes {
+        if words
+            .iter()
+            .any(|word| single.contains(&word.stem) && !own.contains(&word.stem))
+            || multi.iter().any(|phrase| !phrase_at(words, phrase).is_empty())
+        {
+            return Some(*cue);
+        }
+    }
+    let excepted: HashSet<usize> = lists
+        .negation_exceptions
+        .iter()
+        .flat_map(|phrase| phrase_at(words, phrase))
+        .collect();
+    words
+        .iter()
+        .enumerate()
+        .any(|(at, word)| lists.negation.contains(&word.stem) && !excepted.contains(&at))
+        .then_some(Cue::Negation)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cue(text: &str) -> Option<Cue> {
+        disqualifier(&terms::words(text), &HashSet::new())
+    }
+
+    #[test]
+    fn each_class_of_cue_is_recognised_in_any_inflection() {
+        let table = [
+            ("I haven't configured the backups", Some(Cue::Negation)),
+            ("No more leak in the shipper", None),
+            ("We will deploy it tomorrow", Some(Cue::Deferral)),
+            ("We are going to deploy it", Some(Cue::Hypothetical)),
+            ("If the tests pass, it ships", Some(Cue::Hypothetical)),
+            ("Started porting the service", Some(Cue::Partial)),
+            ("Two screens are left", Some(Cue::Partial)),
+            ("It is postponed until Monday", Some(Cue::Deferral)),
+            ("It still leaks", Some(Cue::Withdrawal)),
+            ("The deploy failed on the health check", Some(Cue::Withdrawal)),
+            ("We rolled it back", Some(Cue::Revert)),
+            ("Reverted the change", Some(Cue::Revert)),
+            ("Migrated the orders table", None),
+        ];
+        for (text, expected) in table {
+            assert_eq!(cue(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_cue_in_the_commitments_own_words_is_content() {
+        let own: HashSet<String> = terms::words("Fix the failing login test")
+            .into_iter()
+            .map(|w| w.stem)
+            .collect();
+        assert_eq!(disqualifier(&terms::words("The failing login test is fixed"), &own), None);
+    }
+
+    #[test]
+    fn completion_is_a_past_form_a_finished_state_or_now() {
+        let none = HashSet::new();
+        for text in ["Migrated the table", "The docs are done", "CI now runs clippy", "Wrote the runbook", "The guard is in place"] {
+            assert!(completion(&terms::words(text), &none), "{text}");
+        }
+        for text in ["Migrate the table", "Run the load test", "the index"] {
+            assert!(!completion(&terms::words(text), &none), "{text}");
+        }
+    }
+
+    #[test]
+    fn labels_read_as_plans_or_as_done() {
+        assert!(is_plan_label(&terms::words("Next steps")));
+        assert!(is_plan_label(&terms::words("TODO")));
+        assert!(is_plan_label(&terms::words("Follow-ups")));
+        assert!(is_done_label(&terms::words("Done today")));
+        assert!(!is_done_label(&terms::words("Changes still to do")));
+    }
+}

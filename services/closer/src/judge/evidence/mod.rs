@@ -1,0 +1,427 @@
+//! The evidence judge (the default): for each briefed commitment, find the statements that
+//! claim its deliverable done, and resolve only when they do — for every part, about the same
+//! entity and project — and nothing in the material withdraws it. Deterministic, no
+//! generation, nothing to meter.
+//!
+//! The material is the session's last message and the memories the run wrote, each cut into
+//! statements by [`structure`] (Markdown blocks → sentences → clauses, with plan/done headings
+//! and labels as context). Words, stems, synonyms and identifiers come from [`terms`]; cue words
+//! from [`cues`]. The commitment is read the same way: its **object terms** are the content
+//! stems of its wording without the leading imperative verb ("Fix", "Add": the verb is how the
+//! work is asked for, a completion says it in its own words); its **parts** are the pieces of a
+//! conjunction ("X and Y", "X, Y and Z", "X; Y", ", including Y").
+//!
+//! Rule by rule, for one commitment:
+//!
+//! 1. **Same project.** A memory written under another project than the commitment's is not
+//!    evidence. When the session ran in another project than the commitment's, a statement of
+//!    the last message counts only if it names the commitment's project.
+//! 2. **Same entity.** When the commitment names identifiers (PR numbers, versions, code
+//!    names, paths), a statement naming identifiers of the same kind but none of the
+//!    commitment's is about another entity and is ignored; the supporting statements together
+//!    must name every identifier of the commitment. Likewise entity names ("the *users*
+//!    table"): a statement about the same kind of entity under another name is ignored, and
+//!    the support must name each of the commitment's.
+//! 3. **About it.** A statement supports when it shares at least half the object terms (and at
+//!    least two, or all when there are fewer) — synonyms folded, and a memory written under the
+//!    commitment's topic counts the topic's words as present.
+//! 4. **A claim of completion.** A supporting statement must be declarative (not a question),
+//!    outside any plan context ("Next steps", "TODO", "Follow-ups" headings or labels), carry a
+//!    completion cue (a past form, a finished state, "now", or a "Done"/"Shipped" heading), and
+//!    have no disqualifying cue: negation, hypothetical or conditional, partial, deferral,
+//!    withdrawal, revert.
+//! 5. **Every part.** Each part of the commitment must have at least half of its own terms in
+//!    the supporting statements.
+//! 6. **Nothing withdraws it.** Any statement that is about the commitment (a third of its
+//!    object terms, one of its identifiers, a memory under its topic sharing a word, or a
+//!    pronoun right after a statement that was about it) and is a plan or carries a
+//!    disqualifying cue vetoes the commitment — "actually it still fails", "reverted", "the
+//!    rest is left for tomorrow". So does a commitment or blocker memory restating it. Mixed
+//!    evidence is unsure, and unsure is open.
+//!
+//! The verdict for each commitment carries its evidence: the supporting quotes (verbatim) and
+//! their source, or the statement that vetoed it and why.
+
+pub mod cues;
+pub mod structure;
+pub mod terms;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashSet;
+
+use uuid::Uuid;
+
+use crate::judge::{
+    BriefedCommitment, Evidence, EvidenceSource, Finding, Judge, JudgeError, JudgeFuture,
+    JudgeInput, Verdict,
+};
+use cues::Cue;
+use terms::{Ident, IdentKind, Word};
+
+/// Share of the object terms a supporting statement must hold.
+pub const SUPPORT_SHARE: f64 = 0.5;
+/// Share of the object terms that makes a statement about the commitment for a veto.
+pub const VETO_SHARE: f64 = 0.34;
+/// Most quotes kept as one verdict's evidence.
+pub const MAX_QUOTES: usize = 3;
+
+const PRONOUNS: &[&str] = &["it", "this", "that", "they", "them", "these", "those"];
+
+/// One statement of the material, analysed.
+struct Unit {
+    quote: String,
+    source: EvidenceSource,
+    words: Vec<Word>,
+    stems: HashSet<String>,
+    idents: HashSet<Ident>,
+    lowered: String,
+    plan: bool,
+    done_label: bool,
+    question: bool,
+    sentence: usize,
+    memory: Option<MemoryMeta>,
+}
+
+struct MemoryMeta {
+    restates: bool,
+    topic: String,
+    project: Option<String>,
+}
+
+fn normal_topic(topic: &str) -> String {
+    topic.trim().to_lowercase().replace('_', "-")
+}
+
+fn analyse(text: &str, source: EvidenceSource, memory: Option<MemoryMeta>, out: &mut Vec<Unit>) {
+    let offset = out.last().map_or(0, |unit| unit.sentence + 1);
+    for statement in structure::statements(text) {
+        let words = terms::words(&statement.quote);
+        out.push(Unit {
+            stems: terms::content_stems(&words),
+            idents: terms::identifiers(&statement.quote),
+            lowered: statement.quote.to_lowercase(),
+            words,
+            quote: statement.quote,
+            source,
+            plan: statement.plan,
+            done_label: statement.done_label,
+            question: statement.question,
+            sentence: offset + statement.sentence,
+            memory: memory.as_ref().map(|meta| MemoryMeta {
+                restates: meta.restates,
+                topic: meta.topic.clone(),
+                project: meta.project.clone(),
+            }),
+        });
+    }
+}
+
+fn material(input: &JudgeInput) -> Vec<Unit> {
+    let mut units = Vec::new();
+    if let Some(excerpt) = &input.excerpt {
+        analyse(excerpt, EvidenceSource::Excerpt, None, &mut units);
+    }
+    for memory in &input.written {
+        let meta = MemoryMeta {
+            restates: matches!(memory.memory_type.as_str(), "commitment" | "blocker"),
+            topic: normal_topic(&memory.topic),
+            project: memory.project.clone(),
+        };
+        analyse(
+            &memory.content,
+            EvidenceSource::Memory(memory.id),
+            Some(meta),
+            &mut units,
+        );
+    }
+    units
+}
+
+/// A commitment, read for judging.
+struct Commitment {
+    object: HashSet<String>,
+    own: HashSet<String>,
+    topic: String,
+    topic_stems: HashSet<String>,
+    parts: Vec<HashSet<String>>,
+    idents: HashSet<Ident>,
+    entities: HashSet<(String, String)>,
+    project: Option<String>,
+}
+
+/// Content stems without the leading imperative verb.
+fn object_terms(text: &str) -> HashSet<String> {
+    let words = terms::words(text);
+    let skip = usize::from(words.len() > 1 && !words[0].stop);
+    let rest = &words[skip..];
+    let mut found = terms::content_stems(rest);
+    if found.is_empty() {
+        found = terms::content_stems(&words);
+    }
+    found
+}
+
+/// The pieces of a conjunction ("X and Y", "X, Y and Z", "X; Y", ", including Y").
+fn parts(content: &str) -> Vec<String> {
+    let serial = content.contains(" and ") || content.contains(", and ");
+    let mut pieces = vec![content.to_string()];
+    let mut separators = vec![", and ", " and ", "; ", " as well as ", " plus ", ", including "];
+    if serial {
+        separators.push(", ");
+    }
+    for separator in separators {
+        pieces = pieces
+            .iter()
+            .flat_map(|piece| piece.split(separator).map(str::to_string).collect::<Vec<_>>())
+            .collect();
+    }
+    pieces
+        .into_iter()
+        .map(|piece| piece.trim().to_string())
+        .filter(|piece| !piece.is_empty())
+        .collect()
+}
+
+fn commitment(row: &BriefedCommitment) -> Commitment {
+    let words = terms::words(&row.content);
+    let topic_words = terms::words(&row.topic.replace(['-', '_'], " "));
+    let mut own = terms::content_stems(&words);
+    own.extend(words.iter().map(|word| word.stem.clone()));
+    Commitment {
+        object: object_terms(&row.content),
+        own,
+        topic: normal_topic(&row.topic),
+        topic_stems: terms::content_stems(&topic_words)
+            .into_iter()
+            .filter(|stem| !stem.chars().all(|c| c.is_ascii_digit()))
+            .collect(),
+        parts: parts(&row.content)
+            .iter()
+            .map(|part| object_terms(part))
+            .filter(|terms| !terms.is_empty())
+            .collect(),
+        idents: terms::identifiers(&row.content),
+        entities: terms::entity_names(&words),
+        project: row.project.as_deref().map(str::to_lowercase),
+    }
+}
+
+fn ident_present(ident: &Ident, unit: &Unit) -> bool {
+    unit.lowered.contains(&ident.text)
+        || unit
+            .idents
+            .iter()
+            .any(|other| other.kind == ident.kind && other.text.contains(&ident.text))
+}
+
+/// Rule 2: the statement names another entity of a kind the commitment names.
+fn other_entity(commitment: &Commitment, unit: &Unit) -> bool {
+    for kind in [IdentKind::Number, IdentKind::Version, IdentKind::Code] {
+        let wanted: Vec<&Ident> = commitment.idents.iter().filter(|i| i.kind == kind).collect();
+        let named = unit.idents.iter().any(|ident| ident.kind == kind);
+        if !wanted.is_empty() && named && !wanted.iter().any(|ident| ident_present(ident, unit)) {
+            return true;
+        }
+    }
+    let names = terms::entity_names(&unit.words);
+    commitment.entities.iter().any(|(name, noun)| {
+        !unit.stems.contains(name)
+            && names
+                .iter()
+                .any(|(other, other_noun)| other_noun == noun && other != name)
+    })
+}
+
+/// Rule 1: whether the statement may speak for the commitment's project.
+fn same_project(commitment: &Commitment, unit: &Unit, session: Option<&str>) -> bool {
+    let Some(project) = &commitment.project else {
+        return true;
+    };
+    match &unit.memory {
+        Some(meta) => meta
+            .project
+            .as_deref()
+            .is_none_or(|other| other.eq_ignore_ascii_case(project)),
+        None => session.is_none_or(|other| other.eq_ignore_ascii_case(project))
+            || unit.lowered.contains(project.as_str()),
+    }
+}
+
+/// What one statement says about one commitment.
+struct Reading {
+    supports: bool,
+    about: bool,
+    veto: Option<&'static str>,
+}
+
+fn read(commitment: &Commitment, unit: &Unit, previous_about: bool) -> Reading {
+    let topic_match = unit
+        .memory
+        .as_ref()
+        .is_some_and(|meta| meta.topic == commitment.topic);
+    let own_overlap = commitment.object.intersection(&unit.stems).count();
+    let overlap = if topic_match {
+        commitment
+            .object
+            .iter()
+            .filter(|stem| unit.stems.contains(*stem) || commitment.topic_stems.contains(*stem))
+            .count()
+    } else {
+        own_overlap
+    };
+    let size = commitment.object.len().max(1);
+    let coverage = overlap as f64 / size as f64;
+    let shares_ident = commitment.idents.iter().any(|ident| ident_present(ident, unit));
+    let pronoun = unit.words.iter().any(|word| PRONOUNS.contains(&word.raw.as_str()));
+    let about = !unit.question
+        && (own_overlap as f64 >= (VETO_SHARE * size as f64).ceil().max(1.0)
+            || shares_ident
+            || (topic_match && own_overlap >= 1)
+            || (topic_match && unit.memory.as_ref().is_some_and(|m| m.restates))
+            || (pronoun && previous_about));
+    let disqualifier = cues::disqualifier(&unit.words, &commitment.own);
+    let restated = unit
+        .memory
+        .as_ref()
+        .is_some_and(|meta| meta.restates && (topic_match || coverage >= SUPPORT_SHARE));
+    let veto = if !about {
+        None
+    } else if restated {
+        Some("restated-open")
+    } else if unit.plan {
+        Some("plan")
+    } else {
+        disqualifier.map(Cue::as_str)
+    };
+    let claim = !unit.question
+        && !unit.plan
+        && disqualifier.is_none()
+        && (unit.done_label || cues::completion(&unit.words, &commitment.own));
+    let supports = claim
+        && !restated
+        && coverage >= SUPPORT_SHARE
+        && overlap >= commitment.object.len().min(2);
+    Reading {
+        supports,
+        about: about || supports,
+        veto,
+    }
+}
+
+fn finding(row: &BriefedCommitment, units: &[Unit], session: Option<&str>) -> Finding {
+    let commitment = commitment(row);
+    let mut support: Vec<&Unit> = Vec::new();
+    let mut excluded_entity = false;
+    let mut previous: Option<(EvidenceSource, usize, bool)> = None;
+    for unit in units {
+        if !same_project(&commitment, unit, session) {
+            continue;
+        }
+        if other_entity(&commitment, unit) {
+            excluded_entity = true;
+            previous = Some((unit.source, unit.sentence, false));
+            continue;
+        }
+        let previous_about = previous.is_some_and(|(source, sentence, about)| {
+            about && source == unit.source && unit.sentence <= sentence + 1
+        });
+        let reading = read(&commitment, unit, previous_about);
+        if let Some(reason) = reading.veto {
+            return Finding::open(row.id, reason, vec![evidence(unit)]);
+        }
+        if reading.supports {
+            support.push(unit);
+        }
+        previous = Some((unit.source, unit.sentence, reading.about));
+    }
+    if support.is_empty() {
+        let reason = if excluded_entity { "other-entity" } else { "no-claim" };
+        return Finding::open(row.id, reason, Vec::new());
+    }
+    let seen: HashSet<&String> = support.iter().flat_map(|unit| unit.stems.iter()).collect();
+    let topic_backed = support.iter().any(|unit| {
+        unit.memory
+            .as_ref()
+            .is_some_and(|meta| meta.topic == commitment.topic)
+    });
+    let part_met = |part: &HashSet<String>| {
+        let met = part
+            .iter()
+            .filter(|stem| seen.contains(stem) || (topic_backed && commitment.topic_stems.contains(*stem)))
+            .count();
+        met as f64 >= (part.len() as f64 * 0.5).max(1.0)
+    };
+    let quotes: Vec<Evidence> = support.iter().take(MAX_QUOTES).map(|unit| evidence(unit)).collect();
+    if !commitment.parts.iter().all(part_met) {
+        return Finding::open(row.id, "part-missing", quotes);
+    }
+    let idents_named = commitment
+        .idents
+        .iter()
+        .all(|ident| support.iter().any(|unit| ident_present(ident, unit)));
+    let entities_named = commitment
+        .entities
+        .iter()
+        .all(|(name, _)| seen.contains(name) || (topic_backed && commitment.topic_stems.contains(name)));
+    if !idents_named || !entities_named {
+        return Finding::open(row.id, "other-entity", quotes);
+    }
+    Finding {
+        id: row.id.to_string(),
+        done: true,
+        reason: "completed".to_string(),
+        evidence: quotes,
+    }
+}
+
+fn evidence(unit: &Unit) -> Evidence {
+    Evidence {
+        quote: unit.quote.clone(),
+        source: unit.source,
+    }
+}
+
+/// One finding per briefed commitment, by the rules in the module doc.
+pub fn decide(input: &JudgeInput) -> Vec<Finding> {
+    let units = material(input);
+    input
+        .briefed
+        .iter()
+        .map(|row| finding(row, &units, input.session_project.as_deref()))
+        .collect()
+}
+
+/// The ids the evidence shows completed.
+pub fn completed_ids(input: &JudgeInput) -> Vec<Uuid> {
+    decide(input)
+        .into_iter()
+        .filter(|finding| finding.done)
+        .filter_map(|finding| Uuid::parse_str(&finding.id).ok())
+        .collect()
+}
+
+/// The evidence judge.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EvidenceJudge;
+
+impl Judge for EvidenceJudge {
+    fn name(&self) -> &'static str {
+        "evidence"
+    }
+
+    fn reservation(&self, _input: &JudgeInput) -> i64 {
+        0
+    }
+
+    fn judge<'a>(&'a self, input: &'a JudgeInput) -> JudgeFuture<'a> {
+        Box::pin(async move {
+            Ok::<Verdict, JudgeError>(Verdict {
+                findings: decide(input),
+                tokens_used: 0,
+                dropped: 0,
+            })
+        })
+    }
+}

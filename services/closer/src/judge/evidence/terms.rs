@@ -1,0 +1,311 @@
+//! Words, stems, synonyms and identifiers: what a statement and a commitment are made of.
+//!
+//! - **Words** are Unicode words (`unicode-segmentation`), lower-cased; a word ending in "n't"
+//!   is read as the word plus a negation ("haven't" → "have", "not").
+//! - **Stems** come from the Snowball English stemmer (`rust-stemmers`), so "migrated",
+//!   "migrating" and "migration" meet.
+//! - **Synonyms** fold a stem onto one canonical stem per group (`SYNONYMS`): the handful of
+//!   software words a completion is routinely said in other words with ("docs" for
+//!   "documentation", "db" for "database", "repair" for "fix").
+//! - **Identifiers** are the names that pin a statement to one entity: backticked code, PR and
+//!   issue numbers (`#123`), versions (`v1.2.3`, `1.38.0`), paths and code names (anything with
+//!   `/`, `_`, `::`, a dot between letters, or a leading `--`). Each has a kind; two identifiers
+//!   of one kind that differ name different entities.
+//! - **Entity names** are the word before an entity noun (`ENTITY_NOUNS`: "the *users* table",
+//!   "the *search* service", "the *EU* region"): the same work on another table is another
+//!   entity.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Function words: never evidence of anything.
+const STOP_WORDS: &str = "a an the to of for in on at by with from into onto and or as it its is \
+    are was were be been being this that these those we i you our my your me us they them their \
+    so any some then than there here up out over via per about also just very too each every \
+    both one all which who whom what how when where while do did does doing have has had having \
+    can s t re ve ll d m am ok okay now it's i've i'm we've we're that's there's";
+
+/// Nouns that name a kind of entity; the word before one is the entity's name.
+const ENTITY_NOUNS: &str = "table service repo repository region cluster endpoint route page \
+    screen job queue bucket branch module crate package database environment tenant worker app \
+    workflow pipeline column index image bot client server topic";
+
+/// Words that cannot be an entity's name (descriptions, not names).
+const NOT_NAMES: &str = "new old public private main primary current whole entire same other \
+    legacy first last every each this that the a an our their its";
+
+/// Synonym groups: every stem of a group reads as the group's first word.
+const SYNONYMS: &[&[&str]] = &[
+    &["document", "doc", "docs", "documentation"],
+    &["database", "db", "postgres", "postgresql"],
+    &["configuration", "config", "configure", "setting", "settings"],
+    &["repository", "repo"],
+    &["authentication", "auth", "login", "signin"],
+    &["fix", "repair", "resolve", "sort", "correct", "patch", "address"],
+    &["add", "introduce", "implement", "create", "build"],
+    &["remove", "delete", "drop", "eliminate", "strip"],
+    &["upgrade", "bump", "update"],
+    &["deploy", "rollout", "ship", "launch", "release", "publish"],
+    &["migrate", "move", "port", "switch", "convert"],
+    &["test", "tests", "spec", "specs"],
+    &["enable", "activate"],
+    &["error", "errors", "failure"],
+    &["timezone", "tz"],
+    &["kubernetes", "k8s"],
+    &["pr", "pull"],
+    &["e2e", "end-to-end"],
+];
+
+struct Tables {
+    stemmer: Stemmer,
+    stop: HashSet<&'static str>,
+    entity_nouns: HashSet<String>,
+    not_names: HashSet<&'static str>,
+    synonyms: HashMap<String, String>,
+}
+
+fn tables() -> &'static Tables {
+    static TABLES: OnceLock<Tables> = OnceLock::new();
+    TABLES.get_or_init(|| {
+        let stemmer = Stemmer::create(Algorithm::English);
+        let mut synonyms = HashMap::new();
+        for group in SYNONYMS {
+            let canonical = stemmer.stem(group[0]).into_owned();
+            for word in *group {
+                synonyms.insert(stemmer.stem(word).into_owned(), canonical.clone());
+            }
+        }
+        let entity_nouns = ENTITY_NOUNS
+            .split_whitespace()
+            .map(|word| stemmer.stem(word).into_owned())
+            .collect();
+        Tables {
+            stop: STOP_WORDS.split_whitespace().collect(),
+            entity_nouns,
+            not_names: NOT_NAMES.split_whitespace().collect(),
+            synonyms,
+            stemmer,
+        }
+    })
+}
+
+/// One word of a text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    /// Lower-cased, as written (without a trailing "n't").
+    pub raw: String,
+    /// Snowball stem, folded onto its synonym group.
+    pub stem: String,
+    /// Whether the word is a function word.
+    pub stop: bool,
+}
+
+/// The stem of one lower-cased word, folded onto its synonym group.
+pub fn stem(word: &str) -> String {
+    let tables = tables();
+    let stemmed = tables.stemmer.stem(word);
+    tables
+        .synonyms
+        .get(stemmed.as_ref())
+        .cloned()
+        .unwrap_or_else(|| stemmed.into_owned())
+}
+
+/// The words of a text, "n't" read as a separate "not".
+pub fn words(text: &str) -> Vec<Word> {
+    let tables = tables();
+    let lowered = text.to_lowercase().replace('\u{2019}', "'");
+    let mut out = Vec::new();
+    for word in lowered.unicode_words() {
+        let (base, negated) = match word.strip_suffix("n't") {
+            Some(base) => (base, true),
+            None => (word.strip_suffix("'s").unwrap_or(word), false),
+        };
+        if !base.is_empty() {
+            out.push(Word {
+                raw: base.to_string(),
+                stem: stem(base),
+                stop: tables.stop.contains(base),
+            });
+        }
+        if negated {
+            out.push(Word {
+                raw: "not".to_string(),
+                stem: "not".to_string(),
+                stop: true,
+            });
+        }
+    }
+    out
+}
+
+/// Content stems: words that are not function words (and not bare single letters).
+pub fn content_stems(words: &[Word]) -> HashSet<String> {
+    words
+        .iter()
+        .filter(|word| !word.stop && word.raw.chars().count() > 1)
+        .map(|word| word.stem.clone())
+        .collect()
+}
+
+/// What kind of name an identifier is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IdentKind {
+    /// `#123`
+    Number,
+    /// `v1.2.3`, `1.38.0` (stored without the `v`)
+    Version,
+    /// Backticked code, paths, snake_case and dotted names, `--flags`
+    Code,
+}
+
+/// An identifier, normalised (lower-case, `v` dropped from versions).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Ident {
+    pub kind: IdentKind,
+    pub text: String,
+}
+
+fn version(token: &str) -> Option<String> {
+    let bare = token.strip_prefix('v').unwrap_or(token);
+    let parts: Vec<&str> = bare.split('.').collect();
+    (parts.len() >= 2
+        && parts
+            .iter()
+            .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit())))
+    .then(|| bare.to_string())
+}
+
+fn code_like(token: &str) -> bool {
+    let letters = token.chars().filter(|c| c.is_alphabetic()).count();
+    if letters == 0 {
+        return false;
+    }
+    if token.starts_with("--") && token.len() > 3 {
+        return true;
+    }
+    let dotted = token
+        .as_bytes()
+        .windows(3)
+        .any(|w| w[0].is_ascii_alphanumeric() && w[1] == b'.' && w[2].is_ascii_alphabetic());
+    token.contains('/') || token.contains('_') || token.contains("::") || dotted
+}
+
+/// The identifiers a text names.
+pub fn identifiers(text: &str) -> HashSet<Ident> {
+    let mut found = HashSet::new();
+    let lowered = text.to_lowercase();
+    for (index, span) in lowered.split('`').enumerate() {
+        if index % 2 == 1 && !span.trim().is_empty() && !span.contains('\n') {
+            found.insert(classify(span.trim()));
+        }
+    }
+    for raw in lowered.split(|c: char| c.is_whitespace() || c == '`' || c == '(' || c == ')') {
+        let token = raw.trim_matches(|c: char| {
+            matches!(c, ',' | ';' | ':' | '.' | '"' | '\'' | '!' | '?' | '[' | ']')
+        });
+        if token.len() < 2 {
+            continue;
+        }
+        if let Some(number) = token.strip_prefix('#')
+            && !number.is_empty()
+            && number.chars().all(|c| c.is_ascii_digit())
+        {
+            found.insert(Ident {
+                kind: IdentKind::Number,
+                text: number.to_string(),
+            });
+        } else if let Some(version) = version(token) {
+            found.insert(Ident {
+                kind: IdentKind::Version,
+                text: version,
+            });
+        } else if code_like(token) {
+            found.insert(Ident {
+                kind: IdentKind::Code,
+                text: token.to_string(),
+            });
+        }
+    }
+    found
+}
+
+fn classify(span: &str) -> Ident {
+    if let Some(version) = version(span) {
+        return Ident {
+            kind: IdentKind::Version,
+            text: version,
+        };
+    }
+    Ident {
+        kind: IdentKind::Code,
+        text: span.to_string(),
+    }
+}
+
+/// Entity names: the stem of the word before an entity noun ("users" in "the users table").
+pub fn entity_names(words: &[Word]) -> HashSet<(String, String)> {
+    let tables = tables();
+    words
+        .windows(2)
+        .filter(|pair| {
+            tables.entity_nouns.contains(&pair[1].stem)
+                && !pair[0].stop
+                && !tables.not_names.contains(pair[0].raw.as_str())
+                && !tables.entity_nouns.contains(&pair[0].stem)
+                && pair[0].raw.chars().any(char::is_alphanumeric)
+        })
+        .map(|pair| (pair[0].stem.clone(), pair[1].stem.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stems(text: &str) -> Vec<String> {
+        words(text).into_iter().map(|word| word.stem).collect()
+    }
+
+    #[test]
+    fn forms_of_a_word_meet_on_one_stem() {
+        assert_eq!(stems("migrated migrating migration"), stems("migrate migrate migrate"));
+        assert_eq!(stems("docs"), stems("documentation"));
+        assert_eq!(stems("repaired"), stems("fix"));
+    }
+
+    #[test]
+    fn a_contraction_reads_as_a_negation() {
+        let raw: Vec<String> = words("I haven't merged it").into_iter().map(|w| w.raw).collect();
+        assert_eq!(raw, ["i", "have", "not", "merged", "it"]);
+    }
+
+    #[test]
+    fn identifiers_of_each_kind_are_found_and_normalised() {
+        let found = identifiers(
+            "Merged PR #412, released v2.4.0, touched `jobs/retention.rs` and orders.customer_id with --dry-run.",
+        );
+        let has = |kind, text: &str| {
+            found.contains(&Ident {
+                kind,
+                text: text.to_string(),
+            })
+        };
+        assert!(has(IdentKind::Number, "412"));
+        assert!(has(IdentKind::Version, "2.4.0"));
+        assert!(has(IdentKind::Code, "jobs/retention.rs"));
+        assert!(has(IdentKind::Code, "orders.customer_id"));
+        assert!(has(IdentKind::Code, "--dry-run"));
+        assert!(identifiers("Fixed it. Done.").is_empty());
+    }
+
+    #[test]
+    fn the_word_before_an_entity_noun_names_the_entity() {
+        let names = entity_names(&words("Add soft delete to the users table and the public page"));
+        assert!(names.contains(&(stem("users"), stem("table"))));
+        assert_eq!(names.len(), 1, "{names:?}");
+    }
+}
