@@ -32,10 +32,14 @@ enum Command {
     /// Create roles and schemas and apply every context's migrations (idempotent).
     Migrate,
     /// Run a closer judge over a labelled corpus and print recall, precision and the
-    /// spurious-resolve rate (`BATON_CLOSER_JUDGE` picks the judge; lexical by default).
+    /// spurious-resolve rate per kind and overall (`BATON_CLOSER_JUDGE` picks the judge;
+    /// evidence by default).
     EvalCloser {
         /// Corpus files (JSON lines); default: eval/closer/*.jsonl.
         files: Vec<std::path::PathBuf>,
+        /// Also report the held-out corpus (eval/closer/holdout/*.jsonl), separately.
+        #[arg(long)]
+        holdout: bool,
         /// Print every miss and spurious resolve.
         #[arg(long)]
         verbose: bool,
@@ -67,7 +71,18 @@ async fn main() -> anyhow::Result<()> {
             no_migrate,
         } => serve::run(&env, &targets, !no_migrate).await,
         Command::Migrate => migrate::run(&env).await,
-        Command::EvalCloser { files, verbose } => eval::run(&env, files, verbose).await,
+        Command::EvalCloser {
+            files,
+            holdout,
+            verbose,
+        } => {
+            // One line, no backtrace: a malformed corpus is an input error, not a crash.
+            if let Err(error) = eval::run(&env, files, holdout, verbose).await {
+                eprintln!("baton eval-closer: {error:#}");
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         Command::Tenant {
             command: TenantCommand::Create { name },
         } => tenant::create(&env, &name).await,

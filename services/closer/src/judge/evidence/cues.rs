@@ -134,6 +134,29 @@ fn lists() -> &'static Lists {
     })
 }
 
+/// Whether `phrase` occurs with at most `gap` words between its words ("rolled it back").
+fn gapped(words: &[Word], phrase: &[String], gap: usize) -> bool {
+    let Some((first, rest)) = phrase.split_first() else {
+        return false;
+    };
+    words.iter().enumerate().any(|(at, word)| {
+        if &word.stem != first {
+            return false;
+        }
+        let mut position = at;
+        rest.iter().all(|stem| {
+            let window = words.iter().enumerate().skip(position + 1).take(gap + 1);
+            match window.clone().find(|(_, word)| &word.stem == stem) {
+                Some((found, _)) => {
+                    position = found;
+                    true
+                }
+                None => false,
+            }
+        })
+    })
+}
+
 /// Positions of `phrase` (a stem sequence) in `words`.
 fn phrase_at(words: &[Word], phrase: &[String]) -> Vec<usize> {
     if phrase.is_empty() || words.len() < phrase.len() {
@@ -162,11 +185,11 @@ pub fn is_done_label(words: &[Word]) -> bool {
     !is_plan_label(words) && words.iter().any(|word| lists.done_labels.contains(&word.stem))
 }
 
-/// Whether the words claim something finished (ignoring cues that are the commitment's own
-/// words).
-pub fn completion(words: &[Word], own: &HashSet<String>) -> bool {
+/// Whether the words claim something finished (ignoring words written exactly as in the
+/// commitment: "failed" in "retry failed deliveries" is content; "fixed" for "fix" is a claim).
+pub fn completion(words: &[Word], own_raw: &HashSet<String>) -> bool {
     let lists = lists();
-    let cue = |word: &Word| !own.contains(&word.stem);
+    let cue = |word: &Word| !own_raw.contains(&word.raw);
     words.iter().filter(|word| cue(word)).any(|word| {
         lists.done.contains(&word.stem)
             || lists.irregular.contains(&word.raw)
@@ -188,7 +211,10 @@ pub fn disqualifier(words: &[Word], own: &HashSet<String>) -> Option<Cue> {
         if words
             .iter()
             .any(|word| single.contains(&word.stem) && !own.contains(&word.stem))
-            || multi.iter().any(|phrase| !phrase_at(words, phrase).is_empty())
+            || multi.iter().any(|phrase| {
+                let gap = if *cue == Cue::Revert { 2 } else { 0 };
+                gapped(words, phrase, gap)
+            })
         {
             return Some(*cue);
         }

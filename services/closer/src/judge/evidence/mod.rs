@@ -23,7 +23,7 @@
 //!    table"): a statement about the same kind of entity under another name is ignored, and
 //!    the support must name each of the commitment's.
 //! 3. **About it.** A statement supports when it shares at least half the object terms (and at
-//!    least two, or all when there are fewer) — synonyms folded, and a memory written under the
+//!    least two when there are three or more) — synonyms folded, and a memory written under the
 //!    commitment's topic counts the topic's words as present.
 //! 4. **A claim of completion.** A supporting statement must be declarative (not a question),
 //!    outside any plan context ("Next steps", "TODO", "Follow-ups" headings or labels), carry a
@@ -143,6 +143,7 @@ fn material(input: &JudgeInput) -> Vec<Unit> {
 struct Commitment {
     object: HashSet<String>,
     own: HashSet<String>,
+    own_raw: HashSet<String>,
     topic: String,
     topic_stems: HashSet<String>,
     parts: Vec<HashSet<String>>,
@@ -191,6 +192,7 @@ fn commitment(row: &BriefedCommitment) -> Commitment {
     own.extend(words.iter().map(|word| word.stem.clone()));
     Commitment {
         object: object_terms(&row.content),
+        own_raw: words.iter().map(|word| word.raw.clone()).collect(),
         own,
         topic: normal_topic(&row.topic),
         topic_stems: terms::content_stems(&topic_words)
@@ -298,11 +300,11 @@ fn read(commitment: &Commitment, unit: &Unit, previous_about: bool) -> Reading {
     let claim = !unit.question
         && !unit.plan
         && disqualifier.is_none()
-        && (unit.done_label || cues::completion(&unit.words, &commitment.own));
+        && (unit.done_label || cues::completion(&unit.words, &commitment.own_raw));
     let supports = claim
         && !restated
         && coverage >= SUPPORT_SHARE
-        && overlap >= commitment.object.len().min(2);
+        && overlap >= commitment.object.len().div_ceil(2).min(2);
     Reading {
         supports,
         about: about || supports,

@@ -99,6 +99,27 @@ fn blocks(text: &str) -> Vec<(Leaf, &str)> {
     };
     for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
         match event {
+            Event::Start(
+                Tag::Emphasis
+                | Tag::Strong
+                | Tag::Strikethrough
+                | Tag::Link { .. }
+                | Tag::Image { .. }
+                | Tag::Superscript
+                | Tag::Subscript,
+            )
+            | Event::End(
+                TagEnd::Emphasis
+                | TagEnd::Strong
+                | TagEnd::Strikethrough
+                | TagEnd::Link
+                | TagEnd::Image
+                | TagEnd::Superscript
+                | TagEnd::Subscript,
+            ) => {}
+            Event::SoftBreak | Event::HardBreak => {
+                flush(&mut span, stack.last().copied(), &mut out);
+            }
             Event::Start(tag) => {
                 flush(&mut span, stack.last().copied(), &mut out);
                 match tag {

@@ -125,6 +125,9 @@ pub fn words(text: &str) -> Vec<Word> {
             None => (word.strip_suffix("'s").unwrap_or(word), false),
         };
         if !base.is_empty() {
+            // A version reads the same with or without its "v" ("v2.4.0" = "2.4.0").
+            let base = version(base).map_or(base.to_string(), |bare| bare);
+            let base = base.as_str();
             out.push(Word {
                 raw: base.to_string(),
                 stem: stem(base),
