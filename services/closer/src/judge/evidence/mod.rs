@@ -23,7 +23,7 @@
 //!    table"): a statement about the same kind of entity under another name is ignored, and
 //!    the support must name each of the commitment's.
 //! 3. **About it.** A statement supports when it shares at least half the object terms (and at
-//!    least two when there are three or more) — synonyms folded, and a memory written under the
+//!    least two, or all when there are fewer) — synonyms folded, and a memory written under the
 //!    commitment's topic counts the topic's words as present.
 //! 4. **A claim of completion.** A supporting statement must be declarative (not a question),
 //!    outside any plan context ("Next steps", "TODO", "Follow-ups" headings or labels), carry a
@@ -149,6 +149,9 @@ struct Commitment {
     parts: Vec<HashSet<String>>,
     idents: HashSet<Ident>,
     entities: HashSet<(String, String)>,
+    names: HashSet<String>,
+    /// Parts that are a bare verb sharing the next part's object ("Sign and verify X").
+    verbs: HashSet<String>,
     project: Option<String>,
 }
 
@@ -206,6 +209,14 @@ fn commitment(row: &BriefedCommitment) -> Commitment {
             .collect(),
         idents: terms::identifiers(&row.content),
         entities: terms::entity_names(&words),
+        names: terms::names(&row.content),
+        verbs: parts(&row.content)
+            .iter()
+            .filter_map(|part| {
+                let words = terms::words(part);
+                (words.len() == 1).then(|| words[0].stem.clone())
+            })
+            .collect(),
         project: row.project.as_deref().map(str::to_lowercase),
     }
 }
@@ -258,7 +269,16 @@ struct Reading {
     veto: Option<&'static str>,
 }
 
-fn read(commitment: &Commitment, unit: &Unit, previous_about: bool) -> Reading {
+/// What came just before a statement in the same source.
+#[derive(Debug, Clone, Copy, Default)]
+struct Previous {
+    /// The statement before was about the commitment.
+    about: bool,
+    /// ... and it was in the same sentence (this is a later clause of it).
+    same_sentence: bool,
+}
+
+fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
     let topic_match = unit
         .memory
         .as_ref()
@@ -277,13 +297,20 @@ fn read(commitment: &Commitment, unit: &Unit, previous_about: bool) -> Reading {
     let coverage = overlap as f64 / size as f64;
     let shares_ident = commitment.idents.iter().any(|ident| ident_present(ident, unit));
     let pronoun = unit.words.iter().any(|word| PRONOUNS.contains(&word.raw.as_str()));
+    let disqualifier = cues::disqualifier(&unit.words, &commitment.own);
+    // A later clause that names nothing new continues its sentence's subject ("PR #77 is
+    // approved, but not merged yet").
+    let continues = previous.same_sentence && unit.stems.iter().all(|stem| commitment.own.contains(stem));
+    // A withdrawal or revert right after a statement about the work refers to it ("We rolled
+    // back to v4 after the queue backed up").
+    let strong = matches!(disqualifier, Some(Cue::Withdrawal | Cue::Revert));
     let about = !unit.question
         && (own_overlap as f64 >= (VETO_SHARE * size as f64).ceil().max(1.0)
             || shares_ident
             || (topic_match && own_overlap >= 1)
             || (topic_match && unit.memory.as_ref().is_some_and(|m| m.restates))
-            || (pronoun && previous_about));
-    let disqualifier = cues::disqualifier(&unit.words, &commitment.own);
+            || (previous.about && (pronoun || continues || strong))
+            || (strong && own_overlap >= 1));
     let restated = unit
         .memory
         .as_ref()
@@ -304,7 +331,7 @@ fn read(commitment: &Commitment, unit: &Unit, previous_about: bool) -> Reading {
     let supports = claim
         && !restated
         && coverage >= SUPPORT_SHARE
-        && overlap >= commitment.object.len().div_ceil(2).min(2);
+        && overlap >= commitment.object.len().min(2);
     Reading {
         supports,
         about: about || supports,
@@ -326,10 +353,13 @@ fn finding(row: &BriefedCommitment, units: &[Unit], session: Option<&str>) -> Fi
             previous = Some((unit.source, unit.sentence, false));
             continue;
         }
-        let previous_about = previous.is_some_and(|(source, sentence, about)| {
-            about && source == unit.source && unit.sentence <= sentence + 1
-        });
-        let reading = read(&commitment, unit, previous_about);
+        let before = previous
+            .filter(|(source, sentence, _)| *source == unit.source && unit.sentence <= sentence + 1)
+            .map_or(Previous::default(), |(_, sentence, about)| Previous {
+                about,
+                same_sentence: about && sentence == unit.sentence,
+            });
+        let reading = read(&commitment, unit, before);
         if let Some(reason) = reading.veto {
             return Finding::open(row.id, reason, vec![evidence(unit)]);
         }
@@ -366,7 +396,12 @@ fn finding(row: &BriefedCommitment, units: &[Unit], session: Option<&str>) -> Fi
     let entities_named = commitment
         .entities
         .iter()
-        .all(|(name, _)| seen.contains(name) || (topic_backed && commitment.topic_stems.contains(name)));
+        .all(|(name, _)| seen.contains(name) || (topic_backed && commitment.topic_stems.contains(name)))
+        && commitment.names.iter().all(|name| {
+            seen.contains(name)
+                || support.iter().any(|unit| unit.lowered.contains(name.as_str()))
+        })
+        && commitment.verbs.iter().all(|verb| seen.contains(verb));
     if !idents_named || !entities_named {
         return Finding::open(row.id, "other-entity", quotes);
     }

@@ -26,7 +26,14 @@ const STOP_WORDS: &str = "a an the to of for in on at by with from into onto and
     are was were be been being this that these those we i you our my your me us they them their \
     so any some then than there here up out over via per about also just very too each every \
     both one all which who whom what how when where while do did does doing have has had having \
-    can s t re ve ll d m am ok okay now it's i've i'm we've we're that's there's";
+    can s t re ve ll d m am ok okay now it's i've i'm we've we're that's there's after before \
+    during since between across through against within again already";
+
+/// Words too general to identify a deliverable ("the *version*", "the *change*").
+const GENERIC: &str = "version thing stuff item change bit way work";
+
+/// Acronyms too common to name an entity.
+const COMMON_ACRONYMS: &str = "pr ci api url id ui cli db sql http https json yaml";
 
 /// Nouns that name a kind of entity; the word before one is the entity's name.
 const ENTITY_NOUNS: &str = "table service repo repository region cluster endpoint route page \
@@ -62,6 +69,8 @@ const SYNONYMS: &[&[&str]] = &[
 struct Tables {
     stemmer: Stemmer,
     stop: HashSet<&'static str>,
+    generic: HashSet<&'static str>,
+    acronyms: HashSet<&'static str>,
     entity_nouns: HashSet<String>,
     not_names: HashSet<&'static str>,
     synonyms: HashMap<String, String>,
@@ -84,6 +93,8 @@ fn tables() -> &'static Tables {
             .collect();
         Tables {
             stop: STOP_WORDS.split_whitespace().collect(),
+            generic: GENERIC.split_whitespace().collect(),
+            acronyms: COMMON_ACRONYMS.split_whitespace().collect(),
             entity_nouns,
             not_names: NOT_NAMES.split_whitespace().collect(),
             synonyms,
@@ -114,16 +125,48 @@ pub fn stem(word: &str) -> String {
         .unwrap_or_else(|| stemmed.into_owned())
 }
 
-/// The words of a text, "n't" read as a separate "not".
+/// Backticked code collapsed into one word each, so `baton status --json` is one term, not
+/// three.
+fn collapse_code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (index, span) in text.split('`').enumerate() {
+        if index % 2 == 1 && !span.contains('\n') {
+            out.push(' ');
+            out.extend(span.chars().map(|c| {
+                if c.is_alphanumeric() || c == '.' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            }));
+            out.push(' ');
+        } else {
+            out.push_str(span);
+        }
+    }
+    out
+}
+
+/// The words of a text, "n't" read as a separate "not", "'ll" as "will", "'d" as "would".
 pub fn words(text: &str) -> Vec<Word> {
     let tables = tables();
-    let lowered = text.to_lowercase().replace('\u{2019}', "'");
+    let lowered = collapse_code(&text.to_lowercase().replace('\u{2019}', "'"));
     let mut out = Vec::new();
     for word in lowered.unicode_words() {
-        let (base, negated) = match word.strip_suffix("n't") {
-            Some(base) => (base, true),
-            None => (word.strip_suffix("'s").unwrap_or(word), false),
+        let (base, extra) = if let Some(base) = word.strip_suffix("n't") {
+            (base, Some("not"))
+        } else if let Some(base) = word.strip_suffix("'ll") {
+            (base, Some("will"))
+        } else if let Some(base) = word.strip_suffix("'d") {
+            (base, Some("would"))
+        } else {
+            let base = ["'s", "'re", "'ve", "'m"]
+                .iter()
+                .find_map(|suffix| word.strip_suffix(suffix))
+                .unwrap_or(word);
+            (base, None)
         };
+        let negated = extra.is_some();
         if !base.is_empty() {
             // A version reads the same with or without its "v" ("v2.4.0" = "2.4.0").
             let base = version(base).map_or(base.to_string(), |bare| bare);
@@ -134,10 +177,10 @@ pub fn words(text: &str) -> Vec<Word> {
                 stop: tables.stop.contains(base),
             });
         }
-        if negated {
+        if let (true, Some(extra)) = (negated, extra) {
             out.push(Word {
-                raw: "not".to_string(),
-                stem: "not".to_string(),
+                raw: extra.to_string(),
+                stem: stem(extra),
                 stop: true,
             });
         }
@@ -145,12 +188,38 @@ pub fn words(text: &str) -> Vec<Word> {
     out
 }
 
-/// Content stems: words that are not function words (and not bare single letters).
+/// Content stems: words that are not function words, not too general to identify anything,
+/// and not bare single letters.
 pub fn content_stems(words: &[Word]) -> HashSet<String> {
+    let tables = tables();
     words
         .iter()
-        .filter(|word| !word.stop && word.raw.chars().count() > 1)
+        .filter(|word| {
+            !word.stop
+                && !tables.generic.contains(word.raw.as_str())
+                && word.raw.chars().count() > 1
+        })
         .map(|word| word.stem.clone())
+        .collect()
+}
+
+/// Names in a commitment's wording: words after the first written with a capital letter or
+/// mixing letters and digits ("S3", "GCS", "EU", "Redis", "k8s"), except the commonest
+/// acronyms. Each must be named by the evidence.
+pub fn names(text: &str) -> HashSet<String> {
+    let tables = tables();
+    let collapsed = collapse_code(text);
+    collapsed
+        .unicode_words()
+        .skip(1)
+        .filter(|word| {
+            let capital = word.chars().any(char::is_uppercase);
+            let mixed = word.chars().any(|c| c.is_ascii_digit())
+                && word.chars().any(char::is_alphabetic)
+                && version(&word.to_lowercase()).is_none();
+            (capital || mixed) && !tables.acronyms.contains(word.to_lowercase().as_str())
+        })
+        .map(|word| stem(&word.to_lowercase()))
         .collect()
 }
 
