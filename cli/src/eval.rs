@@ -58,8 +58,8 @@ async fn report(
 ) -> anyhow::Result<Tally> {
     let mut kinds: BTreeMap<String, (usize, Tally)> = BTreeMap::new();
     for path in files {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading {}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         let cases =
             eval::parse(&text).map_err(|error| anyhow::anyhow!("{}: {error}", path.display()))?;
         for case in &cases {
@@ -71,6 +71,9 @@ async fn report(
                     "  {} [{}]: spurious {:?} missed {:?}",
                     case.id, case.kind, scored.spurious, scored.missed
                 );
+                for (id, reason) in &scored.reasons {
+                    println!("    {id}: {reason}");
+                }
             }
             let entry = kinds.entry(case.kind.clone()).or_default();
             entry.0 += 1;
@@ -121,7 +124,13 @@ pub async fn run(
         return Ok(());
     }
     let dev = corpus(Path::new("eval/closer"))?;
-    report(judge.as_ref(), "development corpus (eval/closer)", &dev, verbose).await?;
+    report(
+        judge.as_ref(),
+        "development corpus (eval/closer)",
+        &dev,
+        verbose,
+    )
+    .await?;
     if holdout {
         let held = corpus(Path::new("eval/closer/holdout"))?;
         report(

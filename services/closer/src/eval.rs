@@ -18,7 +18,7 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use uuid::Uuid;
 
-use crate::judge::{BriefedCommitment, Judge, JudgeInput, WrittenMemory};
+use crate::judge::{BriefedCommitment, Judge, JudgeInput, Verdict, WrittenMemory};
 use crate::outcome;
 
 #[derive(Debug, Deserialize)]
@@ -149,7 +149,11 @@ pub fn parse(text: &str) -> Result<Vec<Case>, String> {
             return Err(format!("line {}: {reason}", index + 1));
         }
         if !seen.insert(case.id.clone()) {
-            return Err(format!("line {}: case id {:?} appears twice", index + 1, case.id));
+            return Err(format!(
+                "line {}: case id {:?} appears twice",
+                index + 1,
+                case.id
+            ));
         }
         cases.push(case);
     }
@@ -209,6 +213,25 @@ pub struct Scored {
     pub tally: Tally,
     pub spurious: Vec<Uuid>,
     pub missed: Vec<Uuid>,
+    /// The judge's reason for each commitment it got wrong.
+    pub reasons: Vec<(Uuid, String)>,
+}
+
+fn reason(verdict: &Verdict, id: Uuid) -> String {
+    verdict
+        .findings
+        .iter()
+        .find(|finding| Uuid::parse_str(finding.id.trim()).is_ok_and(|parsed| parsed == id))
+        .map_or_else(
+            || "no-claim".to_string(),
+            |finding| {
+                let quote = finding
+                    .evidence
+                    .first()
+                    .map_or("", |evidence| evidence.quote.as_str());
+                format!("{}: {quote:?}", finding.reason)
+            },
+        )
 }
 
 /// Judges one case exactly as a pass would (ids filtered to the briefed set).
@@ -226,6 +249,7 @@ pub async fn score(judge: &dyn Judge, case: &Case) -> Result<Scored, String> {
         tally: Tally::default(),
         spurious: Vec::new(),
         missed: Vec::new(),
+        reasons: Vec::new(),
     };
     for id in briefed {
         match (resolved.contains(&id), expected.contains(&id)) {
@@ -233,10 +257,12 @@ pub async fn score(judge: &dyn Judge, case: &Case) -> Result<Scored, String> {
             (true, false) => {
                 scored.tally.false_positives += 1;
                 scored.spurious.push(id);
+                scored.reasons.push((id, reason(&verdict, id)));
             }
             (false, true) => {
                 scored.tally.false_negatives += 1;
                 scored.missed.push(id);
+                scored.reasons.push((id, reason(&verdict, id)));
             }
             (false, false) => scored.tally.true_negatives += 1,
         }
@@ -272,11 +298,29 @@ mod tests {
         let good = r#"{"id":"a","kind":"empty","why":"nothing said","briefed":[{"id":"00000000-0000-4000-8000-000000000001","topic":"t","status":"open","content":"Do it"}],"excerpt":"","written":[],"expected":[]}"#;
         let table = [
             ("{not json".to_string(), "line 1: "),
-            (good.replace("\"empty\"", "\"weird\""), "line 1: \"kind\" \"weird\" is not one of"),
-            (good.replace("nothing said", " "), "line 1: \"why\" is empty"),
-            (good.replace("\"expected\":[]", "\"expected\":[\"00000000-0000-4000-8000-000000000009\"]"), "line 1: expected id"),
-            (good.replace(",\"why\":\"nothing said\"", ""), "line 1: missing field `why`"),
-            (format!("{good}\n\n{good}"), "line 3: case id \"a\" appears twice"),
+            (
+                good.replace("\"empty\"", "\"weird\""),
+                "line 1: \"kind\" \"weird\" is not one of",
+            ),
+            (
+                good.replace("nothing said", " "),
+                "line 1: \"why\" is empty",
+            ),
+            (
+                good.replace(
+                    "\"expected\":[]",
+                    "\"expected\":[\"00000000-0000-4000-8000-000000000009\"]",
+                ),
+                "line 1: expected id",
+            ),
+            (
+                good.replace(",\"why\":\"nothing said\"", ""),
+                "line 1: missing field `why`",
+            ),
+            (
+                format!("{good}\n\n{good}"),
+                "line 3: case id \"a\" appears twice",
+            ),
         ];
         for (text, expected) in table {
             let error = parse(&text).expect_err(expected);

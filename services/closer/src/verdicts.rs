@@ -69,7 +69,11 @@ pub fn recorded(briefed: &[Uuid], candidates: &[Uuid], findings: &[Finding]) -> 
             Recorded {
                 memory_id: *id,
                 done,
-                reason: finding.map_or("no-claim", |f| f.reason.as_str()).chars().take(40).collect(),
+                reason: finding
+                    .map_or("no-claim", |f| f.reason.as_str())
+                    .chars()
+                    .take(40)
+                    .collect(),
                 evidence: evidence_json(finding.map_or(&[][..], |f| f.evidence.as_slice())),
             }
         })
@@ -189,7 +193,10 @@ mod tests {
             Finding::open(b, "deferral", Vec::new()),
         ];
         let rows = recorded(&[a, b, c], &[a], &findings);
-        assert_eq!(rows.iter().map(|r| r.done).collect::<Vec<_>>(), [true, false, false]);
+        assert_eq!(
+            rows.iter().map(|r| r.done).collect::<Vec<_>>(),
+            [true, false, false]
+        );
         assert_eq!(rows[1].reason, "deferral");
         assert_eq!(rows[2].reason, "no-claim");
         assert_eq!(

@@ -76,7 +76,11 @@ async fn a_verdict_whose_quote_is_not_in_the_input_is_dropped_and_counted() {
         project: None,
     };
     let input = JudgeInput {
-        briefed: vec![commitment(first, "index"), commitment(second, "docs"), commitment(third, "ci")],
+        briefed: vec![
+            commitment(first, "index"),
+            commitment(second, "docs"),
+            commitment(third, "ci"),
+        ],
         excerpt: Some("Created the index on orders.customer_id. The docs wait.".to_string()),
         written: vec![WrittenMemory {
             id: note,
@@ -105,7 +109,10 @@ async fn a_verdict_whose_quote_is_not_in_the_input_is_dropped_and_counted() {
         verdict.completed(),
         vec![first.to_string(), third.to_string()]
     );
-    assert_eq!(verdict.findings[1].evidence[0].source, EvidenceSource::Memory(note));
+    assert_eq!(
+        verdict.findings[1].evidence[0].source,
+        EvidenceSource::Memory(note)
+    );
     assert_eq!(verdict.tokens_used, 11);
 }
 

@@ -11,7 +11,7 @@
 //!   place", "is out"), or "now" describing the new state ("CI now runs clippy").
 //! - **Negation**: "not", "n't", "no", "never", "nothing", ... — except "no more" and "no
 //!   longer", which state that a problem is gone.
-//! - **Hypothetical**: modal verbs, "if", "unless", "once", "going to", "need to", plans and
+//! - **Hypothetical**: modal verbs, "if", "unless", "going to", "need to", plans and
 //!   proposals.
 //! - **Partial**: "started", "began", "half", "most of", "part of", "except", "remaining",
 //!   "draft", "in progress", "are left".
@@ -35,9 +35,8 @@ const NOT_PARTICIPLES: &str = "speed indeed exceed proceed succeed embed feed se
 
 const NEGATION: &str = "not no never nothing none neither nor cannot unable";
 const NEGATION_EXCEPTIONS: &[&str] = &["no more", "no longer"];
-const HYPOTHETICAL: &str = "will would should could might may shall gonna if unless once \
-    assuming suppose hopefully plan intend propose suggest consider ought want wish need try \
-    let";
+const HYPOTHETICAL: &str = "will would should could might may shall gonna if unless \
+    assuming suppose hopefully plan intend propose suggest consider ought want wish need let";
 const HYPOTHETICAL_PHRASES: &[&str] = &["going to", "have to", "has to"];
 const PARTIAL: &str = "start began begun begin half halfway most mostly part partly partial \
     partially except remain remaining draft wip progress skeleton sketch almost nearly initial \
@@ -112,10 +111,16 @@ fn phrases(list: &[&str]) -> Vec<Vec<String>> {
 fn lists() -> &'static Lists {
     static LISTS: OnceLock<Lists> = OnceLock::new();
     LISTS.get_or_init(|| Lists {
-        irregular: IRREGULAR_PAST.split_whitespace().map(str::to_string).collect(),
+        irregular: IRREGULAR_PAST
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
         done: stems(DONE_STATES),
         done_phrases: phrases(DONE_PHRASES),
-        not_participles: NOT_PARTICIPLES.split_whitespace().map(str::to_string).collect(),
+        not_participles: NOT_PARTICIPLES
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
         negation: stems(NEGATION),
         negation_exceptions: phrases(NEGATION_EXCEPTIONS),
         classes: vec![
@@ -172,17 +177,34 @@ fn phrase_at(words: &[Word], phrase: &[String]) -> Vec<usize> {
         .collect()
 }
 
+/// Whether a stem is one of the disqualifying cue words.
+pub fn is_cue(stem: &str) -> bool {
+    let lists = lists();
+    lists.negation.contains(stem)
+        || lists.classes.iter().any(|(_, single, multi)| {
+            single.contains(stem)
+                || multi
+                    .iter()
+                    .any(|phrase| phrase.iter().any(|word| word == stem))
+        })
+}
+
 /// Whether a label ("Next steps", "TODO", "Follow-ups") introduces plans.
 pub fn is_plan_label(words: &[Word]) -> bool {
     let lists = lists();
-    words.iter().any(|word| lists.plan_labels.contains(&word.stem))
+    words
+        .iter()
+        .any(|word| lists.plan_labels.contains(&word.stem))
         || !phrase_at(words, &["to".to_string(), "do".to_string()]).is_empty()
 }
 
 /// Whether a label ("Done", "Shipped", "Summary of changes") introduces completed work.
 pub fn is_done_label(words: &[Word]) -> bool {
     let lists = lists();
-    !is_plan_label(words) && words.iter().any(|word| lists.done_labels.contains(&word.stem))
+    !is_plan_label(words)
+        && words
+            .iter()
+            .any(|word| lists.done_labels.contains(&word.stem))
 }
 
 /// Whether the words claim something finished (ignoring words written exactly as in the
@@ -251,7 +273,10 @@ mod tests {
             ("Two screens are left", Some(Cue::Partial)),
             ("It is postponed until Monday", Some(Cue::Deferral)),
             ("It still leaks", Some(Cue::Withdrawal)),
-            ("The deploy failed on the health check", Some(Cue::Withdrawal)),
+            (
+                "The deploy failed on the health check",
+                Some(Cue::Withdrawal),
+            ),
             ("We rolled it back", Some(Cue::Revert)),
             ("Reverted the change", Some(Cue::Revert)),
             ("Migrated the orders table", None),
@@ -267,13 +292,22 @@ mod tests {
             .into_iter()
             .map(|w| w.stem)
             .collect();
-        assert_eq!(disqualifier(&terms::words("The failing login test is fixed"), &own), None);
+        assert_eq!(
+            disqualifier(&terms::words("The failing login test is fixed"), &own),
+            None
+        );
     }
 
     #[test]
     fn completion_is_a_past_form_a_finished_state_or_now() {
         let none = HashSet::new();
-        for text in ["Migrated the table", "The docs are done", "CI now runs clippy", "Wrote the runbook", "The guard is in place"] {
+        for text in [
+            "Migrated the table",
+            "The docs are done",
+            "CI now runs clippy",
+            "Wrote the runbook",
+            "The guard is in place",
+        ] {
             assert!(completion(&terms::words(text), &none), "{text}");
         }
         for text in ["Migrate the table", "Run the load test", "the index"] {

@@ -81,6 +81,7 @@ struct Unit {
     done_label: bool,
     question: bool,
     sentence: usize,
+    item: bool,
     memory: Option<MemoryMeta>,
 }
 
@@ -109,6 +110,7 @@ fn analyse(text: &str, source: EvidenceSource, memory: Option<MemoryMeta>, out: 
             done_label: statement.done_label,
             question: statement.question,
             sentence: offset + statement.sentence,
+            item: statement.item,
             memory: memory.as_ref().map(|meta| MemoryMeta {
                 restates: meta.restates,
                 topic: meta.topic.clone(),
@@ -171,14 +173,26 @@ fn object_terms(text: &str) -> HashSet<String> {
 fn parts(content: &str) -> Vec<String> {
     let serial = content.contains(" and ") || content.contains(", and ");
     let mut pieces = vec![content.to_string()];
-    let mut separators = vec![", and ", " and ", "; ", " as well as ", " plus ", ", including "];
+    let mut separators = vec![
+        ", and ",
+        " and ",
+        "; ",
+        " as well as ",
+        " plus ",
+        ", including ",
+    ];
     if serial {
         separators.push(", ");
     }
     for separator in separators {
         pieces = pieces
             .iter()
-            .flat_map(|piece| piece.split(separator).map(str::to_string).collect::<Vec<_>>())
+            .flat_map(|piece| {
+                piece
+                    .split(separator)
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
             .collect();
     }
     pieces
@@ -188,41 +202,82 @@ fn parts(content: &str) -> Vec<String> {
         .collect()
 }
 
+/// The commitment without its rationale or condition (", which fails 1 in 10 runs",
+/// "because ...", "once CI is green"): what must be delivered, not why or when.
+fn deliverable(content: &str) -> &str {
+    let lowered = content.to_ascii_lowercase();
+    let cut = [
+        ", which ",
+        " because ",
+        ", since ",
+        " since ",
+        " so that ",
+        ", so ",
+        " once ",
+        " when ",
+        " whenever ",
+        " to cut ",
+    ]
+    .iter()
+    .filter_map(|marker| lowered.find(marker))
+    .min();
+    match cut {
+        Some(at) if content.is_char_boundary(at) && at > 0 => &content[..at],
+        _ => content,
+    }
+}
+
 fn commitment(row: &BriefedCommitment) -> Commitment {
-    let words = terms::words(&row.content);
+    let deliverable = &terms::without_old_state(deliverable(&row.content));
+    let words = terms::words(deliverable);
     let topic_words = terms::words(&row.topic.replace(['-', '_'], " "));
-    let mut own = terms::content_stems(&words);
-    own.extend(words.iter().map(|word| word.stem.clone()));
+    let all_words = terms::words(&row.content);
+    let mut own = terms::content_stems(&all_words);
+    own.extend(all_words.iter().map(|word| word.stem.clone()));
+    let pieces = parts(deliverable);
+    let bare_verbs = pieces.iter().any(|part| terms::words(part).len() == 1);
     Commitment {
-        object: object_terms(&row.content),
-        own_raw: words.iter().map(|word| word.raw.clone()).collect(),
+        object: object_terms(deliverable),
+        own_raw: all_words.iter().map(|word| word.raw.clone()).collect(),
         own,
         topic: normal_topic(&row.topic),
         topic_stems: terms::content_stems(&topic_words)
             .into_iter()
             .filter(|stem| !stem.chars().all(|c| c.is_ascii_digit()))
             .collect(),
-        parts: parts(&row.content)
+        parts: pieces
             .iter()
             .map(|part| object_terms(part))
             .filter(|terms| !terms.is_empty())
             .collect(),
-        idents: terms::identifiers(&row.content),
+        idents: terms::identifiers(deliverable),
         entities: terms::entity_names(&words),
-        names: terms::names(&row.content),
-        verbs: parts(&row.content)
+        names: terms::names(deliverable),
+        verbs: pieces
             .iter()
-            .filter_map(|part| {
-                let words = terms::words(part);
-                (words.len() == 1).then(|| words[0].stem.clone())
-            })
+            .filter(|_| bare_verbs)
+            .filter_map(|part| terms::words(part).first().map(|word| word.stem.clone()))
             .collect(),
         project: row.project.as_deref().map(str::to_lowercase),
     }
 }
 
+/// The longest word of a code identifier ("handlers" of `handlers.rs`).
+fn core(ident: &Ident) -> Option<&str> {
+    (ident.kind == IdentKind::Code)
+        .then(|| {
+            ident
+                .text
+                .split(|c: char| !c.is_alphanumeric())
+                .max_by_key(|part| part.len())
+        })
+        .flatten()
+        .filter(|part| part.len() >= 4)
+}
+
 fn ident_present(ident: &Ident, unit: &Unit) -> bool {
     unit.lowered.contains(&ident.text)
+        || core(ident).is_some_and(|core| unit.lowered.contains(core))
         || unit
             .idents
             .iter()
@@ -231,8 +286,14 @@ fn ident_present(ident: &Ident, unit: &Unit) -> bool {
 
 /// Rule 2: the statement names another entity of a kind the commitment names.
 fn other_entity(commitment: &Commitment, unit: &Unit) -> bool {
-    for kind in [IdentKind::Number, IdentKind::Version, IdentKind::Code] {
-        let wanted: Vec<&Ident> = commitment.idents.iter().filter(|i| i.kind == kind).collect();
+    // Numbers and versions are discrete: another one is another entity. Code names are not
+    // (a statement names many files), so they are only required of the support (below).
+    for kind in [IdentKind::Number, IdentKind::Version] {
+        let wanted: Vec<&Ident> = commitment
+            .idents
+            .iter()
+            .filter(|i| i.kind == kind)
+            .collect();
         let named = unit.idents.iter().any(|ident| ident.kind == kind);
         if !wanted.is_empty() && named && !wanted.iter().any(|ident| ident_present(ident, unit)) {
             return true;
@@ -257,8 +318,10 @@ fn same_project(commitment: &Commitment, unit: &Unit, session: Option<&str>) -> 
             .project
             .as_deref()
             .is_none_or(|other| other.eq_ignore_ascii_case(project)),
-        None => session.is_none_or(|other| other.eq_ignore_ascii_case(project))
-            || unit.lowered.contains(project.as_str()),
+        None => {
+            session.is_none_or(|other| other.eq_ignore_ascii_case(project))
+                || unit.lowered.contains(project.as_str())
+        }
     }
 }
 
@@ -266,6 +329,7 @@ fn same_project(commitment: &Commitment, unit: &Unit, session: Option<&str>) -> 
 struct Reading {
     supports: bool,
     about: bool,
+    overlap: usize,
     veto: Option<&'static str>,
 }
 
@@ -274,8 +338,8 @@ struct Reading {
 struct Previous {
     /// The statement before was about the commitment.
     about: bool,
-    /// ... and it was in the same sentence (this is a later clause of it).
-    same_sentence: bool,
+    /// How many object terms it held.
+    overlap: usize,
 }
 
 fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
@@ -294,13 +358,29 @@ fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
         own_overlap
     };
     let size = commitment.object.len().max(1);
+    let shares_ident = commitment
+        .idents
+        .iter()
+        .any(|ident| ident_present(ident, unit));
+    let pronoun = unit
+        .words
+        .iter()
+        .any(|word| PRONOUNS.contains(&word.raw.as_str()));
+    // A bare "That's fixed" right after a statement about the work claims that work.
+    let inherited = pronoun && previous.about && unit.stems.len() <= 4;
+    let overlap = if inherited {
+        overlap.max(previous.overlap)
+    } else {
+        overlap
+    };
     let coverage = overlap as f64 / size as f64;
-    let shares_ident = commitment.idents.iter().any(|ident| ident_present(ident, unit));
-    let pronoun = unit.words.iter().any(|word| PRONOUNS.contains(&word.raw.as_str()));
     let disqualifier = cues::disqualifier(&unit.words, &commitment.own);
     // A later clause that names nothing new continues its sentence's subject ("PR #77 is
     // approved, but not merged yet").
-    let continues = previous.same_sentence && unit.stems.iter().all(|stem| commitment.own.contains(stem));
+    let continues = unit
+        .stems
+        .iter()
+        .all(|stem| commitment.own.contains(stem) || cues::is_cue(stem));
     // A withdrawal or revert right after a statement about the work refers to it ("We rolled
     // back to v4 after the queue backed up").
     let strong = matches!(disqualifier, Some(Cue::Withdrawal | Cue::Revert));
@@ -309,8 +389,7 @@ fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
             || shares_ident
             || (topic_match && own_overlap >= 1)
             || (topic_match && unit.memory.as_ref().is_some_and(|m| m.restates))
-            || (previous.about && (pronoun || continues || strong))
-            || (strong && own_overlap >= 1));
+            || (previous.about && (continues || strong)));
     let restated = unit
         .memory
         .as_ref()
@@ -335,6 +414,7 @@ fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
     Reading {
         supports,
         about: about || supports,
+        overlap,
         veto,
     }
 }
@@ -343,21 +423,23 @@ fn finding(row: &BriefedCommitment, units: &[Unit], session: Option<&str>) -> Fi
     let commitment = commitment(row);
     let mut support: Vec<&Unit> = Vec::new();
     let mut excluded_entity = false;
-    let mut previous: Option<(EvidenceSource, usize, bool)> = None;
+    let mut previous: Option<(EvidenceSource, usize, bool, usize)> = None;
     for unit in units {
         if !same_project(&commitment, unit, session) {
             continue;
         }
         if other_entity(&commitment, unit) {
             excluded_entity = true;
-            previous = Some((unit.source, unit.sentence, false));
+            previous = Some((unit.source, unit.sentence, false, 0));
             continue;
         }
         let before = previous
-            .filter(|(source, sentence, _)| *source == unit.source && unit.sentence <= sentence + 1)
-            .map_or(Previous::default(), |(_, sentence, about)| Previous {
+            .filter(|(source, sentence, _, _)| {
+                *source == unit.source && unit.sentence <= sentence + 1 && !unit.item
+            })
+            .map_or(Previous::default(), |(_, _, about, overlap)| Previous {
                 about,
-                same_sentence: about && sentence == unit.sentence,
+                overlap,
             });
         let reading = read(&commitment, unit, before);
         if let Some(reason) = reading.veto {
@@ -366,10 +448,21 @@ fn finding(row: &BriefedCommitment, units: &[Unit], session: Option<&str>) -> Fi
         if reading.supports {
             support.push(unit);
         }
-        previous = Some((unit.source, unit.sentence, reading.about));
+        // The last statement about the work, for the next one to refer back to.
+        if reading.about
+            || previous.is_some_and(|(source, sentence, _, _)| {
+                source != unit.source || unit.sentence > sentence + 1
+            })
+        {
+            previous = Some((unit.source, unit.sentence, reading.about, reading.overlap));
+        }
     }
     if support.is_empty() {
-        let reason = if excluded_entity { "other-entity" } else { "no-claim" };
+        let reason = if excluded_entity {
+            "other-entity"
+        } else {
+            "no-claim"
+        };
         return Finding::open(row.id, reason, Vec::new());
     }
     let seen: HashSet<&String> = support.iter().flat_map(|unit| unit.stems.iter()).collect();
@@ -381,11 +474,17 @@ fn finding(row: &BriefedCommitment, units: &[Unit], session: Option<&str>) -> Fi
     let part_met = |part: &HashSet<String>| {
         let met = part
             .iter()
-            .filter(|stem| seen.contains(stem) || (topic_backed && commitment.topic_stems.contains(*stem)))
+            .filter(|stem| {
+                seen.contains(stem) || (topic_backed && commitment.topic_stems.contains(*stem))
+            })
             .count();
         met as f64 >= (part.len() as f64 * 0.5).max(1.0)
     };
-    let quotes: Vec<Evidence> = support.iter().take(MAX_QUOTES).map(|unit| evidence(unit)).collect();
+    let quotes: Vec<Evidence> = support
+        .iter()
+        .take(MAX_QUOTES)
+        .map(|unit| evidence(unit))
+        .collect();
     if !commitment.parts.iter().all(part_met) {
         return Finding::open(row.id, "part-missing", quotes);
     }
@@ -393,15 +492,18 @@ fn finding(row: &BriefedCommitment, units: &[Unit], session: Option<&str>) -> Fi
         .idents
         .iter()
         .all(|ident| support.iter().any(|unit| ident_present(ident, unit)));
-    let entities_named = commitment
-        .entities
-        .iter()
-        .all(|(name, _)| seen.contains(name) || (topic_backed && commitment.topic_stems.contains(name)))
-        && commitment.names.iter().all(|name| {
-            seen.contains(name)
-                || support.iter().any(|unit| unit.lowered.contains(name.as_str()))
-        })
-        && commitment.verbs.iter().all(|verb| seen.contains(verb));
+    let entities_named = commitment.entities.iter().all(|(name, _)| {
+        seen.contains(name) || (topic_backed && commitment.topic_stems.contains(name))
+    }) && (commitment.names.iter().all(|name| {
+        seen.contains(name)
+            || support
+                .iter()
+                .any(|unit| unit.lowered.contains(name.as_str()))
+    }) || !support.iter().any(|unit| {
+        terms::names(&unit.quote)
+            .iter()
+            .any(|name| !commitment.own.contains(name))
+    })) && commitment.verbs.iter().all(|verb| seen.contains(verb));
     if !idents_named || !entities_named {
         return Finding::open(row.id, "other-entity", quotes);
     }

@@ -3,8 +3,8 @@
 //! The text is read as Markdown (`pulldown-cmark`): headings, paragraphs and list items are
 //! blocks; fenced and indented code blocks are skipped (code is not a claim). Each block is cut
 //! into sentences (`unicode-segmentation`, Unicode sentence boundaries) and each sentence into
-//! clauses at a contrast ("; ", " but ", " however", " although ", " though "), so "X is done,
-//! but Y is not" credits X only. Every statement is a verbatim slice of its source text (the
+//! clauses at a contrast or a new clause ("; ", " — ", " but ", " however", " although ",
+//! " though "), so "X is done, but Y is not" credits X only. Every statement is a verbatim slice of its source text (the
 //! quote shown as evidence).
 //!
 //! Context a statement inherits from the structure around it:
@@ -32,6 +32,8 @@ pub struct Statement {
     pub question: bool,
     /// Position of its sentence in the source (clauses of one sentence share it).
     pub sentence: usize,
+    /// Whether it is (part of) a list item: items stand alone, nothing carries across them.
+    pub item: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,7 +159,7 @@ fn blocks(text: &str) -> Vec<(Leaf, &str)> {
 fn clauses(sentence: &str) -> Vec<&str> {
     let lowered = sentence.to_ascii_lowercase();
     let mut cuts = vec![0];
-    for separator in ["; ", " but ", " however", " although ", " though "] {
+    for separator in ["; ", " — ", " but ", " however", " although ", " though "] {
         let mut from = 0;
         while let Some(found) = lowered[from..].find(separator) {
             let at = from + found;
@@ -172,7 +174,7 @@ fn clauses(sentence: &str) -> Vec<&str> {
         .map(|pair| {
             sentence[pair[0]..pair[1]]
                 .trim()
-                .trim_start_matches(';')
+                .trim_start_matches([';', '—'])
                 .trim()
                 .trim_start_matches(|c: char| c == ',')
                 .trim()
@@ -189,7 +191,10 @@ pub fn statements(text: &str) -> Vec<Statement> {
     let mut sentence_index = 0;
     for (leaf, source) in blocks(text) {
         let body = strip_marker(source);
-        let mut context = section.last().map(|(_, context)| *context).unwrap_or_default();
+        let mut context = section
+            .last()
+            .map(|(_, context)| *context)
+            .unwrap_or_default();
         match leaf {
             Leaf::Heading(level) => {
                 while section.last().is_some_and(|(open, _)| *open >= level) {
@@ -204,7 +209,14 @@ pub fn statements(text: &str) -> Vec<Statement> {
                     .trim_end()
                     .ends_with(':')
                     .then(|| label_context(body.trim_end().trim_end_matches(':')));
-                if list_label.is_some() && body.trim_end().trim_end_matches(':').split_whitespace().count() <= 6 {
+                if list_label.is_some()
+                    && body
+                        .trim_end()
+                        .trim_end_matches(':')
+                        .split_whitespace()
+                        .count()
+                        <= 6
+                {
                     continue;
                 }
             }
@@ -228,6 +240,7 @@ pub fn statements(text: &str) -> Vec<Statement> {
                     done_label: context.done && !context.plan,
                     question,
                     sentence: sentence_index,
+                    item: leaf == Leaf::Item,
                 });
             }
             sentence_index += 1;
@@ -249,7 +262,9 @@ mod tests {
 
     #[test]
     fn items_under_a_next_steps_heading_are_plans() {
-        let found = quotes("Fixed the upload size check.\n\n## Next steps\n- Add rate limiting\n- Write the changelog");
+        let found = quotes(
+            "Fixed the upload size check.\n\n## Next steps\n- Add rate limiting\n- Write the changelog",
+        );
         assert_eq!(
             found,
             [
@@ -262,8 +277,17 @@ mod tests {
 
     #[test]
     fn a_label_ending_in_a_colon_marks_the_list_it_introduces() {
-        let found = quotes("Done today: fixed the avatar upload.\n\nFollow-ups:\n* ship dark mode\n\nTODO:\n1. Write the job");
-        assert_eq!(found[0], ("Done today: fixed the avatar upload.".to_string(), false, true));
+        let found = quotes(
+            "Done today: fixed the avatar upload.\n\nFollow-ups:\n* ship dark mode\n\nTODO:\n1. Write the job",
+        );
+        assert_eq!(
+            found[0],
+            (
+                "Done today: fixed the avatar upload.".to_string(),
+                false,
+                true
+            )
+        );
         assert_eq!(found[1], ("ship dark mode".to_string(), true, false));
         assert_eq!(found[2], ("Write the job".to_string(), true, false));
     }

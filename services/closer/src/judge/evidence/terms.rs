@@ -27,7 +27,8 @@ const STOP_WORDS: &str = "a an the to of for in on at by with from into onto and
     so any some then than there here up out over via per about also just very too each every \
     both one all which who whom what how when where while do did does doing have has had having \
     can s t re ve ll d m am ok okay now it's i've i'm we've we're that's there's after before \
-    during since between across through against within again already";
+    during since between across through against within again already but though although \
+    however";
 
 /// Words too general to identify a deliverable ("the *version*", "the *change*").
 const GENERIC: &str = "version thing stuff item change bit way work";
@@ -48,10 +49,18 @@ const NOT_NAMES: &str = "new old public private main primary current whole entir
 const SYNONYMS: &[&[&str]] = &[
     &["document", "doc", "docs", "documentation"],
     &["database", "db", "postgres", "postgresql"],
-    &["configuration", "config", "configure", "setting", "settings"],
+    &[
+        "configuration",
+        "config",
+        "configure",
+        "setting",
+        "settings",
+    ],
     &["repository", "repo"],
     &["authentication", "auth", "login", "signin"],
-    &["fix", "repair", "resolve", "sort", "correct", "patch", "address"],
+    &[
+        "fix", "repair", "resolve", "sort", "correct", "patch", "address",
+    ],
     &["add", "introduce", "implement", "create", "build"],
     &["remove", "delete", "drop", "eliminate", "strip"],
     &["upgrade", "bump", "update"],
@@ -208,7 +217,7 @@ pub fn content_stems(words: &[Word]) -> HashSet<String> {
 /// acronyms. Each must be named by the evidence.
 pub fn names(text: &str) -> HashSet<String> {
     let tables = tables();
-    let collapsed = collapse_code(text);
+    let collapsed = collapse_code(&without_old_state(text));
     collapsed
         .unicode_words()
         .skip(1)
@@ -266,8 +275,23 @@ fn code_like(token: &str) -> bool {
     token.contains('/') || token.contains('_') || token.contains("::") || dotted
 }
 
+/// The text without an old state ("from `serde_yaml` to `serde_yml`" → "to `serde_yml`"):
+/// what the work moves away from need not be named by its completion.
+pub fn without_old_state(text: &str) -> String {
+    let lowered = text.to_ascii_lowercase();
+    if let Some(from) = lowered.find(" from ")
+        && let Some(to) = lowered[from + 6..].find(" to ")
+        && text.is_char_boundary(from)
+        && text.is_char_boundary(from + 6 + to)
+    {
+        return format!("{}{}", &text[..from], &text[from + 6 + to..]);
+    }
+    text.to_string()
+}
+
 /// The identifiers a text names.
 pub fn identifiers(text: &str) -> HashSet<Ident> {
+    let text = &without_old_state(text);
     let mut found = HashSet::new();
     let lowered = text.to_lowercase();
     for (index, span) in lowered.split('`').enumerate() {
@@ -277,7 +301,10 @@ pub fn identifiers(text: &str) -> HashSet<Ident> {
     }
     for raw in lowered.split(|c: char| c.is_whitespace() || c == '`' || c == '(' || c == ')') {
         let token = raw.trim_matches(|c: char| {
-            matches!(c, ',' | ';' | ':' | '.' | '"' | '\'' | '!' | '?' | '[' | ']')
+            matches!(
+                c,
+                ',' | ';' | ':' | '.' | '"' | '\'' | '!' | '?' | '[' | ']'
+            )
         });
         if token.len() < 2 {
             continue;
@@ -344,14 +371,20 @@ mod tests {
 
     #[test]
     fn forms_of_a_word_meet_on_one_stem() {
-        assert_eq!(stems("migrated migrating migration"), stems("migrate migrate migrate"));
+        assert_eq!(
+            stems("migrated migrating migration"),
+            stems("migrate migrate migrate")
+        );
         assert_eq!(stems("docs"), stems("documentation"));
         assert_eq!(stems("repaired"), stems("fix"));
     }
 
     #[test]
     fn a_contraction_reads_as_a_negation() {
-        let raw: Vec<String> = words("I haven't merged it").into_iter().map(|w| w.raw).collect();
+        let raw: Vec<String> = words("I haven't merged it")
+            .into_iter()
+            .map(|w| w.raw)
+            .collect();
         assert_eq!(raw, ["i", "have", "not", "merged", "it"]);
     }
 
@@ -376,7 +409,9 @@ mod tests {
 
     #[test]
     fn the_word_before_an_entity_noun_names_the_entity() {
-        let names = entity_names(&words("Add soft delete to the users table and the public page"));
+        let names = entity_names(&words(
+            "Add soft delete to the users table and the public page",
+        ));
         assert!(names.contains(&(stem("users"), stem("table"))));
         assert_eq!(names.len(), 1, "{names:?}");
     }

@@ -26,7 +26,11 @@ fn memory(kind: &str, topic: &str, content: &str) -> WrittenMemory {
 }
 
 /// (done, reason) for one commitment against an excerpt and memories.
-fn judged(commitment: BriefedCommitment, excerpt: &str, written: Vec<WrittenMemory>) -> (bool, String) {
+fn judged(
+    commitment: BriefedCommitment,
+    excerpt: &str,
+    written: Vec<WrittenMemory>,
+) -> (bool, String) {
     let input = JudgeInput {
         briefed: vec![commitment],
         excerpt: (!excerpt.is_empty()).then(|| excerpt.to_string()),
@@ -50,9 +54,18 @@ fn completion_said_in_other_words_resolves() {
         "webhook-retries",
         "Add exponential backoff to failed webhook deliveries",
         &[
-            ("Failed webhook deliveries now back off exponentially.", true),
-            ("Done: webhook deliveries that fail are retried with exponential backoff.", true),
-            ("Exponential backoff for webhook deliveries is in place.", true),
+            (
+                "Failed webhook deliveries now back off exponentially.",
+                true,
+            ),
+            (
+                "Done: webhook deliveries that fail are retried with exponential backoff.",
+                true,
+            ),
+            (
+                "Exponential backoff for webhook deliveries is in place.",
+                true,
+            ),
             ("Webhook deliveries were slow today.", false),
         ],
     );
@@ -66,10 +79,19 @@ fn a_statement_that_does_not_claim_completion_does_not_resolve() {
         &[
             ("Should I create the index on orders.customer_id?", false),
             ("I haven't created the index on orders.customer_id.", false),
-            ("If the lock is short, I will create the index on orders.customer_id.", false),
+            (
+                "If the lock is short, I will create the index on orders.customer_id.",
+                false,
+            ),
             ("I started creating the index on orders.customer_id.", false),
-            ("Creating the index on orders.customer_id is postponed to next week.", false),
-            ("Created the index on orders.customer_id concurrently.", true),
+            (
+                "Creating the index on orders.customer_id is postponed to next week.",
+                false,
+            ),
+            (
+                "Created the index on orders.customer_id concurrently.",
+                true,
+            ),
         ],
     );
 }
@@ -80,9 +102,15 @@ fn items_under_a_plan_heading_are_not_claims_and_veto() {
         "rate-limit",
         "Add rate limiting to the upload endpoint",
         &[
-            ("## Next steps\n- Add rate limiting to the upload endpoint", false),
+            (
+                "## Next steps\n- Add rate limiting to the upload endpoint",
+                false,
+            ),
             ("TODO:\n- rate limiting on the upload endpoint", false),
-            ("## Done\n- Rate limiting on the upload endpoint (added)", true),
+            (
+                "## Done\n- Rate limiting on the upload endpoint (added)",
+                true,
+            ),
         ],
     );
 }
@@ -101,11 +129,18 @@ fn every_part_of_a_conjunction_needs_evidence() {
 
 #[test]
 fn a_different_identifier_or_entity_name_is_another_entity() {
-    rows("pr-88", "Review PR #88", &[("Reviewed PR #91.", false), ("Reviewed PR #88.", true)]);
+    rows(
+        "pr-88",
+        "Review PR #88",
+        &[("Reviewed PR #91.", false), ("Reviewed PR #88.", true)],
+    );
     rows(
         "release",
         "Release version v2.4.0",
-        &[("Released v2.3.1 with the hotfix.", false), ("Released 2.4.0.", true)],
+        &[
+            ("Released v2.3.1 with the hotfix.", false),
+            ("Released 2.4.0.", true),
+        ],
     );
     rows(
         "soft-delete",
@@ -124,9 +159,18 @@ fn a_later_contradiction_or_revert_withdraws_the_claim() {
         "Fix the memory leak in the image worker",
         &[
             ("Fixed the memory leak in the image worker.", true),
-            ("Fixed the memory leak in the image worker. Actually, it still leaks after an hour.", false),
-            ("Fixed the memory leak in the image worker, then reverted it.", false),
-            ("Fixed the memory leak in the image worker, but we rolled it back.", false),
+            (
+                "Fixed the memory leak in the image worker. Actually, it still leaks after an hour.",
+                false,
+            ),
+            (
+                "Fixed the memory leak in the image worker, then reverted it.",
+                false,
+            ),
+            (
+                "Fixed the memory leak in the image worker, but we rolled it back.",
+                false,
+            ),
         ],
     );
 }
@@ -134,10 +178,18 @@ fn a_later_contradiction_or_revert_withdraws_the_claim() {
 #[test]
 fn a_memory_under_the_topic_is_evidence_and_a_restating_one_vetoes() {
     let commitment = || briefed("orders-index", "Create an index on orders.customer_id");
-    let note = memory("note", "orders-index", "Created the index on orders.customer_id; lookups take 4ms.");
+    let note = memory(
+        "note",
+        "orders-index",
+        "Created the index on orders.customer_id; lookups take 4ms.",
+    );
     let (done, _) = judged(commitment(), "", vec![note.clone()]);
     assert!(done);
-    let blocker = memory("blocker", "orders-index", "The index on orders.customer_id blocks writes too long.");
+    let blocker = memory(
+        "blocker",
+        "orders-index",
+        "The index on orders.customer_id blocks writes too long.",
+    );
     let (done, reason) = judged(commitment(), "", vec![note, blocker]);
     assert!(!done);
     assert_eq!(reason, "restated-open");
@@ -156,9 +208,16 @@ fn a_memory_of_another_project_is_not_evidence() {
 
 #[test]
 fn the_evidence_is_a_verbatim_quote_with_its_source() {
-    let note = memory("note", "orders-index", "Created the index on orders.customer_id. Nothing else.");
+    let note = memory(
+        "note",
+        "orders-index",
+        "Created the index on orders.customer_id. Nothing else.",
+    );
     let input = JudgeInput {
-        briefed: vec![briefed("orders-index", "Create an index on orders.customer_id")],
+        briefed: vec![briefed(
+            "orders-index",
+            "Create an index on orders.customer_id",
+        )],
         excerpt: Some("All good.".to_string()),
         written: vec![note.clone()],
         session_project: None,
@@ -166,10 +225,17 @@ fn the_evidence_is_a_verbatim_quote_with_its_source() {
     let finding = decide(&input).remove(0);
     assert!(finding.done);
     assert_eq!(finding.evidence[0].source, EvidenceSource::Memory(note.id));
-    assert_eq!(finding.evidence[0].quote, "Created the index on orders.customer_id.");
+    assert_eq!(
+        finding.evidence[0].quote,
+        "Created the index on orders.customer_id."
+    );
 }
 
 #[test]
 fn an_empty_or_trivial_session_resolves_nothing() {
-    rows("metrics", "Expose a Prometheus metrics endpoint", &[("", false), ("ok", false), ("Done.", false)]);
+    rows(
+        "metrics",
+        "Expose a Prometheus metrics endpoint",
+        &[("", false), ("ok", false), ("Done.", false)],
+    );
 }
