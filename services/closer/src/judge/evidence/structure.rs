@@ -176,7 +176,7 @@ fn clauses(sentence: &str) -> Vec<&str> {
                 .trim()
                 .trim_start_matches([';', '—'])
                 .trim()
-                .trim_start_matches(|c: char| c == ',')
+                .trim_start_matches(',')
                 .trim()
         })
         .filter(|clause| clause.chars().any(char::is_alphanumeric))

@@ -239,3 +239,24 @@ fn an_empty_or_trivial_session_resolves_nothing() {
         &[("", false), ("ok", false), ("Done.", false)],
     );
 }
+
+#[test]
+fn the_end_to_end_closer_sentence_resolves_its_commitment_only() {
+    let excerpt = "Done: migrated the orders table to uuid keys and the suite passes.";
+    assert!(
+        judged(
+            briefed("orders-uuid", "Migrate the orders table to uuid keys"),
+            excerpt,
+            Vec::new()
+        )
+        .0
+    );
+    assert!(
+        !judged(
+            briefed("billing-retries", "Add retries to the billing webhook"),
+            excerpt,
+            Vec::new()
+        )
+        .0
+    );
+}
