@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use baton_kit::config::{CommonConfig, ConfigError, Env};
+use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl};
 
 use crate::client_addr::{self, Cidr};
 
@@ -14,7 +14,7 @@ pub struct GatewayConfig {
     /// HTTP listen address (`BATON_GATEWAY__LISTEN`, default 127.0.0.1:8080).
     pub listen: SocketAddr,
     /// Full database URL for the gateway role (`BATON_GATEWAY__DATABASE_URL`).
-    pub database_url: Option<String>,
+    pub database_url: Option<SecretUrl>,
     /// Registry's gRPC address (`BATON_REGISTRY__ADDR`).
     pub registry_addr: String,
     /// Provenance's gRPC address (`BATON_PROVENANCE__ADDR`).
@@ -60,7 +60,7 @@ impl GatewayConfig {
         Ok(GatewayConfig {
             common: CommonConfig::from_env(env)?,
             listen: env.socket_addr("BATON_GATEWAY__LISTEN", DEFAULT_LISTEN)?,
-            database_url: env.optional_string("BATON_GATEWAY__DATABASE_URL"),
+            database_url: env.optional_secret_url("BATON_GATEWAY__DATABASE_URL"),
             registry_addr: env.string("BATON_REGISTRY__ADDR", DEFAULT_REGISTRY_ADDR),
             provenance_addr: env.string("BATON_PROVENANCE__ADDR", DEFAULT_PROVENANCE_ADDR),
             triage_addr: env.string("BATON_TRIAGE__ADDR", DEFAULT_TRIAGE_ADDR),

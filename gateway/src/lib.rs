@@ -121,8 +121,11 @@ pub fn router(state: AppState, limits: Limits) -> Router {
 /// Builds the shared state: database pool, service clients, key cache, rate limiter.
 pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
     let pool = db::connect_runtime(
-        &config.common.database_url,
-        config.database_url.as_deref(),
+        config.common.database_url.expose(),
+        config
+            .database_url
+            .as_ref()
+            .map(baton_kit::config::SecretUrl::expose),
         &DB,
         config.common.database_max_connections,
     )

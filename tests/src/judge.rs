@@ -21,6 +21,7 @@ use tokio::sync::watch;
 pub struct FakeJudge {
     pub url: String,
     requests: Arc<AtomicUsize>,
+    in_flight: Arc<AtomicUsize>,
     open: Arc<watch::Sender<bool>>,
 }
 
@@ -28,7 +29,25 @@ pub struct FakeJudge {
 struct JudgeState {
     delay: Duration,
     requests: Arc<AtomicUsize>,
+    in_flight: Arc<AtomicUsize>,
     open: watch::Receiver<bool>,
+}
+
+/// Counts one request as in flight until its handler ends: answered, or dropped because its
+/// caller went away (a killed closer's connection closes and the server cancels the handler).
+struct InFlight(Arc<AtomicUsize>);
+
+impl InFlight {
+    fn enter(counter: &Arc<AtomicUsize>) -> InFlight {
+        counter.fetch_add(1, Ordering::SeqCst);
+        InFlight(counter.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl FakeJudge {
@@ -37,9 +56,11 @@ impl FakeJudge {
     pub async fn start(delay: Duration, held: bool) -> FakeJudge {
         let (open, receiver) = watch::channel(!held);
         let requests = Arc::new(AtomicUsize::new(0));
+        let in_flight = Arc::new(AtomicUsize::new(0));
         let state = JudgeState {
             delay,
             requests: requests.clone(),
+            in_flight: in_flight.clone(),
             open: receiver,
         };
         let app = Router::new()
@@ -55,6 +76,7 @@ impl FakeJudge {
         FakeJudge {
             url: format!("http://{address}/v1"),
             requests,
+            in_flight,
             open: Arc::new(open),
         }
     }
@@ -62,6 +84,12 @@ impl FakeJudge {
     /// Requests received so far.
     pub fn requests(&self) -> usize {
         self.requests.load(Ordering::SeqCst)
+    }
+
+    /// Requests received whose answer has not been produced yet: a caller killed now never
+    /// sees their verdict.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
     }
 
     /// Lets held requests (and all later ones) answer.
@@ -84,6 +112,7 @@ impl FakeJudge {
 
 async fn answer(State(state): State<JudgeState>, Json(body): Json<Value>) -> Json<Value> {
     state.requests.fetch_add(1, Ordering::SeqCst);
+    let in_flight = InFlight::enter(&state.in_flight);
     let mut open = state.open.clone();
     let _ = open.wait_for(|open| *open).await;
     tokio::time::sleep(state.delay).await;
@@ -114,6 +143,8 @@ async fn answer(State(state): State<JudgeState>, Json(body): Json<Value>) -> Jso
         })
         .unwrap_or_default();
     let verdict = json!({"completed": entries}).to_string();
+    // Out of flight before the answer leaves: from here on the caller may act on it.
+    drop(in_flight);
     Json(json!({
         "choices": [{"message": {"role": "assistant", "content": verdict}}],
         "usage": {"total_tokens": 321},

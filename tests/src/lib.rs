@@ -8,6 +8,7 @@ pub mod hook;
 pub mod judge;
 pub mod messages_standin;
 pub mod private_postgres;
+pub mod recording_proxy;
 pub mod responses_standin;
 
 use std::collections::HashMap;
@@ -126,7 +127,14 @@ impl Baton {
                 .iter()
                 .map(|(key, value)| (key.to_string(), value.to_string())),
         );
-        let (child, addresses) = spawn(&["closer", "--no-migrate"], &env, "closer").await;
+        // Ready when its consumer consumes, not when its port binds: a kill before that point
+        // would interrupt no pass.
+        let (child, addresses) = spawn_until(
+            &["closer", "--no-migrate"],
+            &env,
+            Ready::Consuming("closer"),
+        )
+        .await;
         ServiceProcess { child, addresses }
     }
 
@@ -230,10 +238,27 @@ impl ServiceProcess {
 }
 
 /// Spawns `baton serve <args>` and waits until `last` announces its address.
+/// What a spawned process must have logged before a test uses it.
+#[derive(Debug, Clone, Copy)]
+enum Ready<'a> {
+    /// The named service announced its address.
+    Listening(&'a str),
+    /// The named service announced its address and a bus consumer reported `consuming`.
+    Consuming(&'a str),
+}
+
 async fn spawn(
     args: &[&str],
     env: &[(String, String)],
     last: &str,
+) -> (Child, HashMap<String, String>) {
+    spawn_until(args, env, Ready::Listening(last)).await
+}
+
+async fn spawn_until(
+    args: &[&str],
+    env: &[(String, String)],
+    ready: Ready<'_>,
 ) -> (Child, HashMap<String, String>) {
     let mut command = Command::new(binary("baton"));
     command
@@ -245,16 +270,23 @@ async fn spawn(
         .kill_on_drop(true);
     let mut child = command.spawn().expect("spawn baton serve");
     let stdout = child.stdout.take().expect("stdout");
-    let addresses =
-        tokio::time::timeout(Duration::from_secs(60), wait_for(stdout, last.to_string()))
-            .await
-            .expect("baton announced its addresses in time");
+    let addresses = tokio::time::timeout(Duration::from_secs(60), wait_for(stdout, ready))
+        .await
+        .expect("baton announced its addresses in time");
     (child, addresses)
 }
 
-async fn wait_for(stdout: tokio::process::ChildStdout, last: String) -> HashMap<String, String> {
+async fn wait_for(
+    stdout: tokio::process::ChildStdout,
+    ready: Ready<'_>,
+) -> HashMap<String, String> {
+    let (last, needs_consumer) = match ready {
+        Ready::Listening(service) => (service, false),
+        Ready::Consuming(service) => (service, true),
+    };
     let mut lines = BufReader::new(stdout).lines();
     let mut addresses = HashMap::new();
+    let mut consuming = false;
     while let Ok(Some(line)) = lines.next_line().await {
         if std::env::var_os("TEST_LOG").is_some() {
             eprintln!("{line}");
@@ -262,15 +294,16 @@ async fn wait_for(stdout: tokio::process::ChildStdout, last: String) -> HashMap<
         let Ok(event) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
-        if event["message"] != "listening" {
-            continue;
+        if event["message"] == "consuming" {
+            consuming = true;
+        } else if event["message"] == "listening" {
+            if let (Some(service), Some(address)) =
+                (event["service"].as_str(), event["addr"].as_str())
+            {
+                addresses.insert(service.to_string(), address.to_string());
+            }
         }
-        let (Some(service), Some(address)) = (event["service"].as_str(), event["addr"].as_str())
-        else {
-            continue;
-        };
-        addresses.insert(service.to_string(), address.to_string());
-        if service == last {
+        if addresses.contains_key(last) && (consuming || !needs_consumer) {
             // Keep draining stdout so the child never blocks on a full pipe.
             tokio::spawn(async move {
                 while let Ok(Some(line)) = lines.next_line().await {

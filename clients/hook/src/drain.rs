@@ -139,8 +139,11 @@ fn replay(batch: &Path, send: &mut impl FnMut(&Entry) -> Sent, drained: &mut Dra
             },
             Err(_) => drained.refused += 1,
         }
-        // Not synced: a lost count only re-sends answered entries, which is idempotent.
-        let _ = std::fs::write(&done_file, (index + 1).to_string());
+        // Replaced by a rename, never truncated in place: a drain killed while writing the
+        // count must leave the previous count, not an empty file that reads as zero and
+        // replays the whole batch. Not synced: a count lost to a power cut only re-sends
+        // answered entries, which is idempotent.
+        let _ = fsutil::replace_atomically(&done_file, (index + 1).to_string().as_bytes());
     }
     true
 }

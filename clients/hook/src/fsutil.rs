@@ -28,9 +28,24 @@ pub fn private_append(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
-/// Writes `bytes` durably under `path`: a 0600 temporary file in the same folder, synced, then
-/// renamed into place and the folder synced, so a crash leaves the old file or the new one.
-pub fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Replaces `path` with `bytes` through a temporary file and a rename, so a process killed at
+/// any point leaves the old contents or the new, never an empty or half-written file. Not
+/// synced: it survives a kill, not a power cut (callers whose loss is harmless use it).
+pub fn replace_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let temporary = temporary_beside(path)?;
+    let mut file = OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&temporary)?;
+    file.write_all(bytes)?;
+    drop(file);
+    std::fs::rename(&temporary, path)
+}
+
+/// `.NAME.tmp` in the same folder as `path` (a rename within one folder is atomic).
+fn temporary_beside(path: &Path) -> std::io::Result<std::path::PathBuf> {
     let dir = path
         .parent()
         .ok_or_else(|| std::io::Error::other("no parent folder"))?;
@@ -38,7 +53,16 @@ pub fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .and_then(|name| name.to_str())
         .ok_or_else(|| std::io::Error::other("no file name"))?;
-    let temporary = dir.join(format!(".{name}.tmp"));
+    Ok(dir.join(format!(".{name}.tmp")))
+}
+
+/// Writes `bytes` durably under `path`: a 0600 temporary file in the same folder, synced, then
+/// renamed into place and the folder synced, so a crash leaves the old file or the new one.
+pub fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let temporary = temporary_beside(path)?;
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no parent folder"))?;
     let mut file = OpenOptions::new()
         .create(true)
         .write(true)

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use baton_kit::bus::BusConfig;
-use baton_kit::config::{CommonConfig, ConfigError, Env, Secret};
+use baton_kit::config::{CommonConfig, ConfigError, Env, Secret, SecretUrl};
 
 /// Which judge decides what a session completed.
 #[derive(Debug, Clone)]
@@ -29,8 +29,8 @@ pub struct CloserConfig {
     pub common: CommonConfig,
     /// gRPC listen address (`BATON_CLOSER__LISTEN`).
     pub listen: SocketAddr,
-    pub database_url: Option<String>,
-    pub maintenance_database_url: Option<String>,
+    pub database_url: Option<SecretUrl>,
+    pub maintenance_database_url: Option<SecretUrl>,
     /// Kill switch (`BATON_CLOSER_ENABLED`, default false): no sweep, no consumption, passes
     /// do nothing. Messages wait in their durable queue.
     pub enabled: bool,
@@ -44,9 +44,34 @@ pub struct CloserConfig {
     /// Tokens a tenant may spend on generations per calendar month when it has no budget row
     /// (`BATON_CLOSER_MONTHLY_TOKEN_BUDGET`, 2,000,000).
     pub default_monthly_tokens: i64,
+    /// Retry schedule of refused and failed passes (`BATON_CLOSER_BACKOFF_BASE`, default
+    /// 20 min; `BATON_CLOSER_BACKOFF_MAX`, default 4 h; the seed's CLOSER_BACKOFF_*).
+    pub backoff: crate::outcome::Backoff,
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:50054";
+
+fn backoff(env: &Env) -> Result<crate::outcome::Backoff, ConfigError> {
+    let base = env.bounded_duration(
+        "BATON_CLOSER_BACKOFF_BASE",
+        crate::outcome::BACKOFF_BASE,
+        Duration::from_secs(1),
+        Duration::from_secs(24 * 3600),
+    )?;
+    let max = env.bounded_duration(
+        "BATON_CLOSER_BACKOFF_MAX",
+        crate::outcome::BACKOFF_MAX,
+        Duration::from_secs(1),
+        Duration::from_secs(7 * 24 * 3600),
+    )?;
+    if max < base {
+        return Err(ConfigError::new(
+            "BATON_CLOSER_BACKOFF_MAX",
+            "must not be shorter than BATON_CLOSER_BACKOFF_BASE",
+        ));
+    }
+    Ok(crate::outcome::Backoff { base, max })
+}
 
 fn judge(env: &Env) -> Result<JudgeConfig, ConfigError> {
     match env.string("BATON_CLOSER_JUDGE", "evidence").as_str() {
@@ -79,8 +104,9 @@ impl CloserConfig {
         Ok(CloserConfig {
             common: CommonConfig::from_env(env)?,
             listen: env.socket_addr("BATON_CLOSER__LISTEN", DEFAULT_LISTEN)?,
-            database_url: env.optional_string("BATON_CLOSER__DATABASE_URL"),
-            maintenance_database_url: env.optional_string("BATON_CLOSER__MAINTENANCE_DATABASE_URL"),
+            database_url: env.optional_secret_url("BATON_CLOSER__DATABASE_URL"),
+            maintenance_database_url: env
+                .optional_secret_url("BATON_CLOSER__MAINTENANCE_DATABASE_URL"),
             enabled: env.bool("BATON_CLOSER_ENABLED", false)?,
             sweep_interval: env.bounded_duration(
                 "BATON_SWEEP_INTERVAL",
@@ -99,6 +125,7 @@ impl CloserConfig {
                 0,
                 1_000_000_000_000,
             )? as i64,
+            backoff: backoff(env)?,
         })
     }
 }

@@ -68,10 +68,13 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: Shutdown,
 ) -> Result<(), ServeError> {
-    let base = &config.common.database_url;
+    let base = config.common.database_url.expose();
     let pool = db::connect_runtime(
         base,
-        config.database_url.as_deref(),
+        config
+            .database_url
+            .as_ref()
+            .map(baton_kit::config::SecretUrl::expose),
         &DB,
         config.common.database_max_connections,
     )
@@ -87,13 +90,24 @@ pub async fn serve(
     }
     let lock_pool = db::connect_runtime(
         base,
-        config.database_url.as_deref(),
+        config
+            .database_url
+            .as_ref()
+            .map(baton_kit::config::SecretUrl::expose),
         &DB,
         u32::from(topology::CLOSER_SESSION_CLOSED.prefetch) + 4,
     )
     .await?;
-    let maintenance =
-        db::connect_maintenance(base, config.maintenance_database_url.as_deref(), &DB, 4).await?;
+    let maintenance = db::connect_maintenance(
+        base,
+        config
+            .maintenance_database_url
+            .as_ref()
+            .map(baton_kit::config::SecretUrl::expose),
+        &DB,
+        4,
+    )
+    .await?;
     let links = links::Links::new(
         baton_kit::grpc::channel(&config.registry_addr)?,
         baton_kit::grpc::channel(&config.provenance_addr)?,
@@ -101,13 +115,16 @@ pub async fn serve(
         Outbound::new(&config.common.service_token),
     );
     let meter = metering::Meter::new(pool.clone(), config.default_monthly_tokens);
-    let passes = Arc::new(pass::Passes::new(
-        pool.clone(),
-        lock_pool,
-        links,
-        judge::from_config(&config.judge)?,
-        meter,
-    ));
+    let passes = Arc::new(
+        pass::Passes::new(
+            pool.clone(),
+            lock_pool,
+            links,
+            judge::from_config(&config.judge)?,
+            meter,
+        )
+        .with_backoff(config.backoff),
+    );
     let sweeper = sweep::Sweeper::new(passes.clone(), maintenance);
     // Under the test clock "now" belongs to each request; a sweep on the system clock would
     // close sessions a test placed in the past. Sweeps then run only on demand (`Sweep`).

@@ -51,12 +51,35 @@ pub const BACKOFF_BASE: Duration = Duration::from_secs(20 * 60);
 /// CLOSER_BACKOFF_MAX_MS: 4 hours.
 pub const BACKOFF_MAX: Duration = Duration::from_secs(4 * 3600);
 
-/// delay(n) = min(4h, 20 min · 2^(n−1)) for n ≥ 1; n ≤ 0 reads as 1.
+/// The retry schedule of a refused or failed pass: the seed's base and cap, configurable
+/// (`BATON_CLOSER_BACKOFF_BASE`, `BATON_CLOSER_BACKOFF_MAX`) so a deployment can tune it and a
+/// test on the system clock can watch a retry happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    pub base: Duration,
+    pub max: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Backoff {
+        Backoff {
+            base: BACKOFF_BASE,
+            max: BACKOFF_MAX,
+        }
+    }
+}
+
+impl Backoff {
+    /// delay(n) = min(max, base · 2^(n−1)) for n ≥ 1; n ≤ 0 reads as 1.
+    pub fn delay(self, failures: i32) -> Duration {
+        let exponent = (failures.max(1) - 1).min(16) as u32;
+        self.base.saturating_mul(1u32 << exponent).min(self.max)
+    }
+}
+
+/// The seed's schedule: min(4h, 20 min · 2^(n−1)).
 pub fn backoff(failures: i32) -> Duration {
-    let exponent = (failures.max(1) - 1).min(16) as u32;
-    BACKOFF_BASE
-        .saturating_mul(1u32 << exponent)
-        .min(BACKOFF_MAX)
+    Backoff::default().delay(failures)
 }
 
 /// The judge's answer reduced to the briefed set: ids compared case-insensitively,
@@ -106,6 +129,16 @@ mod tests {
             [20, 20, 40, 80, 160, 240, 240, 240]
         );
         assert_eq!(minutes(-3), 20);
+    }
+
+    #[test]
+    fn a_configured_schedule_keeps_the_doubling_and_its_cap() {
+        let fast = Backoff {
+            base: Duration::from_secs(1),
+            max: Duration::from_secs(5),
+        };
+        let seconds = |failures| fast.delay(failures).as_secs();
+        assert_eq!([1, 2, 3, 4, 30].map(seconds), [1, 2, 4, 5, 5]);
     }
 
     #[test]

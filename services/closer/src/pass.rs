@@ -29,7 +29,7 @@ use baton_kit::grpc::OutboundCall;
 use crate::judge::{BriefedCommitment, Judge, JudgeInput, Verdict, WrittenMemory};
 use crate::links::{ClaimAnswer, Links, RunRead, TriageRead};
 use crate::metering::{Meter, PassKey};
-use crate::outcome::{self, Outcome};
+use crate::outcome::{self, Backoff, Outcome};
 use crate::store::{self, PassRow, Settled};
 use crate::verdicts;
 
@@ -54,6 +54,7 @@ pub struct Passes {
     links: Links,
     judge: Arc<dyn Judge>,
     meter: Meter,
+    backoff: Backoff,
 }
 
 /// Where a pass runs: its key, its instant, the test instant to forward.
@@ -89,7 +90,14 @@ impl Passes {
             links,
             judge,
             meter,
+            backoff: Backoff::default(),
         }
+    }
+
+    /// Retries refused and failed passes on `backoff` instead of the seed's default.
+    pub fn with_backoff(mut self, backoff: Backoff) -> Passes {
+        self.backoff = backoff;
+        self
     }
 
     pub fn links(&self) -> &Links {
@@ -152,6 +160,7 @@ impl Passes {
             key.epoch,
             &settled,
             call.now,
+            self.backoff,
         )
         .await?;
         transaction.commit().await?;

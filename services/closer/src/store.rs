@@ -85,6 +85,7 @@ pub async fn settle(
     epoch: i64,
     result: &Settled,
     now: DateTime<Utc>,
+    backoff: outcome::Backoff,
 ) -> Result<(), ApiError> {
     if result.outcome.is_final() {
         sqlx::query(
@@ -112,7 +113,7 @@ pub async fn settle(
     .bind(epoch)
     .fetch_one(&mut *connection)
     .await?;
-    let delay = chrono::Duration::from_std(outcome::backoff(failures + 1))
+    let delay = chrono::Duration::from_std(backoff.delay(failures + 1))
         .unwrap_or(chrono::Duration::hours(4));
     sqlx::query(
         "UPDATE closer.passes SET state = 'failed', outcome = $4, failures = failures + 1, \

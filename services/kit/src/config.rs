@@ -162,6 +162,16 @@ impl Env {
     pub fn secret(&self, key: &str) -> Option<Secret> {
         self.raw(key).map(|text| Secret::new(text.to_string()))
     }
+
+    /// A connection URL that may carry a password.
+    pub fn secret_url(&self, key: &str, default: &str) -> SecretUrl {
+        SecretUrl::new(self.string(key, default))
+    }
+
+    /// A connection URL that may carry a password; `None` when unset.
+    pub fn optional_secret_url(&self, key: &str) -> Option<SecretUrl> {
+        self.raw(key).map(|text| SecretUrl::new(text.to_string()))
+    }
 }
 
 /// A value that must never be printed: its `Debug` and `Display` are redacted.
@@ -191,11 +201,55 @@ impl fmt::Display for Secret {
     }
 }
 
+/// A connection URL (database, broker) whose password must never be printed.
+///
+/// `Debug` and `Display` show the URL with its password replaced by `***`, so a redacted URL
+/// still says which host, port, user and database a process uses; a value that does not parse
+/// as a URL prints as `<unparseable url>`, because whatever it holds could be a secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretUrl(String);
+
+impl SecretUrl {
+    pub fn new(value: String) -> SecretUrl {
+        SecretUrl(value)
+    }
+
+    /// The full URL, for the one place that connects with it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The URL with any password replaced by `***`.
+    pub fn redacted(&self) -> String {
+        match url::Url::parse(&self.0) {
+            Ok(mut parsed) => {
+                if parsed.password().is_some() && parsed.set_password(Some("***")).is_err() {
+                    return "<unparseable url>".to_string();
+                }
+                parsed.to_string()
+            }
+            Err(_) => "<unparseable url>".to_string(),
+        }
+    }
+}
+
+impl fmt::Debug for SecretUrl {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "SecretUrl({})", self.redacted())
+    }
+}
+
+impl fmt::Display for SecretUrl {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(&self.redacted())
+    }
+}
+
 /// Settings every service process shares.
 #[derive(Debug, Clone)]
 pub struct CommonConfig {
     /// Base database URL; each context connects as its own role on this host and database.
-    pub database_url: String,
+    pub database_url: SecretUrl,
     /// Bearer token every internal gRPC call must carry.
     pub service_token: Secret,
     /// Honour `X-Baton-Test-Now` / `x-baton-test-now` (never in production).
@@ -225,7 +279,7 @@ impl CommonConfig {
             ));
         }
         Ok(CommonConfig {
-            database_url: env.string("BATON_DATABASE_URL", DEFAULT_DATABASE_URL),
+            database_url: env.secret_url("BATON_DATABASE_URL", DEFAULT_DATABASE_URL),
             service_token,
             test_clock: env.bool("BATON_TEST_CLOCK", false)?,
             database_max_connections: env.bounded_u64(
@@ -276,6 +330,39 @@ mod tests {
         let good = Env::from_pairs([("BATON_SERVICE_TOKEN", "a-long-enough-token")]);
         let config = CommonConfig::from_env(&good).expect("valid");
         assert!(!format!("{config:?}").contains("a-long-enough-token"));
+    }
+
+    #[test]
+    fn connection_urls_never_print_their_password() {
+        let cases = [
+            (
+                "postgres://baton_registry:hunter2-pw@db.internal:5432/baton?sslmode=require",
+                "postgres://baton_registry:***@db.internal:5432/baton?sslmode=require",
+            ),
+            (
+                "amqp://guest:guest@127.0.0.1:5672/%2f",
+                "amqp://guest:***@127.0.0.1:5672/%2f",
+            ),
+            (
+                "postgres://127.0.0.1:5432/baton",
+                "postgres://127.0.0.1:5432/baton",
+            ),
+            ("not a url but maybe a secret", "<unparseable url>"),
+        ];
+        for (raw, shown) in cases {
+            let url = SecretUrl::new(raw.to_string());
+            assert_eq!(url.to_string(), shown, "{raw}");
+            assert_eq!(format!("{url:?}"), format!("SecretUrl({shown})"));
+            assert_eq!(url.expose(), raw);
+        }
+        let env = Env::from_pairs([
+            ("BATON_SERVICE_TOKEN", "a-long-enough-token"),
+            ("BATON_DATABASE_URL", "postgres://u:hunter2-pw@h/baton"),
+        ]);
+        let config = CommonConfig::from_env(&env).expect("valid");
+        let printed = format!("{config:?}");
+        assert!(!printed.contains("hunter2-pw"), "{printed}");
+        assert!(printed.contains("postgres://u:***@h/baton"), "{printed}");
     }
 
     #[test]

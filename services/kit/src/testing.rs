@@ -94,7 +94,7 @@ pub fn delete_bus_namespace(namespace: &str) {
             use crate::bus::topology::{CONSUMERS, Names};
             use lapin::options::{ExchangeDeleteOptions, QueueDeleteOptions};
             let config = crate::bus::BusConfig {
-                url: crate::bus::DEFAULT_AMQP_URL.to_string(),
+                url: crate::config::SecretUrl::new(crate::bus::DEFAULT_AMQP_URL.to_string()),
                 namespace: namespace.clone(),
             };
             let Ok(connection) = crate::bus::connect(&config, "test cleanup").await else {

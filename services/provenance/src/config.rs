@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use baton_kit::config::{CommonConfig, ConfigError, Env};
+use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl};
 
 /// Everything provenance needs to start.
 #[derive(Debug, Clone)]
@@ -11,7 +11,7 @@ pub struct ProvenanceConfig {
     /// gRPC listen address (`BATON_PROVENANCE__LISTEN`).
     pub listen: SocketAddr,
     /// Full database URL for the provenance role (`BATON_PROVENANCE__DATABASE_URL`).
-    pub database_url: Option<String>,
+    pub database_url: Option<SecretUrl>,
     /// Registry's gRPC address (`BATON_REGISTRY__ADDR`).
     pub registry_addr: String,
 }
@@ -23,7 +23,7 @@ impl ProvenanceConfig {
         Ok(ProvenanceConfig {
             common: CommonConfig::from_env(env)?,
             listen: env.socket_addr("BATON_PROVENANCE__LISTEN", DEFAULT_LISTEN)?,
-            database_url: env.optional_string("BATON_PROVENANCE__DATABASE_URL"),
+            database_url: env.optional_secret_url("BATON_PROVENANCE__DATABASE_URL"),
             registry_addr: env.string("BATON_REGISTRY__ADDR", "127.0.0.1:50051"),
         })
     }

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use baton_kit::bus::BusConfig;
-use baton_kit::config::{CommonConfig, ConfigError, Env};
+use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl};
 
 /// Everything the registry needs to start.
 #[derive(Debug, Clone)]
@@ -13,13 +13,13 @@ pub struct RegistryConfig {
     /// gRPC listen address (`BATON_REGISTRY__LISTEN`).
     pub listen: SocketAddr,
     /// Full database URL for the registry role, overriding the base URL (`BATON_REGISTRY__DATABASE_URL`).
-    pub database_url: Option<String>,
+    pub database_url: Option<SecretUrl>,
     /// A session is live while `last_seen_at > now − lease` (`BATON_SESSION_LEASE`, default 24h).
     pub lease: Duration,
     /// The sweep waits this long past the lease before closing (`BATON_SESSION_GRACE`, 1h).
     pub grace: Duration,
     /// Full database URL for the maintenance role (`BATON_REGISTRY__MAINTENANCE_DATABASE_URL`).
-    pub maintenance_database_url: Option<String>,
+    pub maintenance_database_url: Option<SecretUrl>,
     /// A client that stopped pulsing reads disconnected after this long
     /// (`BATON_LIVENESS_WINDOW`, default 120s).
     pub liveness_window: Duration,
@@ -35,10 +35,10 @@ impl RegistryConfig {
         Ok(RegistryConfig {
             common: CommonConfig::from_env(env)?,
             maintenance_database_url: env
-                .optional_string("BATON_REGISTRY__MAINTENANCE_DATABASE_URL"),
+                .optional_secret_url("BATON_REGISTRY__MAINTENANCE_DATABASE_URL"),
             bus: BusConfig::from_env(env)?,
             listen: env.socket_addr("BATON_REGISTRY__LISTEN", DEFAULT_LISTEN)?,
-            database_url: env.optional_string("BATON_REGISTRY__DATABASE_URL"),
+            database_url: env.optional_secret_url("BATON_REGISTRY__DATABASE_URL"),
             lease: env.bounded_duration(
                 "BATON_SESSION_LEASE",
                 Duration::from_secs(24 * 3600),

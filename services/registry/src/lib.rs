@@ -60,15 +60,21 @@ pub async fn serve(
     shutdown: Shutdown,
 ) -> Result<(), ServeError> {
     let pool = db::connect_runtime(
-        &config.common.database_url,
-        config.database_url.as_deref(),
+        config.common.database_url.expose(),
+        config
+            .database_url
+            .as_ref()
+            .map(baton_kit::config::SecretUrl::expose),
         &DB,
         config.common.database_max_connections,
     )
     .await?;
     let maintenance = db::connect_maintenance(
-        &config.common.database_url,
-        config.maintenance_database_url.as_deref(),
+        config.common.database_url.expose(),
+        config
+            .maintenance_database_url
+            .as_ref()
+            .map(baton_kit::config::SecretUrl::expose),
         &DB,
         4,
     )

@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use baton_kit::config::{CommonConfig, ConfigError, Env};
+use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl};
 
 use crate::decide::Thresholds;
 
@@ -14,7 +14,7 @@ pub struct TriageConfig {
     /// gRPC listen address (`BATON_TRIAGE__LISTEN`).
     pub listen: SocketAddr,
     /// Full database URL for the triage role (`BATON_TRIAGE__DATABASE_URL`).
-    pub database_url: Option<String>,
+    pub database_url: Option<SecretUrl>,
     /// Registry and provenance addresses (`BATON_REGISTRY__ADDR`, `BATON_PROVENANCE__ADDR`).
     pub registry_addr: String,
     pub provenance_addr: String,
@@ -44,7 +44,7 @@ impl TriageConfig {
         Ok(TriageConfig {
             common: CommonConfig::from_env(env)?,
             listen: env.socket_addr("BATON_TRIAGE__LISTEN", DEFAULT_LISTEN)?,
-            database_url: env.optional_string("BATON_TRIAGE__DATABASE_URL"),
+            database_url: env.optional_secret_url("BATON_TRIAGE__DATABASE_URL"),
             registry_addr: env.string("BATON_REGISTRY__ADDR", "127.0.0.1:50051"),
             provenance_addr: env.string("BATON_PROVENANCE__ADDR", "127.0.0.1:50052"),
             thresholds: Thresholds {

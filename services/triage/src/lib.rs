@@ -59,8 +59,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
     let pool = db::connect_runtime(
-        &config.common.database_url,
-        config.database_url.as_deref(),
+        config.common.database_url.expose(),
+        config
+            .database_url
+            .as_ref()
+            .map(baton_kit::config::SecretUrl::expose),
         &DB,
         config.common.database_max_connections,
     )

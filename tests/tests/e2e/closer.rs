@@ -44,10 +44,9 @@ pub async fn open_briefed(client: &Client, session_id: &str, briefed: &[(&str, &
 pub async fn heartbeat(client: &Client, session_id: &str, excerpt: &str) -> Value {
     let body =
         json!({"agent": "claude-code", "sessionId": session_id, "lastMessageExcerpt": excerpt});
-    client
-        .post("/api/v1/agent-sessions/heartbeat", &body)
-        .await
-        .body
+    let answer = client.post("/api/v1/agent-sessions/heartbeat", &body).await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
+    answer.body
 }
 
 pub async fn close(client: &Client, session_id: &str) {
@@ -91,6 +90,7 @@ pub async fn settled_pass(
 
 pub async fn commitment_status(client: &Client, memory_id: &str) -> String {
     let answer = client.get(&format!("/api/v1/memories/{memory_id}")).await;
+    assert_eq!(answer.status, 200, "{:?}", answer.body);
     answer.body["commitment"]["status"]
         .as_str()
         .expect("commitment")
@@ -158,6 +158,7 @@ async fn an_explicit_close_resolves_what_the_session_completed_in_one_pass() {
     let events = client
         .get(&format!("/api/v1/agent-sessions/{run}/events"))
         .await;
+    assert_eq!(events.status, 200, "{:?}", events.body);
     let resolve = events.body["items"]
         .as_array()
         .expect("items")
@@ -168,6 +169,7 @@ async fn an_explicit_close_resolves_what_the_session_completed_in_one_pass() {
     assert_eq!(resolve["actorKind"], "worker");
     assert_eq!(resolve["memoryId"], done.as_str());
     let row = client.get(&format!("/api/v1/agent-sessions/{run}")).await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(row.body["triageStatus"], "completed");
     assert!(
         row.body["closedAt"].is_string(),
@@ -274,6 +276,7 @@ async fn nothing_briefed_and_overflowed_settle_without_a_generation_and_keep_the
     let row = client
         .get(&format!("/api/v1/agent-sessions/{flooded}"))
         .await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(row.body["triageStatus"], "overflowed");
 }
 
@@ -362,6 +365,7 @@ async fn a_resurrection_while_the_judge_decides_fences_the_pass() {
         "no bookkeeping under the old epoch"
     );
     let row = client.get(&format!("/api/v1/agent-sessions/{run}")).await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(row.body["closedAt"], json!(null));
     assert_ne!(row.body["triageStatus"], "completed", "no verdict written");
     let usage: i64 = sqlx::query_scalar(

@@ -1,7 +1,7 @@
 //! SessionEnd only spools; the drain delivers with the original observation times, in order,
 //! and survives being killed mid-way without losing or repeating a call.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use baton_tests::Baton;
 use baton_tests::hook::HookHome;
+use baton_tests::recording_proxy::RecordingProxy;
 
 /// Nothing listens here: a server that is down.
 const DOWN: &str = "http://127.0.0.1:9";
@@ -74,6 +75,7 @@ async fn session_end_spools_within_its_budget_and_the_drain_closes_at_the_observ
     let row = client
         .get(&format!("/api/v1/agent-sessions/{run_id}"))
         .await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(
         row.body["lastSeenAt"], heard_at,
         "the replayed heartbeat counts when it was observed"
@@ -142,30 +144,79 @@ async fn killing_the_drain_twenty_times_loses_no_call_and_repeats_none() {
         }
     }
 
+    // Every call the drains send goes through a proxy that records it, so a repeat is seen
+    // even though the server answers it idempotently. Each spooled call is identified by its
+    // path and body (the body carries its own observation time, so no two are alike).
+    let identities: HashSet<(String, String)> = spooled
+        .iter()
+        .map(|entry| {
+            (
+                entry["path"].as_str().expect("path").to_string(),
+                entry["body"].to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        identities.len(),
+        spooled.len(),
+        "every spooled call is distinct"
+    );
+    let proxy = RecordingProxy::start(&baton.base_url).await;
     let mut home = home;
-    home.set("BATON_URL", &baton.base_url);
+    home.set("BATON_URL", &proxy.url);
     let mut killed_mid_way = 0;
     for kill in 0..20_u64 {
+        let before = proxy.count();
         let mut drain = home.command(&["drain"]).spawn().expect("drain");
         tokio::time::sleep(Duration::from_millis(15 + kill * 3)).await;
         drain.start_kill().expect("SIGKILL");
         let _ = drain.wait().await;
-        if !home.spooled().is_empty() {
+        // Mid-way: this drain sent something and left something unsent.
+        if proxy.count() > before && !home.spooled().is_empty() {
             killed_mid_way += 1;
         }
     }
     assert!(
         killed_mid_way > 0,
-        "the kills landed while the drain was working"
+        "the kills landed while the drain was sending"
     );
     let finished = home.command(&["drain"]).status().await.expect("drain");
     assert!(finished.success());
     assert!(home.spooled().is_empty(), "every call was delivered");
 
+    let sent = proxy.requests();
+    let mut times: HashMap<(String, String), usize> = HashMap::new();
+    for request in &sent {
+        let body: Value = serde_json::from_str(&request.body).expect("JSON body");
+        *times
+            .entry((request.path.clone(), body.to_string()))
+            .or_default() += 1;
+    }
+    let missing = identities
+        .iter()
+        .filter(|id| !times.contains_key(*id))
+        .count();
+    assert_eq!(missing, 0, "no spooled call was lost");
+    assert_eq!(
+        times.len(),
+        identities.len(),
+        "nothing was sent that was not spooled"
+    );
+    let repeats = sent.len() - identities.len();
+    println!(
+        "kills mid-way: {killed_mid_way}, calls sent: {}, repeats: {repeats}",
+        sent.len()
+    );
+    assert!(
+        repeats <= killed_mid_way,
+        "a kill re-sends at most the call it was on: {repeats} repeats for {killed_mid_way} kills mid-way"
+    );
+
     for session in &sessions {
         let row = client
             .get(&format!("/api/v1/agent-sessions/{}", runs[session]))
             .await;
+        assert_eq!(row.status, 200, "{:?}", row.body);
         assert_eq!(
             row.body["activationEpoch"], 6,
             "{session}: five closes each reopened exactly once"

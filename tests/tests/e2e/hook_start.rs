@@ -111,6 +111,7 @@ async fn resume_compact_and_clear_follow_the_source_table() {
     let row = client
         .get(&format!("/api/v1/agent-sessions/{run_id}"))
         .await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(row.body["source"], "resume");
     assert_eq!(
         row.body["briefingDeliveredAt"],
@@ -134,6 +135,7 @@ async fn resume_compact_and_clear_follow_the_source_table() {
     let row = client
         .get(&format!("/api/v1/agent-sessions/{run_id}"))
         .await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(
         row.body["activationEpoch"], epoch,
         "compact is not an activation"
@@ -147,6 +149,7 @@ async fn resume_compact_and_clear_follow_the_source_table() {
     let row = client
         .get(&format!("/api/v1/agent-sessions/{clear_run}"))
         .await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(row.body["source"], "startup");
     assert_eq!(row.body["project"], "attio-mcp-server");
     let delivered = row.body["briefingDeliveredAt"].clone();
@@ -167,6 +170,7 @@ async fn resume_compact_and_clear_follow_the_source_table() {
     let row = client
         .get(&format!("/api/v1/agent-sessions/{clear_run}"))
         .await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(row.body["activationEpoch"], epoch, "no second activation");
     assert_eq!(row.body["briefingDeliveredAt"], delivered, "no restamp");
     assert!(
@@ -233,6 +237,7 @@ async fn claude_code_hooks_running_inside_cursor_report_one_cursor_session() {
     let row = client
         .get(&format!("/api/v1/agent-sessions/{run_id}"))
         .await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(row.body["agent"], "cursor");
     // Cursor's own sessionStart for the same conversation lands on the same row.
     let cursor = json!({"conversation_id": "hosted", "session_id": "hosted",
@@ -260,12 +265,51 @@ async fn subagents_and_unknown_events_do_nothing() {
         .run_with(&CLAUDE, &role, &[("BATON_HOOK_ROLE", "subagent")])
         .await;
     assert_eq!((run.code, run.stdout.as_str()), (Some(0), ""));
+    // The fixtures' sessions are open on the server, so a call the hook must not make (a
+    // heartbeat, a triage begin) would land and show, instead of reading as an unseen 404.
+    let opened_at = "2026-08-01T10:00:00.000Z";
+    let mut rows = Vec::new();
+    for session in [
+        "278a2245-9881-4e57-8176-beb93e3d7fd3",
+        "c7428042-d9a9-4e9e-a71c-4433a8d202c0",
+    ] {
+        let opened = client
+            .at(opened_at)
+            .post(
+                "/api/v1/agent-sessions/open",
+                &json!({"agent": "claude-code", "sessionId": session, "source": "startup"}),
+            )
+            .await;
+        assert_eq!(opened.status, 200, "{:?}", opened.body);
+        let run = opened.body["sessionRunId"]
+            .as_str()
+            .expect("run")
+            .to_string();
+        let row = client.get(&format!("/api/v1/agent-sessions/{run}")).await;
+        assert_eq!(row.status, 200, "{:?}", row.body);
+        rows.push((run, row.body));
+    }
     for payload in fixture("kesslerio-attio-mcp-server", "subagent_stop")
         .into_iter()
         .chain(fixture("kesslerio-attio-mcp-server", "notification"))
     {
         let run = home.run(&["claude-code", "stop"], &payload).await;
         assert_eq!((run.code, run.stdout.as_str()), (Some(0), ""));
+    }
+    for (run, before) in &rows {
+        let after = client.get(&format!("/api/v1/agent-sessions/{run}")).await;
+        assert_eq!(after.status, 200, "{:?}", after.body);
+        for field in ["lastSeenAt", "activationEpoch", "closedAt", "triageStatus"] {
+            assert_eq!(
+                after.body[field], before[field],
+                "no call reached {run}: {field}"
+            );
+        }
+        let attempts = client
+            .get(&format!("/api/v1/agent-sessions/{run}/triage-attempts"))
+            .await;
+        assert_eq!(attempts.status, 200, "{:?}", attempts.body);
+        assert_eq!(attempts.body["count"], 0, "no nudge was armed for {run}");
     }
     let absent = client
         .post(

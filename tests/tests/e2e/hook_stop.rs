@@ -32,11 +32,11 @@ async fn write(client: &Client, run_id: &str, topic: &str) {
 }
 
 async fn triage_status(client: &Client, run_id: &str) -> Value {
-    client
+    let row = client
         .get(&format!("/api/v1/agent-sessions/{run_id}"))
-        .await
-        .body["triageStatus"]
-        .clone()
+        .await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
+    row.body["triageStatus"].clone()
 }
 
 #[tokio::test]
@@ -139,11 +139,11 @@ async fn nothing_is_injected_when_the_nudge_is_off() {
     let home = HookHome::new(&baton.base_url, &tenant.api_key);
     let run_id = open(&client, "claude-code", "quiet").await;
     write(&client, &run_id, "a signal that would arm").await;
-    let before = client
+    let row = client
         .get(&format!("/api/v1/agent-sessions/{run_id}"))
-        .await
-        .body["lastSeenAt"]
-        .clone();
+        .await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
+    let before = row.body["lastSeenAt"].clone();
     let stop = json!({"session_id": "quiet", "hook_event_name": "Stop", "stop_hook_active": false,
         "last_assistant_message": "done"});
     let run = home.run(&["claude-code", "stop"], &stop).await;
@@ -151,6 +151,7 @@ async fn nothing_is_injected_when_the_nudge_is_off() {
     let row = client
         .get(&format!("/api/v1/agent-sessions/{run_id}"))
         .await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(row.body["triageStatus"], "idle", "begin was never called");
     assert_ne!(row.body["lastSeenAt"], before, "the heartbeat still ran");
 

@@ -49,15 +49,18 @@ async fn expired_lease_resurrects_on_heartbeat_and_reads_back_live() {
 
     // Explicit close then a startup reopen a week later.
     let closed = later.post("/api/v1/agent-sessions/close", &key("l")).await;
+    assert_eq!(closed.status, 200, "{:?}", closed.body);
     assert_eq!(closed.body["closedAt"], "2026-05-04T12:00:00.000Z");
     let week = client.at("2026-05-11T12:00:00.000Z");
     let reopened = week
         .post("/api/v1/agent-sessions/open", &startup("l"))
         .await;
+    assert_eq!(reopened.status, 200, "{:?}", reopened.body);
     assert_eq!(reopened.body["reopened"], true);
     assert_eq!(reopened.body["activationEpoch"], 3);
     assert_eq!(reopened.body["openedAt"], "2026-05-01T09:00:00.000Z");
     let row = week.get(&format!("/api/v1/agent-sessions/{run_id}")).await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(row.body["lastSeenAt"], "2026-05-11T12:00:00.000Z");
     assert_eq!(row.body["closedAt"], json!(null));
 }
@@ -74,6 +77,7 @@ async fn the_row_read_never_refreshes_the_lease() {
     let run_id = opened.body["sessionRunId"].as_str().expect("id");
     let later = client.at("2026-05-01T20:00:00.000Z");
     let row = later.get(&format!("/api/v1/agent-sessions/{run_id}")).await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(row.body["lastSeenAt"], "2026-05-01T09:00:00.000Z");
 }
 

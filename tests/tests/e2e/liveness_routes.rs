@@ -111,6 +111,7 @@ async fn pulses_and_replays_are_validated_at_the_boundary() {
     let row = client
         .get(&format!("/api/v1/agent-sessions/{run_id}"))
         .await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(
         row.body["closedAt"],
         serde_json::Value::Null,
@@ -161,6 +162,7 @@ async fn a_replayed_close_is_stamped_at_its_clamped_observation_time() {
             closed.body["sessionRunId"].as_str().expect("run")
         ))
         .await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(row.body["closedAt"], "2026-09-01T10:02:00.000Z");
     // One observed in the future is clamped to now.
     let future = later

@@ -23,6 +23,8 @@ mod outbox_stall;
 mod schemathesis;
 mod sessions;
 mod surface;
+mod system_clock;
+mod tenant_rls;
 mod time_bounds;
 mod trace;
 mod triage;

@@ -92,12 +92,13 @@ async fn memory_writes_carry_the_run_and_read_back_through_the_events_route() {
         let Some(cursor) = page.get("nextCursor").and_then(Value::as_str) else {
             break;
         };
-        page = client
+        let next = client
             .get(&format!(
                 "/api/v1/agent-sessions/{run}/events?limit=2&cursor={cursor}"
             ))
-            .await
-            .body;
+            .await;
+        assert_eq!(next.status, 200, "{:?}", next.body);
+        page = next.body;
         assert_ne!(
             page.get("nextCursor"),
             Some(&Value::Null),
@@ -135,6 +136,7 @@ async fn memory_writes_carry_the_run_and_read_back_through_the_events_route() {
     );
 
     let read = client.get(&format!("/api/v1/memories/{memory_id}")).await;
+    assert_eq!(read.status, 200, "{:?}", read.body);
     assert_eq!(read.body["status"], "superseded");
     assert_eq!(read.body["supersededBy"], successor.as_str());
 }
@@ -165,6 +167,7 @@ async fn memory_routes_refuse_bad_input_with_the_contract_codes() {
         .client(&other)
         .get(&format!("/api/v1/agent-sessions/{foreign_run}/events"))
         .await;
+    assert_eq!(events.status, 200, "{:?}", events.body);
     assert_eq!(events.body["items"], json!([]), "nothing persisted");
 
     let facts = client
@@ -318,6 +321,7 @@ async fn the_briefing_is_strict_and_writes_nothing() {
     let events = client
         .get(&format!("/api/v1/agent-sessions/{run}/events"))
         .await;
+    assert_eq!(events.status, 200, "{:?}", events.body);
     assert_eq!(
         events.body["items"].as_array().expect("items").len(),
         1,

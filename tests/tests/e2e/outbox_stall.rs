@@ -109,7 +109,10 @@ async fn a_broker_that_stops_confirming_does_not_hold_the_relay_transaction_past
     let proxy = StallProxy::start().await;
     let namespace = bus_namespace();
     let bus = BusConfig {
-        url: format!("amqp://guest:guest@127.0.0.1:{}/%2f", proxy.port),
+        url: baton_kit::config::SecretUrl::new(format!(
+            "amqp://guest:guest@127.0.0.1:{}/%2f",
+            proxy.port
+        )),
         namespace: namespace.clone(),
     };
     let round_timeout = Duration::from_secs(1);

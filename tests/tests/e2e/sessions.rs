@@ -182,6 +182,7 @@ async fn unknown_and_foreign_natural_keys_are_404_and_foreign_run_ids_are_400() 
     let row = owner_client
         .get(&format!("/api/v1/agent-sessions/{run_id}"))
         .await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(row.body["closedAt"], json!(null));
 }
 
@@ -200,6 +201,7 @@ async fn briefing_key_stamps_delivery_and_is_echoed_on_the_row() {
     let row = client
         .get(&format!("/api/v1/agent-sessions/{run_id}"))
         .await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(
         row.body["briefedMemories"],
         json!([{"id": commitment.to_lowercase(), "topic": "ship it", "status": "open"}])

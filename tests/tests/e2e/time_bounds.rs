@@ -28,6 +28,7 @@ async fn pulses_cannot_predate_their_session_and_the_test_clock_is_bounded() {
     let liveness = client
         .get(&format!("/api/v1/agent-sessions/{run_id}/liveness"))
         .await;
+    assert_eq!(liveness.status, 200, "{:?}", liveness.body);
     assert_eq!(
         liveness.body["episodes"][0]["startedAt"], opened.body["openedAt"],
         "the episode starts no earlier than the session"

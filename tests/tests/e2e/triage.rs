@@ -57,6 +57,7 @@ async fn the_nudge_handshake_round_trip_over_http() {
         .to_string();
 
     let row = client.get(&format!("/api/v1/agent-sessions/{run}")).await;
+    assert_eq!(row.status, 200, "{:?}", row.body);
     assert_eq!(row.body["triageStatus"], "pending");
 
     let later = baton.client(&tenant).at("2026-08-01T10:01:00.000Z");
@@ -202,6 +203,7 @@ async fn the_debrief_prompt_over_http() {
     let bare = client
         .get("/api/v1/prompts/debrief?project=elsewhere")
         .await;
+    assert_eq!(bare.status, 200, "{:?}", bare.body);
     assert!(
         bare.body["prompt"]
             .as_str()

@@ -16,13 +16,13 @@ use std::time::Duration;
 
 use lapin::{Connection, ConnectionProperties};
 
-use crate::config::{ConfigError, Env};
+use crate::config::{ConfigError, Env, SecretUrl};
 
 /// Where the broker is and which names this deployment uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BusConfig {
     /// `BATON_AMQP_URL`, default `amqp://guest:guest@127.0.0.1:5672/%2f`.
-    pub url: String,
+    pub url: SecretUrl,
     /// `BATON_BUS_NAMESPACE`, default `baton`: prefixes the exchange and queue names, so tests
     /// (and several deployments on one broker) never see each other's messages.
     pub namespace: String,
@@ -40,7 +40,7 @@ impl BusConfig {
             ));
         }
         Ok(BusConfig {
-            url: env.string("BATON_AMQP_URL", DEFAULT_AMQP_URL),
+            url: env.secret_url("BATON_AMQP_URL", DEFAULT_AMQP_URL),
             namespace,
         })
     }
@@ -52,7 +52,7 @@ pub async fn connect(config: &BusConfig, name: &str) -> Result<Connection, lapin
     let properties = ConnectionProperties::default()
         .enable_auto_recover()
         .with_connection_name(name.to_string().into());
-    Connection::connect(&config.url, properties).await
+    Connection::connect(config.url.expose(), properties).await
 }
 
 /// Delay before the `attempt`-th reconnection (capped exponential: 0.2 s doubling to 10 s).
