@@ -3,6 +3,7 @@
 
 mod eval;
 mod migrate;
+mod report;
 mod serve;
 mod tenant;
 
@@ -44,10 +45,33 @@ enum Command {
         #[arg(long)]
         verbose: bool,
     },
+    /// Reports from real use (what the seed asks to measure before default-on).
+    Report {
+        #[command(subcommand)]
+        command: ReportCommand,
+    },
     /// Administer tenants.
     Tenant {
         #[command(subcommand)]
         command: TenantCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ReportCommand {
+    /// The closer's validation bar: its resolves and how many a user undid, what became of
+    /// briefed commitments, nudges completed versus expired and their extra turns, memory
+    /// writes attributed to a run, repeated triggers, corpus growth per session.
+    Closer {
+        /// One tenant's figures; without it, every live tenant's added up.
+        #[arg(long)]
+        tenant: Option<String>,
+        /// Start of the window (RFC 3339); default 30 days ago.
+        #[arg(long)]
+        since: Option<String>,
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -79,6 +103,22 @@ async fn main() -> anyhow::Result<()> {
             // One line, no backtrace: a malformed corpus is an input error, not a crash.
             if let Err(error) = eval::run(&env, files, holdout, verbose).await {
                 eprintln!("baton eval-closer: {error:#}");
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Command::Report {
+            command:
+                ReportCommand::Closer {
+                    tenant,
+                    since,
+                    json,
+                },
+        } => {
+            if let Err(error) =
+                report::closer(&env, tenant.as_deref(), since.as_deref(), json).await
+            {
+                eprintln!("baton report closer: {error:#}");
                 std::process::exit(1);
             }
             Ok(())

@@ -14,11 +14,14 @@ pub mod eval;
 pub mod grpc;
 pub mod judge;
 pub mod links;
+pub mod links_report;
 pub mod metering;
 pub mod outcome;
 pub mod pass;
+pub mod report;
 pub mod store;
 pub mod sweep;
+pub mod undo;
 pub mod verdicts;
 
 use std::sync::Arc;
@@ -81,9 +84,16 @@ pub async fn serve(
     .await?;
     let clock = Clock::new(config.common.test_clock);
     let settings = ServerSettings::new(config.common.service_token.clone());
+    // Lazy channels: the listing and the report read the owners even while disabled.
+    let links = links::Links::new(
+        baton_kit::grpc::channel(&config.registry_addr)?,
+        baton_kit::grpc::channel(&config.provenance_addr)?,
+        baton_kit::grpc::channel(&config.triage_addr)?,
+        Outbound::new(&config.common.service_token),
+    );
     if !config.enabled {
         tracing::info!("closer disabled (BATON_CLOSER_ENABLED=false): no sweep, no passes");
-        let grpc = grpc::CloserGrpc::new(None, pool, clock);
+        let grpc = grpc::CloserGrpc::new(None, pool, links, clock);
         baton_kit::grpc::serve(listener, settings, CloserServer::new(grpc), shutdown.wait())
             .await?;
         return Ok(());
@@ -108,18 +118,12 @@ pub async fn serve(
         4,
     )
     .await?;
-    let links = links::Links::new(
-        baton_kit::grpc::channel(&config.registry_addr)?,
-        baton_kit::grpc::channel(&config.provenance_addr)?,
-        baton_kit::grpc::channel(&config.triage_addr)?,
-        Outbound::new(&config.common.service_token),
-    );
     let meter = metering::Meter::new(pool.clone(), config.default_monthly_tokens);
     let passes = Arc::new(
         pass::Passes::new(
             pool.clone(),
             lock_pool,
-            links,
+            links.clone(),
             judge::from_config(&config.judge)?,
             meter,
         )
@@ -142,7 +146,7 @@ pub async fn serve(
         move |received| consume::handle(handler_passes.clone(), clock, received),
         shutdown.clone(),
     ));
-    let grpc = grpc::CloserGrpc::new(Some(sweeper), pool, clock);
+    let grpc = grpc::CloserGrpc::new(Some(sweeper), pool, links, clock);
     let served =
         baton_kit::grpc::serve(listener, settings, CloserServer::new(grpc), shutdown.wait()).await;
     let _ = consuming.await;

@@ -60,10 +60,10 @@ pub enum ClaimAnswer {
 /// Clients of registry, provenance and triage.
 #[derive(Debug, Clone)]
 pub struct Links {
-    registry: SessionRegistryClient<Channel>,
-    provenance: ProvenanceClient<Channel>,
-    triage: TriageClient<Channel>,
-    outbound: Outbound,
+    pub(crate) registry: SessionRegistryClient<Channel>,
+    pub(crate) provenance: ProvenanceClient<Channel>,
+    pub(crate) triage: TriageClient<Channel>,
+    pub(crate) outbound: Outbound,
 }
 
 fn uuid(field: &str, value: &str) -> Result<Uuid, ApiError> {

@@ -154,17 +154,18 @@ pub async fn list(
     .await?)
 }
 
-/// The closer's resolves since an instant: (memory id, resolved at), oldest first, bounded.
+/// The closer's resolves since an instant: (run, memory id, resolved at), oldest first, at
+/// most `limit`.
 pub async fn resolves_since(
     connection: &mut PgConnection,
     tenant_id: Uuid,
     since: DateTime<Utc>,
     limit: i64,
-) -> Result<Vec<(Uuid, DateTime<Utc>)>, ApiError> {
+) -> Result<Vec<(Uuid, Uuid, DateTime<Utc>)>, ApiError> {
     Ok(sqlx::query_as(
-        "SELECT memory_id, resolved_at FROM closer.verdicts \
+        "SELECT session_run_id, memory_id, resolved_at FROM closer.verdicts \
          WHERE tenant_id = $1 AND verdict = 'resolved' AND resolved_at >= $2 \
-         ORDER BY resolved_at LIMIT $3",
+         ORDER BY resolved_at, session_run_id, memory_id LIMIT $3",
     )
     .bind(tenant_id)
     .bind(since)
