@@ -6,6 +6,7 @@ mod auth;
 mod claude_real;
 mod closer;
 mod closer_faults;
+mod closer_report;
 mod codex_real;
 mod db_restart;
 mod hook_install;
