@@ -10,7 +10,11 @@
 //!   one in `IRREGULAR_PAST`), a finished state (`DONE_STATES`: "done", "live", "green", "in
 //!   place", "is out"), or "now" describing the new state ("CI now runs clippy").
 //! - **Negation**: "not", "n't", "no", "never", "nothing", ... — except "no more" and "no
-//!   longer", which state that a problem is gone.
+//!   longer", which state that a problem is gone. A negation reaches only its own part of a
+//!   statement (the pieces between ", ", ": " and " and "): in a statement of several parts
+//!   it counts when its part names the commitment (one of its object terms) or starts with a
+//!   subject pronoun ("it", "this", "they", "these") that stands for it. "…, the adapter is
+//!   deleted, and I didn't hit any problems" does not deny the deletion.
 //! - **Hypothetical**: modal verbs, "if", "unless", "going to", "need to", plans and
 //!   proposals.
 //! - **Partial**: "started", "began", "half", "most of", "part of", "except", "remaining",
@@ -253,9 +257,72 @@ pub fn disqualifier(words: &[Word], own: &HashSet<String>) -> Option<Cue> {
         .then_some(Cue::Negation)
 }
 
+const SUBJECT_PRONOUNS: &[&str] = &["it", "this", "they", "these"];
+
+/// Whether a negation in `text` reaches the commitment whose object terms are `object`.
+pub fn negation_in_scope(text: &str, object: &HashSet<String>) -> bool {
+    let lists = lists();
+    let lowered = text.to_lowercase();
+    let mut pieces = vec![lowered.as_str()];
+    for separator in [": ", ", ", " and "] {
+        pieces = pieces
+            .iter()
+            .flat_map(|piece| piece.split(separator))
+            .collect();
+    }
+    let pieces: Vec<Vec<Word>> = pieces
+        .into_iter()
+        .map(terms::words)
+        .filter(|words| !words.is_empty())
+        .collect();
+    let negated = |words: &[Word]| {
+        let excepted: HashSet<usize> = lists
+            .negation_exceptions
+            .iter()
+            .flat_map(|phrase| phrase_at(words, phrase))
+            .collect();
+        words
+            .iter()
+            .enumerate()
+            .any(|(at, word)| lists.negation.contains(&word.stem) && !excepted.contains(&at))
+    };
+    if pieces.len() <= 1 {
+        return pieces.iter().any(|words| negated(words));
+    }
+    pieces.iter().any(|words| {
+        negated(words)
+            && (words.iter().any(|word| object.contains(&word.stem))
+                || SUBJECT_PRONOUNS.contains(&words[0].raw.as_str()))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_negation_reaches_only_its_own_part_of_a_statement() {
+        let object: HashSet<String> = terms::words("session store postgres")
+            .into_iter()
+            .map(|w| w.stem)
+            .collect();
+        let table = [
+            (
+                "The store lives in Postgres now, the adapter is deleted, and I didn't hit any problems",
+                false,
+            ),
+            ("The session store is not in Postgres yet", true),
+            (
+                "Moved the store, and the session store isn't used anymore",
+                true,
+            ),
+            ("Moved it to Postgres, it doesn't start", true),
+            ("I didn't hit any problems", true),
+        ];
+        for (text, expected) in table {
+            assert_eq!(negation_in_scope(text, &object), expected, "{text}");
+        }
+    }
 
     fn cue(text: &str) -> Option<Cue> {
         disqualifier(&terms::words(text), &HashSet::new())

@@ -9,7 +9,8 @@
 //! from [`cues`]. The commitment is read the same way: its **object terms** are the content
 //! stems of its wording without the leading imperative verb ("Fix", "Add": the verb is how the
 //! work is asked for, a completion says it in its own words); its **parts** are the pieces of a
-//! conjunction ("X and Y", "X, Y and Z", "X; Y", ", including Y").
+//! conjunction ("X and Y", "X, Y and Z", "X; Y", ", including Y"); only the first part drops
+//! its leading verb.
 //!
 //! Rule by rule, for one commitment:
 //!
@@ -37,7 +38,16 @@
 //!    pronoun right after a statement that was about it) and is a plan or carries a
 //!    disqualifying cue vetoes the commitment — "actually it still fails", "reverted", "the
 //!    rest is left for tomorrow". So does a commitment or blocker memory restating it. Mixed
-//!    evidence is unsure, and unsure is open.
+//!    evidence is unsure, and unsure is open. A short statement whose subject is a pronoun
+//!    right after one about the work is about it ("I enabled gzip. It didn't work though").
+//!    A withdrawal that names identifiers of its own, none the commitment's, has its own
+//!    subject and does not refer back. A negation reaches only its own part of a statement
+//!    ([`cues::negation_in_scope`]).
+//! 7. **Disclaimed.** A statement calling its subject "unrelated" is about other work: it
+//!    neither supports nor vetoes ("I reverted an unrelated typo fix").
+//! 8. **Same environment.** When the commitment names an environment (production, staging,
+//!    ...), a statement naming only other environments is about another scope (rule 2): "the
+//!    WAF rules are applied in staging" does not complete "apply them in production".
 //!
 //! The verdict for each commitment carries its evidence: the supporting quotes (verbatim) and
 //! their source, or the statement that vetoed it and why.
@@ -66,6 +76,9 @@ pub const SUPPORT_SHARE: f64 = 0.5;
 pub const VETO_SHARE: f64 = 0.34;
 /// Most quotes kept as one verdict's evidence.
 pub const MAX_QUOTES: usize = 3;
+
+/// Words by which a statement says it is about other work than the commitment.
+const DISCLAIMERS: &[&str] = &["unrelated", "unconnected"];
 
 const PRONOUNS: &[&str] = &["it", "this", "that", "they", "them", "these", "those"];
 
@@ -155,6 +168,8 @@ struct Commitment {
     /// Parts that are a bare verb sharing the next part's object ("Sign and verify X").
     verbs: HashSet<String>,
     project: Option<String>,
+    /// The deliverable's words.
+    words: Vec<terms::Word>,
 }
 
 /// Content stems without the leading imperative verb.
@@ -245,9 +260,18 @@ fn commitment(row: &BriefedCommitment) -> Commitment {
             .into_iter()
             .filter(|stem| !stem.chars().all(|c| c.is_ascii_digit()))
             .collect(),
+        // Only the first part leads with the imperative verb; a later one usually continues
+        // the object ("for the Cargo and *npm* ecosystems"), so its first word is kept.
         parts: pieces
             .iter()
-            .map(|part| object_terms(part))
+            .enumerate()
+            .map(|(at, part)| {
+                if at == 0 {
+                    object_terms(part)
+                } else {
+                    terms::content_stems(&terms::words(part))
+                }
+            })
             .filter(|terms| !terms.is_empty())
             .collect(),
         idents: terms::identifiers(deliverable),
@@ -259,6 +283,7 @@ fn commitment(row: &BriefedCommitment) -> Commitment {
             .filter_map(|part| terms::words(part).first().map(|word| word.stem.clone()))
             .collect(),
         project: row.project.as_deref().map(str::to_lowercase),
+        words,
     }
 }
 
@@ -298,6 +323,12 @@ fn other_entity(commitment: &Commitment, unit: &Unit) -> bool {
         if !wanted.is_empty() && named && !wanted.iter().any(|ident| ident_present(ident, unit)) {
             return true;
         }
+    }
+    // Another environment than the commitment's, and not the commitment's: another scope.
+    let wanted = terms::environments(&commitment.words);
+    let named = terms::environments(&unit.words);
+    if !wanted.is_empty() && !named.is_empty() && wanted.is_disjoint(&named) {
+        return true;
     }
     let names = terms::entity_names(&unit.words);
     commitment.entities.iter().any(|(name, noun)| {
@@ -374,7 +405,9 @@ fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
         overlap
     };
     let coverage = overlap as f64 / size as f64;
-    let disqualifier = cues::disqualifier(&unit.words, &commitment.own);
+    let disqualifier = cues::disqualifier(&unit.words, &commitment.own).filter(|cue| {
+        *cue != Cue::Negation || cues::negation_in_scope(&unit.quote, &commitment.object)
+    });
     // A later clause that names nothing new continues its sentence's subject ("PR #77 is
     // approved, but not merged yet").
     let continues = unit
@@ -384,12 +417,22 @@ fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
     // A withdrawal or revert right after a statement about the work refers to it ("We rolled
     // back to v4 after the queue backed up").
     let strong = matches!(disqualifier, Some(Cue::Withdrawal | Cue::Revert));
-    let about = !unit.question
+    // A statement naming identifiers, none of them the commitment's, has its own subject: it
+    // does not refer back ("On SHA pinning: `actions/cache` is pinned, the rest still ...").
+    let own_subject = !unit.idents.is_empty() && !shares_ident;
+    // "An unrelated fix", "a separate bug": the statement says itself it is about other work.
+    let disclaimed = unit
+        .words
+        .iter()
+        .any(|word| DISCLAIMERS.contains(&word.raw.as_str()));
+    let about = !disclaimed
+        && !unit.question
         && (own_overlap as f64 >= (VETO_SHARE * size as f64).ceil().max(1.0)
             || shares_ident
             || (topic_match && own_overlap >= 1)
             || (topic_match && unit.memory.as_ref().is_some_and(|m| m.restates))
-            || (previous.about && (continues || strong)));
+            || inherited
+            || (previous.about && !own_subject && (continues || strong)));
     let restated = unit
         .memory
         .as_ref()
@@ -403,7 +446,8 @@ fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
     } else {
         disqualifier.map(Cue::as_str)
     };
-    let claim = !unit.question
+    let claim = !disclaimed
+        && !unit.question
         && !unit.plan
         && disqualifier.is_none()
         && (unit.done_label || cues::completion(&unit.words, &commitment.own_raw));

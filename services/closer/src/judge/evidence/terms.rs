@@ -14,6 +14,9 @@
 //! - **Entity names** are the word before an entity noun (`ENTITY_NOUNS`: "the *users* table",
 //!   "the *search* service", "the *EU* region"): the same work on another table is another
 //!   entity.
+//! - **Environments** (`ENVIRONMENTS`: production, staging, development, QA, sandbox, preview,
+//!   canary, each under its usual short forms) are a scope: work done in staging is not work
+//!   done in production.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
@@ -44,6 +47,17 @@ const ENTITY_NOUNS: &str = "table service repo repository region cluster endpoin
 /// Words that cannot be an entity's name (descriptions, not names).
 const NOT_NAMES: &str = "new old public private main primary current whole entire same other \
     legacy first last every each this that the a an our their its";
+
+/// Deployment environments, each group under its first word.
+const ENVIRONMENTS: &[&[&str]] = &[
+    &["production", "prod"],
+    &["staging", "stage", "stg"],
+    &["development", "dev"],
+    &["qa", "uat"],
+    &["sandbox"],
+    &["preview"],
+    &["canary"],
+];
 
 /// Synonym groups: every stem of a group reads as the group's first word.
 const SYNONYMS: &[&[&str]] = &[
@@ -343,6 +357,19 @@ fn classify(span: &str) -> Ident {
         kind: IdentKind::Code,
         text: span.to_string(),
     }
+}
+
+/// The environments the words name (by each group's first word).
+pub fn environments(words: &[Word]) -> HashSet<&'static str> {
+    words
+        .iter()
+        .filter_map(|word| {
+            ENVIRONMENTS
+                .iter()
+                .find(|group| group.contains(&word.raw.as_str()))
+                .map(|group| group[0])
+        })
+        .collect()
 }
 
 /// Entity names: the stem of the word before an entity noun ("users" in "the users table").

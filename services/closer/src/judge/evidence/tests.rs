@@ -260,3 +260,106 @@ fn the_end_to_end_closer_sentence_resolves_its_commitment_only() {
         .0
     );
 }
+
+#[test]
+fn a_plan_item_about_the_work_vetoes_an_earlier_claim() {
+    rows(
+        "rate-limit",
+        "Add rate limiting to the upload endpoint",
+        &[
+            (
+                "Rate limiting on the upload endpoint is in place.\n\n## Next steps\n- Tune rate limiting on the upload endpoint",
+                false,
+            ),
+            (
+                "Rate limiting on the upload endpoint is in place.\n\n## Next steps\n- Write the release notes",
+                true,
+            ),
+        ],
+    );
+}
+
+#[test]
+fn a_short_pronoun_statement_right_after_the_claim_speaks_of_it() {
+    rows(
+        "brotli",
+        "Compress API responses with brotli",
+        &[
+            (
+                "I switched the API responses to brotli compression. It doesn't work behind the proxy.",
+                false,
+            ),
+            (
+                "I switched the API responses to brotli compression. The proxy passes it through.",
+                true,
+            ),
+        ],
+    );
+}
+
+#[test]
+fn a_negation_reaches_only_its_own_part_of_the_statement() {
+    rows(
+        "queue-streams",
+        "Move the job queue to Redis streams",
+        &[
+            (
+                "Moved the job queue to Redis streams, the old worker is deleted, and I didn't see any errors.",
+                true,
+            ),
+            (
+                "Moved the job queue to Redis streams, and the queue isn't draining.",
+                false,
+            ),
+        ],
+    );
+}
+
+#[test]
+fn work_in_another_environment_is_another_scope() {
+    rows(
+        "prod-migrations",
+        "Apply the database migrations in production",
+        &[
+            ("Applied the database migrations in staging.", false),
+            ("Applied the database migrations in prod.", true),
+            (
+                "Applied the database migrations in staging and production.",
+                true,
+            ),
+        ],
+    );
+}
+
+#[test]
+fn a_statement_calling_its_subject_unrelated_neither_supports_nor_vetoes() {
+    rows(
+        "search-redesign",
+        "Ship the search page redesign",
+        &[
+            (
+                "Shipped the search page redesign. I reverted an unrelated lint fix that broke the build.",
+                true,
+            ),
+            ("I shipped an unrelated search page redesign tweak.", false),
+        ],
+    );
+}
+
+#[test]
+fn a_withdrawal_naming_its_own_identifiers_does_not_refer_back() {
+    rows(
+        "renovate",
+        "Enable Renovate for the Cargo and npm ecosystems",
+        &[
+            (
+                "Enabled Renovate for the Cargo and npm ecosystems. On pinning: `actions/setup-node` is pinned, the rest still use tags.",
+                true,
+            ),
+            (
+                "Enabled Renovate for the Cargo and npm ecosystems. It still fails on every run.",
+                false,
+            ),
+        ],
+    );
+}
