@@ -76,7 +76,8 @@ pub struct Case {
 }
 
 impl Case {
-    fn input(&self) -> JudgeInput {
+    /// The judge input of this case.
+    pub fn input(&self) -> JudgeInput {
         JudgeInput {
             briefed: self
                 .briefed

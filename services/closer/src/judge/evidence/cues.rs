@@ -211,40 +211,24 @@ pub fn is_done_label(words: &[Word]) -> bool {
             .any(|word| lists.done_labels.contains(&word.stem))
 }
 
-/// Whether the words claim something finished (ignoring words written exactly as in the
-/// commitment: "failed" in "retry failed deliveries" is content; "fixed" for "fix" is a claim).
-pub fn completion(words: &[Word], own_raw: &HashSet<String>) -> bool {
-    let lists = lists();
-    let cue = |word: &Word| !own_raw.contains(&word.raw);
-    words.iter().filter(|word| cue(word)).any(|word| {
-        lists.done.contains(&word.stem)
-            || lists.irregular.contains(&word.raw)
-            || word.raw == "now"
-            || (word.raw.ends_with("ed")
-                && word.raw.chars().count() >= 5
-                && !lists.not_participles.contains(&word.raw))
-    }) || lists
-        .done_phrases
-        .iter()
-        .any(|phrase| !phrase_at(words, phrase).is_empty())
+/// A statement's cues, found once: which of them count depends on the commitment (a cue in
+/// its own wording is content), so that filter is applied per commitment, cheaply.
+#[derive(Debug, Clone, Default)]
+pub struct Scan {
+    /// Per class, in priority order: whether a phrase matched, and the single-word stems that did.
+    classes: Vec<(Cue, bool, Vec<String>)>,
+    negated: bool,
+    /// Raw words that read as completion, and whether a completion phrase matched.
+    completion_words: Vec<String>,
+    completion_phrase: bool,
+    /// For a negated statement: its parts as (stems, starts with a subject pronoun, negated).
+    parts: Vec<(HashSet<String>, bool, bool)>,
 }
 
-/// The first disqualifying cue of a statement, if any (revert before withdrawal before
-/// deferral before partial before hypothetical before negation: the most specific reason).
-pub fn disqualifier(words: &[Word], own: &HashSet<String>) -> Option<Cue> {
+const SUBJECT_PRONOUNS: &[&str] = &["it", "this", "they", "these"];
+
+fn negated(words: &[Word]) -> bool {
     let lists = lists();
-    for (cue, single, multi) in &lists.classes {
-        if words
-            .iter()
-            .any(|word| single.contains(&word.stem) && !own.contains(&word.stem))
-            || multi.iter().any(|phrase| {
-                let gap = if *cue == Cue::Revert { 2 } else { 0 };
-                gapped(words, phrase, gap)
-            })
-        {
-            return Some(*cue);
-        }
-    }
     let excepted: HashSet<usize> = lists
         .negation_exceptions
         .iter()
@@ -254,14 +238,10 @@ pub fn disqualifier(words: &[Word], own: &HashSet<String>) -> Option<Cue> {
         .iter()
         .enumerate()
         .any(|(at, word)| lists.negation.contains(&word.stem) && !excepted.contains(&at))
-        .then_some(Cue::Negation)
 }
 
-const SUBJECT_PRONOUNS: &[&str] = &["it", "this", "they", "these"];
-
-/// Whether a negation in `text` reaches the commitment whose object terms are `object`.
-pub fn negation_in_scope(text: &str, object: &HashSet<String>) -> bool {
-    let lists = lists();
+/// The parts of a statement a negation's reach is bounded by.
+fn parts(text: &str) -> Vec<(HashSet<String>, bool, bool)> {
     let lowered = text.to_lowercase();
     let mut pieces = vec![lowered.as_str()];
     for separator in [": ", ", ", " and "] {
@@ -270,30 +250,110 @@ pub fn negation_in_scope(text: &str, object: &HashSet<String>) -> bool {
             .flat_map(|piece| piece.split(separator))
             .collect();
     }
-    let pieces: Vec<Vec<Word>> = pieces
+    pieces
         .into_iter()
         .map(terms::words)
         .filter(|words| !words.is_empty())
+        .map(|words| {
+            (
+                words.iter().map(|word| word.stem.clone()).collect(),
+                SUBJECT_PRONOUNS.contains(&words[0].raw.as_str()),
+                negated(&words),
+            )
+        })
+        .collect()
+}
+
+/// Finds a statement's cues (`text` is the statement, `words` its words).
+pub fn scan(text: &str, words: &[Word]) -> Scan {
+    let lists = lists();
+    let classes = lists
+        .classes
+        .iter()
+        .map(|(cue, single, multi)| {
+            let gap = if *cue == Cue::Revert { 2 } else { 0 };
+            let phrase = multi.iter().any(|phrase| gapped(words, phrase, gap));
+            let hits = words
+                .iter()
+                .filter(|word| single.contains(&word.stem))
+                .map(|word| word.stem.clone())
+                .collect();
+            (*cue, phrase, hits)
+        })
         .collect();
-    let negated = |words: &[Word]| {
-        let excepted: HashSet<usize> = lists
-            .negation_exceptions
+    let completion_words = words
+        .iter()
+        .filter(|word| {
+            lists.done.contains(&word.stem)
+                || lists.irregular.contains(&word.raw)
+                || word.raw == "now"
+                || (word.raw.ends_with("ed")
+                    && word.raw.chars().count() >= 5
+                    && !lists.not_participles.contains(&word.raw))
+        })
+        .map(|word| word.raw.clone())
+        .collect();
+    let is_negated = negated(words);
+    Scan {
+        classes,
+        negated: is_negated,
+        completion_words,
+        completion_phrase: lists
+            .done_phrases
             .iter()
-            .flat_map(|phrase| phrase_at(words, phrase))
-            .collect();
-        words
-            .iter()
-            .enumerate()
-            .any(|(at, word)| lists.negation.contains(&word.stem) && !excepted.contains(&at))
-    };
-    if pieces.len() <= 1 {
-        return pieces.iter().any(|words| negated(words));
+            .any(|phrase| !phrase_at(words, phrase).is_empty()),
+        parts: if is_negated { parts(text) } else { Vec::new() },
     }
-    pieces.iter().any(|words| {
-        negated(words)
-            && (words.iter().any(|word| object.contains(&word.stem))
-                || SUBJECT_PRONOUNS.contains(&words[0].raw.as_str()))
-    })
+}
+
+impl Scan {
+    /// Whether the statement claims something finished, ignoring words written exactly as in
+    /// the commitment ("failed" in "retry failed deliveries" is content; "fixed" for "fix" is
+    /// a claim).
+    pub fn completion(&self, own_raw: &HashSet<String>) -> bool {
+        self.completion_phrase
+            || self
+                .completion_words
+                .iter()
+                .any(|raw| !own_raw.contains(raw))
+    }
+
+    /// The first disqualifying cue (revert before withdrawal before deferral before partial
+    /// before hypothetical before negation: the most specific reason).
+    pub fn disqualifier(&self, own: &HashSet<String>) -> Option<Cue> {
+        self.classes
+            .iter()
+            .find(|(_, phrase, hits)| *phrase || hits.iter().any(|stem| !own.contains(stem)))
+            .map(|(cue, _, _)| *cue)
+            .or(self.negated.then_some(Cue::Negation))
+    }
+
+    /// Whether the negation reaches the commitment whose object terms are `object`: in a
+    /// statement of one part, always; of several, when a negated part names the commitment
+    /// or starts with a subject pronoun that stands for it.
+    pub fn negation_in_scope(&self, object: &HashSet<String>) -> bool {
+        if self.parts.len() <= 1 {
+            return self.negated;
+        }
+        self.parts
+            .iter()
+            .any(|(stems, pronoun, negated)| *negated && (*pronoun || !stems.is_disjoint(object)))
+    }
+}
+
+/// Whether the words claim something finished (see [`Scan::completion`]).
+pub fn completion(words: &[Word], own_raw: &HashSet<String>) -> bool {
+    scan("", words).completion(own_raw)
+}
+
+/// The first disqualifying cue of a statement, if any (see [`Scan::disqualifier`]).
+pub fn disqualifier(words: &[Word], own: &HashSet<String>) -> Option<Cue> {
+    scan("", words).disqualifier(own)
+}
+
+/// Whether a negation in `text` reaches the commitment whose object terms are `object`.
+pub fn negation_in_scope(text: &str, object: &HashSet<String>) -> bool {
+    scan(text, &terms::words(text)).negation_in_scope(object)
 }
 
 #[cfg(test)]

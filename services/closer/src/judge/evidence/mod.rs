@@ -42,7 +42,7 @@
 //!    right after one about the work is about it ("I enabled gzip. It didn't work though").
 //!    A withdrawal that names identifiers of its own, none the commitment's, has its own
 //!    subject and does not refer back. A negation reaches only its own part of a statement
-//!    ([`cues::negation_in_scope`]).
+//!    ([`cues::Scan::negation_in_scope`]).
 //! 7. **Disclaimed.** A statement calling its subject "unrelated" is about other work: it
 //!    neither supports nor vetoes ("I reverted an unrelated typo fix").
 //! 8. **Same environment.** When the commitment names an environment (production, staging,
@@ -90,6 +90,12 @@ struct Unit {
     stems: HashSet<String>,
     idents: HashSet<Ident>,
     lowered: String,
+    /// Cue words, found once for every commitment.
+    cues: cues::Scan,
+    /// Entity names, environments and names, found once.
+    entity_names: HashSet<(String, String)>,
+    environments: HashSet<&'static str>,
+    names: HashSet<String>,
     plan: bool,
     done_label: bool,
     question: bool,
@@ -113,6 +119,10 @@ fn analyse(text: &str, source: EvidenceSource, memory: Option<MemoryMeta>, out: 
     for statement in structure::statements(text) {
         let words = terms::words(&statement.quote);
         out.push(Unit {
+            cues: cues::scan(&statement.quote, &words),
+            entity_names: terms::entity_names(&words),
+            environments: terms::environments(&words),
+            names: terms::names(&statement.quote),
             stems: terms::content_stems(&words),
             idents: terms::identifiers(&statement.quote),
             lowered: statement.quote.to_lowercase(),
@@ -168,8 +178,8 @@ struct Commitment {
     /// Parts that are a bare verb sharing the next part's object ("Sign and verify X").
     verbs: HashSet<String>,
     project: Option<String>,
-    /// The deliverable's words.
-    words: Vec<terms::Word>,
+    /// The environments the deliverable names.
+    environments: HashSet<&'static str>,
 }
 
 /// Content stems without the leading imperative verb.
@@ -283,7 +293,7 @@ fn commitment(row: &BriefedCommitment) -> Commitment {
             .filter_map(|part| terms::words(part).first().map(|word| word.stem.clone()))
             .collect(),
         project: row.project.as_deref().map(str::to_lowercase),
-        words,
+        environments: terms::environments(&words),
     }
 }
 
@@ -325,12 +335,11 @@ fn other_entity(commitment: &Commitment, unit: &Unit) -> bool {
         }
     }
     // Another environment than the commitment's, and not the commitment's: another scope.
-    let wanted = terms::environments(&commitment.words);
-    let named = terms::environments(&unit.words);
-    if !wanted.is_empty() && !named.is_empty() && wanted.is_disjoint(&named) {
+    let (wanted, named) = (&commitment.environments, &unit.environments);
+    if !wanted.is_empty() && !named.is_empty() && wanted.is_disjoint(named) {
         return true;
     }
-    let names = terms::entity_names(&unit.words);
+    let names = &unit.entity_names;
     commitment.entities.iter().any(|(name, noun)| {
         !unit.stems.contains(name)
             && names
@@ -405,9 +414,10 @@ fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
         overlap
     };
     let coverage = overlap as f64 / size as f64;
-    let disqualifier = cues::disqualifier(&unit.words, &commitment.own).filter(|cue| {
-        *cue != Cue::Negation || cues::negation_in_scope(&unit.quote, &commitment.object)
-    });
+    let disqualifier = unit
+        .cues
+        .disqualifier(&commitment.own)
+        .filter(|cue| *cue != Cue::Negation || unit.cues.negation_in_scope(&commitment.object));
     // A later clause that names nothing new continues its sentence's subject ("PR #77 is
     // approved, but not merged yet").
     let continues = unit
@@ -450,7 +460,7 @@ fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
         && !unit.question
         && !unit.plan
         && disqualifier.is_none()
-        && (unit.done_label || cues::completion(&unit.words, &commitment.own_raw));
+        && (unit.done_label || unit.cues.completion(&commitment.own_raw));
     let supports = claim
         && !restated
         && coverage >= SUPPORT_SHARE
@@ -543,11 +553,10 @@ fn finding(row: &BriefedCommitment, units: &[Unit], session: Option<&str>) -> Fi
             || support
                 .iter()
                 .any(|unit| unit.lowered.contains(name.as_str()))
-    }) || !support.iter().any(|unit| {
-        terms::names(&unit.quote)
-            .iter()
-            .any(|name| !commitment.own.contains(name))
-    })) && commitment.verbs.iter().all(|verb| seen.contains(verb));
+    }) || !support
+        .iter()
+        .any(|unit| unit.names.iter().any(|name| !commitment.own.contains(name))))
+        && commitment.verbs.iter().all(|verb| seen.contains(verb));
     if !idents_named || !entities_named {
         return Finding::open(row.id, "other-entity", quotes);
     }
