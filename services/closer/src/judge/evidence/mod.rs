@@ -59,7 +59,7 @@ pub mod terms;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use uuid::Uuid;
 
@@ -68,7 +68,7 @@ use crate::judge::{
     JudgeInput, Verdict,
 };
 use cues::Cue;
-use terms::{Ident, IdentKind, Word};
+use terms::{Ident, IdentKind};
 
 /// Share of the object terms a supporting statement must hold.
 pub const SUPPORT_SHARE: f64 = 0.5;
@@ -86,7 +86,6 @@ const PRONOUNS: &[&str] = &["it", "this", "that", "they", "them", "these", "thos
 struct Unit {
     quote: String,
     source: EvidenceSource,
-    words: Vec<Word>,
     stems: HashSet<String>,
     idents: HashSet<Ident>,
     lowered: String,
@@ -96,6 +95,11 @@ struct Unit {
     entity_names: HashSet<(String, String)>,
     environments: HashSet<&'static str>,
     names: HashSet<String>,
+    /// Content stems that are not cue words; whether it calls its subject unrelated.
+    non_cue_stems: Vec<String>,
+    disclaimed: bool,
+    /// Whether it holds a pronoun that may stand for earlier work.
+    pronoun: bool,
     plan: bool,
     done_label: bool,
     question: bool,
@@ -123,10 +127,19 @@ fn analyse(text: &str, source: EvidenceSource, memory: Option<MemoryMeta>, out: 
             entity_names: terms::entity_names(&words),
             environments: terms::environments(&words),
             names: terms::names(&statement.quote),
+            non_cue_stems: terms::content_stems(&words)
+                .into_iter()
+                .filter(|stem| !cues::is_cue(stem))
+                .collect(),
+            disclaimed: words
+                .iter()
+                .any(|word| DISCLAIMERS.contains(&word.raw.as_str())),
+            pronoun: words
+                .iter()
+                .any(|word| PRONOUNS.contains(&word.raw.as_str())),
             stems: terms::content_stems(&words),
             idents: terms::identifiers(&statement.quote),
             lowered: statement.quote.to_lowercase(),
-            words,
             quote: statement.quote,
             source,
             plan: statement.plan,
@@ -324,13 +337,15 @@ fn other_entity(commitment: &Commitment, unit: &Unit) -> bool {
     // Numbers and versions are discrete: another one is another entity. Code names are not
     // (a statement names many files), so they are only required of the support (below).
     for kind in [IdentKind::Number, IdentKind::Version] {
-        let wanted: Vec<&Ident> = commitment
+        let mut wanted = commitment
             .idents
             .iter()
             .filter(|i| i.kind == kind)
-            .collect();
-        let named = unit.idents.iter().any(|ident| ident.kind == kind);
-        if !wanted.is_empty() && named && !wanted.iter().any(|ident| ident_present(ident, unit)) {
+            .peekable();
+        if wanted.peek().is_none() || !unit.idents.iter().any(|ident| ident.kind == kind) {
+            continue;
+        }
+        if !wanted.any(|ident| ident_present(ident, unit)) {
             return true;
         }
     }
@@ -402,10 +417,17 @@ fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
         .idents
         .iter()
         .any(|ident| ident_present(ident, unit));
-    let pronoun = unit
-        .words
-        .iter()
-        .any(|word| PRONOUNS.contains(&word.raw.as_str()));
+    // Nothing in common and nothing to refer back to: not about it, and no claim of it (the
+    // common case, decided before the cue work).
+    if own_overlap == 0 && !topic_match && !shares_ident && !previous.about {
+        return Reading {
+            supports: false,
+            about: false,
+            overlap: 0,
+            veto: None,
+        };
+    }
+    let pronoun = unit.pronoun;
     // A bare "That's fixed" right after a statement about the work claims that work.
     let inherited = pronoun && previous.about && unit.stems.len() <= 4;
     let overlap = if inherited {
@@ -421,9 +443,9 @@ fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
     // A later clause that names nothing new continues its sentence's subject ("PR #77 is
     // approved, but not merged yet").
     let continues = unit
-        .stems
+        .non_cue_stems
         .iter()
-        .all(|stem| commitment.own.contains(stem) || cues::is_cue(stem));
+        .all(|stem| commitment.own.contains(stem));
     // A withdrawal or revert right after a statement about the work refers to it ("We rolled
     // back to v4 after the queue backed up").
     let strong = matches!(disqualifier, Some(Cue::Withdrawal | Cue::Revert));
@@ -431,10 +453,7 @@ fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
     // does not refer back ("On SHA pinning: `actions/cache` is pinned, the rest still ...").
     let own_subject = !unit.idents.is_empty() && !shares_ident;
     // "An unrelated fix", "a separate bug": the statement says itself it is about other work.
-    let disclaimed = unit
-        .words
-        .iter()
-        .any(|word| DISCLAIMERS.contains(&word.raw.as_str()));
+    let disclaimed = unit.disclaimed;
     let about = !disclaimed
         && !unit.question
         && (own_overlap as f64 >= (VETO_SHARE * size as f64).ceil().max(1.0)
@@ -473,12 +492,63 @@ fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
     }
 }
 
-fn finding(row: &BriefedCommitment, units: &[Unit], session: Option<&str>) -> Finding {
+/// Which statements of the material each stem occurs in: built once per pass.
+type StemIndex<'a> = HashMap<&'a str, Vec<usize>>;
+
+fn stem_index(units: &[Unit]) -> StemIndex<'_> {
+    let mut index: StemIndex<'_> = HashMap::new();
+    for (at, unit) in units.iter().enumerate() {
+        for stem in &unit.stems {
+            index.entry(stem.as_str()).or_default().push(at);
+        }
+    }
+    index
+}
+
+/// The statements that may be about the commitment on their own: sharing an object term, one
+/// of its identifiers, or (a memory) its topic. Any other statement can only be about it by
+/// referring back to the one before, so it is read only right after a statement about it.
+fn candidates(commitment: &Commitment, units: &[Unit], index: &StemIndex<'_>) -> Vec<bool> {
+    let mut marked = vec![false; units.len()];
+    for stem in &commitment.object {
+        for at in index.get(stem.as_str()).into_iter().flatten() {
+            marked[*at] = true;
+        }
+    }
+    for (at, unit) in units.iter().enumerate() {
+        if !marked[at]
+            && (unit
+                .memory
+                .as_ref()
+                .is_some_and(|meta| meta.topic == commitment.topic)
+                || commitment
+                    .idents
+                    .iter()
+                    .any(|ident| ident_present(ident, unit)))
+        {
+            marked[at] = true;
+        }
+    }
+    marked
+}
+
+fn finding(
+    row: &BriefedCommitment,
+    units: &[Unit],
+    index: &StemIndex<'_>,
+    session: Option<&str>,
+) -> Finding {
     let commitment = commitment(row);
+    let candidate = candidates(&commitment, units, index);
     let mut support: Vec<&Unit> = Vec::new();
     let mut excluded_entity = false;
     let mut previous: Option<(EvidenceSource, usize, bool, usize)> = None;
-    for unit in units {
+    for (at, unit) in units.iter().enumerate() {
+        // Not about it on its own, and nothing about it just before: it cannot be about it
+        // (exactly what reading it would find, without the work).
+        if !candidate[at] && !previous.is_some_and(|(_, _, about, _)| about) {
+            continue;
+        }
         if !same_project(&commitment, unit, session) {
             continue;
         }
@@ -578,10 +648,11 @@ fn evidence(unit: &Unit) -> Evidence {
 /// One finding per briefed commitment, by the rules in the module doc.
 pub fn decide(input: &JudgeInput) -> Vec<Finding> {
     let units = material(input);
+    let index = stem_index(&units);
     input
         .briefed
         .iter()
-        .map(|row| finding(row, &units, input.session_project.as_deref()))
+        .map(|row| finding(row, &units, &index, input.session_project.as_deref()))
         .collect()
 }
 

@@ -137,15 +137,37 @@ pub struct Word {
     pub stop: bool,
 }
 
+/// Most words the per-thread stem cache holds before it starts over.
+const STEM_CACHE_LIMIT: usize = 20_000;
+
+thread_local! {
+    /// Stemming is the judge's main cost and a pass stems the same words many times (every
+    /// commitment's wording, every statement): each thread remembers the words it stemmed.
+    /// A pure cache — the same word always has the same stem.
+    static STEM_CACHE: std::cell::RefCell<HashMap<String, String>> =
+        std::cell::RefCell::new(HashMap::new());
+}
+
 /// The stem of one lower-cased word, folded onto its synonym group.
 pub fn stem(word: &str) -> String {
+    if let Some(found) = STEM_CACHE.with(|cache| cache.borrow().get(word).cloned()) {
+        return found;
+    }
     let tables = tables();
     let stemmed = tables.stemmer.stem(word);
-    tables
+    let folded = tables
         .synonyms
         .get(stemmed.as_ref())
         .cloned()
-        .unwrap_or_else(|| stemmed.into_owned())
+        .unwrap_or_else(|| stemmed.into_owned());
+    STEM_CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= STEM_CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(word.to_string(), folded.clone());
+    });
+    folded
 }
 
 /// Backticked code collapsed into one word each, so `baton status --json` is one term, not
