@@ -45,9 +45,9 @@ async fn tenants(env: &Env, tenant: Option<&str>) -> anyhow::Result<Vec<Uuid>> {
     )
     .await
     .context("connecting to the gateway database to list tenants")?;
-    Ok(baton_gateway::tenants::live_tenants(&pool)
+    baton_gateway::tenants::live_tenants(&pool)
         .await
-        .context("listing tenants")?)
+        .context("listing tenants")
 }
 
 fn percent(rate: Option<f64>) -> String {

@@ -296,12 +296,11 @@ async fn wait_for(
         };
         if event["message"] == "consuming" {
             consuming = true;
-        } else if event["message"] == "listening" {
-            if let (Some(service), Some(address)) =
+        } else if event["message"] == "listening"
+            && let (Some(service), Some(address)) =
                 (event["service"].as_str(), event["addr"].as_str())
-            {
-                addresses.insert(service.to_string(), address.to_string());
-            }
+        {
+            addresses.insert(service.to_string(), address.to_string());
         }
         if addresses.contains_key(last) && (consuming || !needs_consumer) {
             // Keep draining stdout so the child never blocks on a full pipe.

@@ -61,11 +61,11 @@ async fn the_sweep_closes_a_stale_session_and_retries_a_refused_pass_after_its_b
     heartbeat(&client, "refused", "Done: the billing webhook retries now.").await;
     close(&client, "refused").await;
     let refused_at = loop {
-        if let Some((state, outcome, failures, updated)) = pass_row(&admin, &run).await {
-            if state == "failed" {
-                assert_eq!((outcome.as_str(), failures), ("refused", 1));
-                break updated;
-            }
+        if let Some((state, outcome, failures, updated)) = pass_row(&admin, &run).await
+            && state == "failed"
+        {
+            assert_eq!((outcome.as_str(), failures), ("refused", 1));
+            break updated;
         }
         assert!(
             started.elapsed() < Duration::from_secs(30),

@@ -49,6 +49,12 @@
 //!    ...), a statement naming only other environments is about another scope (rule 2): "the
 //!    WAF rules are applied in staging" does not complete "apply them in production".
 //!
+//! Reading order and cost: the material is analysed once per pass (statements, stems, cues,
+//! identifiers, names); a per-pass stem index then gives each commitment the statements that
+//! share one of its object terms, identifiers or (a memory) its topic, and a statement outside
+//! those is read only right after one that was about the commitment (rule 6's references
+//! back). So `other-entity` as a reason names a statement about the same work.
+//!
 //! The verdict for each commitment carries its evidence: the supporting quotes (verbatim) and
 //! their source, or the statement that vetoed it and why.
 
