@@ -66,6 +66,6 @@ bench:
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) run --release -q -p baton-bench -- all
 
-## The closer's judge over the labelled corpus in eval/closer (BATON_CLOSER_JUDGE=lexical|openai).
+## The closer's judge over the labelled corpus in eval/closer (BATON_CLOSER_JUDGE=evidence|openai), dev and held-out reported apart.
 eval-closer:
-	$(CARGO) run -q --bin baton -- eval-closer
+	$(CARGO) run -q --bin baton -- eval-closer --holdout

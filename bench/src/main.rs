@@ -4,6 +4,7 @@
 mod events;
 mod heartbeat;
 mod hook;
+mod judge;
 mod stats;
 mod transcripts;
 
@@ -22,6 +23,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if all || which == "hook" {
         hook::run().await?;
+    }
+    if all || which == "judge" {
+        judge::run()?;
     }
     if all || which == "transcripts" {
         transcripts::run().await?;

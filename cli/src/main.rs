@@ -4,6 +4,7 @@
 mod client;
 mod eval;
 mod migrate;
+mod report;
 mod serve;
 mod tenant;
 
@@ -41,10 +42,14 @@ enum Command {
         targets: Vec<serve::Target>,
     },
     /// Run a closer judge over a labelled corpus and print recall, precision and the
-    /// spurious-resolve rate (`BATON_CLOSER_JUDGE` picks the judge; lexical by default).
+    /// spurious-resolve rate per kind and overall (`BATON_CLOSER_JUDGE` picks the judge;
+    /// evidence by default).
     EvalCloser {
         /// Corpus files (JSON lines); default: eval/closer/*.jsonl.
         files: Vec<std::path::PathBuf>,
+        /// Also report the held-out corpus (eval/closer/holdout/*.jsonl), separately.
+        #[arg(long)]
+        holdout: bool,
         /// Print every miss and spurious resolve.
         #[arg(long)]
         verbose: bool,
@@ -53,6 +58,11 @@ enum Command {
     Client {
         #[command(subcommand)]
         command: ClientCommand,
+    },
+    /// Reports from real use (what the seed asks to measure before default-on).
+    Report {
+        #[command(subcommand)]
+        command: ReportCommand,
     },
     /// Administer tenants.
     Tenant {
@@ -90,6 +100,24 @@ enum ClientCommand {
 }
 
 #[derive(Debug, Subcommand)]
+enum ReportCommand {
+    /// The closer's validation bar: its resolves and how many a user undid, what became of
+    /// briefed commitments, nudges completed versus expired and their extra turns, memory
+    /// writes attributed to a run, repeated triggers, corpus growth per session.
+    Closer {
+        /// One tenant's figures; without it, every live tenant's added up.
+        #[arg(long)]
+        tenant: Option<String>,
+        /// Start of the window (RFC 3339); default 30 days ago.
+        #[arg(long)]
+        since: Option<String>,
+        /// Print one JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 enum TenantCommand {
     /// Create a tenant and print `{"tenantId": ..., "apiKey": ...}` once; the key is never
     /// stored in clear and cannot be shown again.
@@ -115,7 +143,34 @@ async fn main() -> anyhow::Result<()> {
             check: true,
             targets,
         } => migrate::check(&env, &targets).await,
-        Command::EvalCloser { files, verbose } => eval::run(&env, files, verbose).await,
+        Command::EvalCloser {
+            files,
+            holdout,
+            verbose,
+        } => {
+            // One line, no backtrace: a malformed corpus is an input error, not a crash.
+            if let Err(error) = eval::run(&env, files, holdout, verbose).await {
+                eprintln!("baton eval-closer: {error:#}");
+                std::process::exit(1);
+            }
+            Ok(())
+        }
+        Command::Report {
+            command:
+                ReportCommand::Closer {
+                    tenant,
+                    since,
+                    json,
+                },
+        } => {
+            if let Err(error) =
+                report::closer(&env, tenant.as_deref(), since.as_deref(), json).await
+            {
+                eprintln!("baton report closer: {error:#}");
+                std::process::exit(1);
+            }
+            Ok(())
+        }
         Command::Tenant {
             command: TenantCommand::Create { name },
         } => tenant::create(&env, &name).await,

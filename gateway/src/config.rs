@@ -21,7 +21,7 @@ pub struct GatewayConfig {
     pub provenance_addr: String,
     /// Triage's gRPC address (`BATON_TRIAGE__ADDR`).
     pub triage_addr: String,
-    /// Closer's gRPC address (`BATON_CLOSER__ADDR`), for the test-clock sweep route.
+    /// Closer's gRPC address (`BATON_CLOSER__ADDR`), for the closer listing and the test-clock sweep route.
     pub closer_addr: String,
     /// Requests per key per window (`BATON_RATE_LIMIT__REQUESTS`, 300).
     pub rate_limit_requests: u32,

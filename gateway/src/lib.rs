@@ -42,7 +42,7 @@ pub use config::GatewayConfig;
 use crate::auth::KeyResolver;
 use crate::http_layers::Limits;
 use crate::rate_limit::RateLimiter;
-use crate::routes::{briefing, events, liveness, memories, sessions, triage};
+use crate::routes::{briefing, closer, events, liveness, memories, sessions, triage};
 use crate::state::AppState;
 
 /// The gateway's place in the database.
@@ -89,6 +89,10 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         )
         .route("/agent-sessions/{session_run_id}", get(sessions::row))
         .route("/agent-sessions/{session_run_id}/events", get(events::list))
+        .route(
+            "/agent-sessions/{session_run_id}/closer",
+            get(closer::passes),
+        )
         .route(
             "/agent-sessions/{session_run_id}/triage-attempts",
             get(triage::attempts),

@@ -44,6 +44,13 @@ pub async fn create_tenant(pool: &PgPool, name: &str) -> Result<CreatedTenant, s
     })
 }
 
+/// Every tenant not deleted, oldest first (the operator's report over all tenants).
+pub async fn live_tenants(pool: &PgPool) -> Result<Vec<Uuid>, sqlx::Error> {
+    sqlx::query_scalar("SELECT id FROM gateway.tenants WHERE deleted_at IS NULL ORDER BY id")
+        .fetch_all(pool)
+        .await
+}
+
 /// The live key with this prefix (not revoked, tenant not deleted). A read only: nothing is
 /// written for a prefix whose secret has not been verified.
 #[tracing::instrument(name = "db.gateway.find_key", skip_all)]

@@ -1,7 +1,8 @@
 //! A stand-in for an OpenAI-compatible chat-completions endpoint, for closer tests run with
 //! `BATON_CLOSER_JUDGE=openai`: it answers every request with all the briefed ids it was sent
-//! (so each pass resolves its briefed commitments), after an optional delay, and can be held
-//! shut until a test releases it.
+//! (so each pass resolves its briefed commitments), each quoting the session's last message
+//! verbatim as its evidence (or, without one, the first written memory), after an optional
+//! delay, and can be held shut until a test releases it.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -119,11 +120,29 @@ async fn answer(State(state): State<JudgeState>, Json(body): Json<Value>) -> Jso
         .as_str()
         .and_then(|content| serde_json::from_str(content).ok())
         .unwrap_or(Value::Null);
-    let ids: Vec<Value> = data["briefedCommitments"]
+    let (quote, source) = match data["lastMessage"].as_str() {
+        Some(text) => (text.trim().to_string(), "lastMessage".to_string()),
+        None => (
+            data["writtenMemories"][0]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+            data["writtenMemories"][0]["id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+        ),
+    };
+    let entries: Vec<Value> = data["briefedCommitments"]
         .as_array()
-        .map(|rows| rows.iter().map(|row| row["id"].clone()).collect())
+        .map(|rows| {
+            rows.iter()
+                .map(|row| json!({"id": row["id"], "quote": quote, "source": source}))
+                .collect()
+        })
         .unwrap_or_default();
-    let verdict = json!({"completed": ids}).to_string();
+    let verdict = json!({"completed": entries}).to_string();
     // Out of flight before the answer leaves: from here on the caller may act on it.
     drop(in_flight);
     Json(json!({

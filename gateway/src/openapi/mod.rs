@@ -105,7 +105,7 @@ mod tests {
         let paths = document["paths"].as_object().expect("paths");
         assert_eq!(
             paths.len(),
-            19,
+            20,
             "every route but the test-clock one, and the document"
         );
         for (path, item) in paths {

@@ -259,6 +259,50 @@ fn session_paths(paths: &mut Map<String, Value>) {
         "/api/v1/agent-sessions/{sessionRunId}/events".into(),
         json!({"get": events.into_value()}),
     );
+    closer_path(paths);
+}
+
+fn closer_path(paths: &mut Map<String, Value>) {
+    let evidence = object(
+        json!({"quote": {"type": "string", "minLength": 1,
+                "description": "Verbatim slice of the session's last message or of a memory the run wrote."},
+            "source": string_enum(&["excerpt", "memory"]),
+            "memoryId": uuid()}),
+        &["quote", "source"],
+    );
+    let verdict = record(json!({"memoryId": uuid(),
+        "verdict": string_enum(&["judged-done", "resolved", "skipped", "not-done"]),
+        "reason": {"type": "string", "minLength": 1, "maxLength": 40},
+        "judge": {"type": "string", "minLength": 1, "maxLength": 40},
+        "evidence": array(evidence, None),
+        "resolvedAt": nullable(iso()),
+        "undone": boolean(),
+        "undoneAt": nullable(iso())}));
+    let pass = record(json!({"activationEpoch": integer(1, i64::MAX),
+        "state": string_enum(&["queued", "running", "finished", "failed"]),
+        "outcome": nullable(string_enum(&["fenced", "claim-lost", "not-eligible",
+            "nothing-briefed", "completed", "overflowed", "refused", "failed", "not-found",
+            "not-closed"])),
+        "resolved": integer(0, i64::from(u32::MAX)),
+        "rejected": integer(0, i64::from(u32::MAX)),
+        "failures": integer(0, i64::from(u32::MAX)),
+        "nextAttemptAt": nullable(iso()),
+        "verdicts": array(verdict, Some(100))}));
+    let closer = Operation {
+        summary: "The closer's passes over a run: each briefed commitment's verdict, its \
+            evidence, and whether a user has since undone the resolve",
+        parameters: vec![run_path()],
+        body: None,
+        success: (
+            200,
+            record(json!({"sessionRunId": uuid(), "passes": array(pass, None)})),
+        ),
+        errors: &[400],
+    };
+    paths.insert(
+        "/api/v1/agent-sessions/{sessionRunId}/closer".into(),
+        json!({"get": closer.into_value()}),
+    );
 }
 
 fn triage_paths(paths: &mut Map<String, Value>) {

@@ -1,6 +1,7 @@
 //! The `/api/v1` routes, one module per resource.
 
 pub mod briefing;
+pub mod closer;
 pub mod events;
 pub mod liveness;
 pub mod memories;

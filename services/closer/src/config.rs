@@ -9,8 +9,8 @@ use baton_kit::config::{CommonConfig, ConfigError, Env, Secret, SecretUrl};
 /// Which judge decides what a session completed.
 #[derive(Debug, Clone)]
 pub enum JudgeConfig {
-    /// Deterministic word matching, tuned for precision (the default).
-    Lexical,
+    /// The deterministic evidence judge (the default).
+    Evidence,
     /// Any OpenAI-compatible chat-completions endpoint.
     OpenAi {
         /// Base URL, e.g. `https://api.openai.com/v1` (`BATON_CLOSER_JUDGE_URL`).
@@ -74,8 +74,8 @@ fn backoff(env: &Env) -> Result<crate::outcome::Backoff, ConfigError> {
 }
 
 fn judge(env: &Env) -> Result<JudgeConfig, ConfigError> {
-    match env.string("BATON_CLOSER_JUDGE", "lexical").as_str() {
-        "lexical" => Ok(JudgeConfig::Lexical),
+    match env.string("BATON_CLOSER_JUDGE", "evidence").as_str() {
+        "evidence" => Ok(JudgeConfig::Evidence),
         "openai" => Ok(JudgeConfig::OpenAi {
             url: env
                 .optional_string("BATON_CLOSER_JUDGE_URL")
@@ -94,7 +94,7 @@ fn judge(env: &Env) -> Result<JudgeConfig, ConfigError> {
         }),
         _ => Err(ConfigError::new(
             "BATON_CLOSER_JUDGE",
-            "must be lexical or openai",
+            "must be evidence or openai (lexical is an evaluation baseline only: its verdicts carry no evidence)",
         )),
     }
 }

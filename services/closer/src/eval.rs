@@ -1,17 +1,24 @@
 //! Evaluation of a judge over a labelled corpus (`make eval-closer`).
 //!
-//! Corpus: JSON lines `{"id", "briefed": [{"id","topic","status","content"}], "excerpt",
-//! "written": [{"memoryType","topic","content"}], "expected": [commitment ids]}`.
-//! Figures are over briefed commitments: recall = resolved ∩ expected / expected; precision =
-//! resolved ∩ expected / resolved; spurious-resolve rate = resolved outside expected / briefed
-//! commitments not expected.
+//! Corpus: JSON lines `{"id", "kind", "why", "sessionProject"?, "briefed":
+//! [{"id","topic","status","content","project"?}], "excerpt", "written":
+//! [{"memoryType","topic","content","project"?}], "expected": [commitment ids]}`. `kind` is one
+//! of [`KINDS`]; `why` says in a sentence why the label is right. A malformed line fails the
+//! whole file with its line number and the reason.
+//!
+//! Figures are over briefed commitments, never over cases:
+//! - recall = resolved ∩ expected / expected (truly completed commitments the judge resolved);
+//! - precision = resolved ∩ expected / resolved;
+//! - **spurious rate** = resolved ∖ expected / (briefed ∖ expected): of the open commitments
+//!   that were NOT truly completed, the share the judge resolved anyway — the wrong resolves a
+//!   user would have to undo. With nothing left to get wrong it is 0.
 
 use std::collections::HashSet;
 
 use serde::Deserialize;
 use uuid::Uuid;
 
-use crate::judge::{BriefedCommitment, Judge, JudgeInput, WrittenMemory};
+use crate::judge::{BriefedCommitment, Judge, JudgeInput, Verdict, WrittenMemory};
 use crate::outcome;
 
 #[derive(Debug, Deserialize)]
@@ -21,6 +28,8 @@ struct CaseBriefed {
     topic: String,
     status: String,
     content: String,
+    #[serde(default)]
+    project: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -29,13 +38,37 @@ struct CaseWritten {
     memory_type: String,
     topic: String,
     content: String,
+    #[serde(default)]
+    project: Option<String>,
 }
+
+/// The kinds of session a corpus covers (issue 10).
+pub const KINDS: &[&str] = &[
+    "paraphrase",
+    "memory-only",
+    "several-at-once",
+    "partial",
+    "deferral",
+    "next-steps",
+    "negation",
+    "contradicted",
+    "reverted",
+    "noisy",
+    "other-entity",
+    "other-project",
+    "unrelated",
+    "empty",
+];
 
 /// One labelled case.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Case {
     pub id: String,
+    pub kind: String,
+    pub why: String,
+    #[serde(default)]
+    session_project: Option<String>,
     briefed: Vec<CaseBriefed>,
     excerpt: String,
     written: Vec<CaseWritten>,
@@ -43,7 +76,8 @@ pub struct Case {
 }
 
 impl Case {
-    fn input(&self) -> JudgeInput {
+    /// The judge input of this case.
+    pub fn input(&self) -> JudgeInput {
         JudgeInput {
             briefed: self
                 .briefed
@@ -53,31 +87,78 @@ impl Case {
                     topic: row.topic.clone(),
                     status: row.status.clone(),
                     content: row.content.clone(),
+                    project: row.project.clone(),
                 })
                 .collect(),
             excerpt: (!self.excerpt.is_empty()).then(|| self.excerpt.clone()),
             written: self
                 .written
                 .iter()
-                .map(|row| WrittenMemory {
+                .enumerate()
+                .map(|(index, row)| WrittenMemory {
+                    id: Uuid::from_u128(0xfeed_0000 + index as u128),
                     memory_type: row.memory_type.clone(),
                     topic: row.topic.clone(),
                     content: row.content.clone(),
+                    project: row.project.clone(),
                 })
                 .collect(),
+            session_project: self.session_project.clone(),
         }
+    }
+
+    /// Why the case cannot be scored, if it cannot.
+    fn invalid(&self) -> Option<String> {
+        if self.id.trim().is_empty() {
+            return Some("\"id\" is empty".to_string());
+        }
+        if !KINDS.contains(&self.kind.as_str()) {
+            return Some(format!(
+                "\"kind\" {:?} is not one of {}",
+                self.kind,
+                KINDS.join(", ")
+            ));
+        }
+        if self.why.trim().is_empty() {
+            return Some("\"why\" is empty".to_string());
+        }
+        if self.briefed.is_empty() {
+            return Some("\"briefed\" is empty".to_string());
+        }
+        let briefed: HashSet<Uuid> = self.briefed.iter().map(|row| row.id).collect();
+        if briefed.len() != self.briefed.len() {
+            return Some("a briefed id appears twice".to_string());
+        }
+        self.expected
+            .iter()
+            .find(|id| !briefed.contains(id))
+            .map(|id| format!("expected id {id} is not briefed"))
     }
 }
 
-/// Parses a corpus file; the error names the line.
+/// Parses a corpus file; the error names the line and the reason.
 pub fn parse(text: &str) -> Result<Vec<Case>, String> {
-    text.lines()
-        .enumerate()
-        .filter(|(_, line)| !line.trim().is_empty())
-        .map(|(index, line)| {
-            serde_json::from_str(line).map_err(|error| format!("line {}: {error}", index + 1))
-        })
-        .collect()
+    let mut seen = HashSet::new();
+    let mut cases = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let case: Case =
+            serde_json::from_str(line).map_err(|error| format!("line {}: {error}", index + 1))?;
+        if let Some(reason) = case.invalid() {
+            return Err(format!("line {}: {reason}", index + 1));
+        }
+        if !seen.insert(case.id.clone()) {
+            return Err(format!(
+                "line {}: case id {:?} appears twice",
+                index + 1,
+                case.id
+            ));
+        }
+        cases.push(case);
+    }
+    Ok(cases)
 }
 
 /// Counts over briefed commitments.
@@ -133,6 +214,25 @@ pub struct Scored {
     pub tally: Tally,
     pub spurious: Vec<Uuid>,
     pub missed: Vec<Uuid>,
+    /// The judge's reason for each commitment it got wrong.
+    pub reasons: Vec<(Uuid, String)>,
+}
+
+fn reason(verdict: &Verdict, id: Uuid) -> String {
+    verdict
+        .findings
+        .iter()
+        .find(|finding| Uuid::parse_str(finding.id.trim()).is_ok_and(|parsed| parsed == id))
+        .map_or_else(
+            || "no-claim".to_string(),
+            |finding| {
+                let quote = finding
+                    .evidence
+                    .first()
+                    .map_or("", |evidence| evidence.quote.as_str());
+                format!("{}: {quote:?}", finding.reason)
+            },
+        )
 }
 
 /// Judges one case exactly as a pass would (ids filtered to the briefed set).
@@ -143,13 +243,14 @@ pub async fn score(judge: &dyn Judge, case: &Case) -> Result<Scored, String> {
         .await
         .map_err(|error| error.to_string())?;
     let briefed: Vec<Uuid> = input.briefed.iter().map(|row| row.id).collect();
-    let (resolved, _rejected) = outcome::candidates(&briefed, &verdict.completed);
+    let (resolved, _rejected) = outcome::candidates(&briefed, &verdict.completed());
     let resolved: HashSet<Uuid> = resolved.into_iter().collect();
     let expected: HashSet<Uuid> = case.expected.iter().copied().collect();
     let mut scored = Scored {
         tally: Tally::default(),
         spurious: Vec::new(),
         missed: Vec::new(),
+        reasons: Vec::new(),
     };
     for id in briefed {
         match (resolved.contains(&id), expected.contains(&id)) {
@@ -157,10 +258,12 @@ pub async fn score(judge: &dyn Judge, case: &Case) -> Result<Scored, String> {
             (true, false) => {
                 scored.tally.false_positives += 1;
                 scored.spurious.push(id);
+                scored.reasons.push((id, reason(&verdict, id)));
             }
             (false, true) => {
                 scored.tally.false_negatives += 1;
                 scored.missed.push(id);
+                scored.reasons.push((id, reason(&verdict, id)));
             }
             (false, false) => scored.tally.true_negatives += 1,
         }
@@ -171,13 +274,13 @@ pub async fn score(judge: &dyn Judge, case: &Case) -> Result<Scored, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::lexical::LexicalJudge;
+    use crate::judge::evidence::EvidenceJudge;
 
     #[tokio::test]
     async fn the_tally_counts_briefed_commitments() {
-        let line = r#"{"id":"c","briefed":[{"id":"00000000-0000-4000-8000-000000000001","topic":"changelog-entry","status":"open","content":"Add a changelog entry for the retry change"},{"id":"00000000-0000-4000-8000-000000000002","topic":"notes","status":"open","content":"Write the release notes"}],"excerpt":"The changelog entry for the retry change is done. The release notes are not written yet.","written":[],"expected":["00000000-0000-4000-8000-000000000001"]}"#;
+        let line = r#"{"id":"c","kind":"several-at-once","why":"one done, one not","briefed":[{"id":"00000000-0000-4000-8000-000000000001","topic":"changelog-entry","status":"open","content":"Add a changelog entry for the retry change"},{"id":"00000000-0000-4000-8000-000000000002","topic":"notes","status":"open","content":"Write the release notes"}],"excerpt":"The changelog entry for the retry change is done. The release notes are not written yet.","written":[],"expected":["00000000-0000-4000-8000-000000000001"]}"#;
         let cases = parse(line).expect("valid");
-        let scored = score(&LexicalJudge, &cases[0]).await.expect("scored");
+        let scored = score(&EvidenceJudge, &cases[0]).await.expect("scored");
         assert_eq!(
             scored.tally,
             Tally {
@@ -189,6 +292,42 @@ mod tests {
         );
         assert_eq!(scored.tally.precision(), 1.0);
         assert_eq!(scored.tally.spurious_rate(), 0.0);
-        assert!(parse("{not json").is_err());
+    }
+
+    #[test]
+    fn a_malformed_line_is_refused_with_its_number_and_reason() {
+        let good = r#"{"id":"a","kind":"empty","why":"nothing said","briefed":[{"id":"00000000-0000-4000-8000-000000000001","topic":"t","status":"open","content":"Do it"}],"excerpt":"","written":[],"expected":[]}"#;
+        let table = [
+            ("{not json".to_string(), "line 1: "),
+            (
+                good.replace("\"empty\"", "\"weird\""),
+                "line 1: \"kind\" \"weird\" is not one of",
+            ),
+            (
+                good.replace("nothing said", " "),
+                "line 1: \"why\" is empty",
+            ),
+            (
+                good.replace(
+                    "\"expected\":[]",
+                    "\"expected\":[\"00000000-0000-4000-8000-000000000009\"]",
+                ),
+                "line 1: expected id",
+            ),
+            (
+                good.replace(",\"why\":\"nothing said\"", ""),
+                "line 1: missing field `why`",
+            ),
+            (
+                format!("{good}\n\n{good}"),
+                "line 3: case id \"a\" appears twice",
+            ),
+        ];
+        for (text, expected) in table {
+            let error = parse(&text).expect_err(expected);
+            assert!(error.starts_with(expected), "{error}");
+            assert!(!error.contains('\n'), "one line: {error}");
+        }
+        assert_eq!(parse(good).expect("valid").len(), 1);
     }
 }

@@ -14,11 +14,15 @@ pub mod eval;
 pub mod grpc;
 pub mod judge;
 pub mod links;
+pub mod links_report;
 pub mod metering;
 pub mod outcome;
 pub mod pass;
+pub mod report;
 pub mod store;
 pub mod sweep;
+pub mod undo;
+pub mod verdicts;
 
 use std::sync::Arc;
 
@@ -84,9 +88,19 @@ pub async fn serve(
     let settings = ServerSettings::new(config.common.service_token.clone())
         .with_readiness(readiness)
         .with_tls(config.common.grpc_tls.clone());
+    // Lazy channels: the listing and the report read the owners even while disabled.
+    let links = links::Links::new(
+        baton_kit::grpc::channel_with_tls(&config.registry_addr, config.common.grpc_tls.as_ref())?,
+        baton_kit::grpc::channel_with_tls(
+            &config.provenance_addr,
+            config.common.grpc_tls.as_ref(),
+        )?,
+        baton_kit::grpc::channel_with_tls(&config.triage_addr, config.common.grpc_tls.as_ref())?,
+        Outbound::new(&config.common.service_token),
+    );
     if !config.enabled {
         tracing::info!("closer disabled (BATON_CLOSER_ENABLED=false): no sweep, no passes");
-        let grpc = grpc::CloserGrpc::new(None, pool, clock);
+        let grpc = grpc::CloserGrpc::new(None, pool, links, clock);
         baton_kit::grpc::serve(listener, settings, CloserServer::new(grpc), shutdown.wait())
             .await?;
         return Ok(());
@@ -111,21 +125,12 @@ pub async fn serve(
         4,
     )
     .await?;
-    let links = links::Links::new(
-        baton_kit::grpc::channel_with_tls(&config.registry_addr, config.common.grpc_tls.as_ref())?,
-        baton_kit::grpc::channel_with_tls(
-            &config.provenance_addr,
-            config.common.grpc_tls.as_ref(),
-        )?,
-        baton_kit::grpc::channel_with_tls(&config.triage_addr, config.common.grpc_tls.as_ref())?,
-        Outbound::new(&config.common.service_token),
-    );
     let meter = metering::Meter::new(pool.clone(), config.default_monthly_tokens);
     let passes = Arc::new(
         pass::Passes::new(
             pool.clone(),
             lock_pool,
-            links,
+            links.clone(),
             judge::from_config(&config.judge)?,
             meter,
         )
@@ -148,7 +153,7 @@ pub async fn serve(
         move |received| consume::handle(handler_passes.clone(), clock, received),
         shutdown.clone(),
     ));
-    let grpc = grpc::CloserGrpc::new(Some(sweeper), pool, clock);
+    let grpc = grpc::CloserGrpc::new(Some(sweeper), pool, links, clock);
     let served =
         baton_kit::grpc::serve(listener, settings, CloserServer::new(grpc), shutdown.wait()).await;
     let _ = consuming.await;

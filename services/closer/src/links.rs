@@ -24,6 +24,8 @@ pub struct RunRead {
     /// Briefed commitment ids with their topic and status.
     pub briefed: Vec<(Uuid, String, String)>,
     pub excerpt: Option<String>,
+    /// The project the session ran in.
+    pub project: Option<String>,
 }
 
 /// Triage's state of a run, for the pass.
@@ -44,6 +46,7 @@ pub struct MemoryRead {
     pub status: String,
     /// The commitment's status, when the memory is one.
     pub commitment_status: Option<String>,
+    pub project: Option<String>,
 }
 
 /// How a claim went.
@@ -57,10 +60,10 @@ pub enum ClaimAnswer {
 /// Clients of registry, provenance and triage.
 #[derive(Debug, Clone)]
 pub struct Links {
-    registry: SessionRegistryClient<Channel>,
-    provenance: ProvenanceClient<Channel>,
-    triage: TriageClient<Channel>,
-    outbound: Outbound,
+    pub(crate) registry: SessionRegistryClient<Channel>,
+    pub(crate) provenance: ProvenanceClient<Channel>,
+    pub(crate) triage: TriageClient<Channel>,
+    pub(crate) outbound: Outbound,
 }
 
 fn uuid(field: &str, value: &str) -> Result<Uuid, ApiError> {
@@ -133,6 +136,7 @@ impl Links {
             closed: session.closed_at.is_some(),
             briefed,
             excerpt: answer.last_message_excerpt,
+            project: session.project,
         })
     }
 
@@ -257,6 +261,7 @@ impl Links {
             content: memory.content,
             status: memory.status,
             commitment_status: memory.commitment.map(|commitment| commitment.status),
+            project: memory.project,
         }))
     }
 

@@ -26,11 +26,12 @@ use baton_kit::db::begin_tenant;
 use baton_kit::error::{ApiError, ErrorCode};
 use baton_kit::grpc::OutboundCall;
 
-use crate::judge::{BriefedCommitment, Judge, JudgeInput, WrittenMemory};
+use crate::judge::{BriefedCommitment, Judge, JudgeInput, Verdict, WrittenMemory};
 use crate::links::{ClaimAnswer, Links, RunRead, TriageRead};
 use crate::metering::{Meter, PassKey};
 use crate::outcome::{self, Backoff, Outcome};
 use crate::store::{self, PassRow, Settled};
+use crate::verdicts;
 
 /// Most written memories a judge sees.
 const MAX_WRITTEN: usize = 50;
@@ -312,11 +313,22 @@ impl Passes {
         let (key, outbound) = (call.key, call.outbound());
         let input = self.input(&outbound, key.run_id, read).await?;
         let briefed: Vec<Uuid> = read.briefed.iter().map(|(id, _, _)| *id).collect();
-        let judged = match self.generate(call, &input).await? {
-            Some(judged) => judged,
+        let verdict = match self.generate(call, &input).await? {
+            Some(verdict) => verdict,
             None => return Ok(Settled::of(Outcome::Refused)),
         };
-        let (candidates, rejected) = outcome::candidates(&briefed, &judged);
+        let (candidates, rejected) = outcome::candidates(&briefed, &verdict.completed());
+        let rejected = rejected + verdict.dropped;
+        let mut transaction = begin_tenant(&self.pool, key.tenant_id).await?;
+        verdicts::record(
+            &mut transaction,
+            key,
+            self.judge.name(),
+            &verdicts::recorded(&briefed, &candidates, &verdict.findings),
+            call.now,
+        )
+        .await?;
+        transaction.commit().await?;
         let mut resolved = 0;
         for candidate in candidates {
             let (epoch, closed) = self.links.epoch(&outbound, key.run_id).await?;
@@ -335,9 +347,13 @@ impl Passes {
                         Some("open" | "waiting")
                     )
             });
-            if open && self.links.resolve(&outbound, candidate, key.run_id).await? {
+            let changed = open && self.links.resolve(&outbound, candidate, key.run_id).await?;
+            if changed {
                 resolved += 1;
             }
+            let mut transaction = begin_tenant(&self.pool, key.tenant_id).await?;
+            verdicts::mark(&mut transaction, key, candidate, changed, call.now).await?;
+            transaction.commit().await?;
         }
         let (visible, truncated) = self.links.listing(&outbound, key.run_id).await?;
         let finished = self
@@ -373,7 +389,7 @@ impl Passes {
         &self,
         call: &PassCall,
         input: &JudgeInput,
-    ) -> Result<Option<Vec<String>>, ApiError> {
+    ) -> Result<Option<Verdict>, ApiError> {
         let tokens = self.judge.reservation(input);
         let reservation = if tokens > 0 {
             match self.meter.reserve(call.key, tokens, call.now).await? {
@@ -394,7 +410,7 @@ impl Passes {
             tracing::warn!(judge = self.judge.name(), error = %error, "judge gave no verdict");
             ApiError::unavailable("judge gave no verdict")
         })?;
-        Ok(Some(verdict.completed))
+        Ok(Some(verdict))
     }
 
     /// The judge's input: each briefed commitment's live content, the excerpt, the memories the
@@ -413,6 +429,7 @@ impl Passes {
                     topic: topic.clone(),
                     status: status.clone(),
                     content: memory.content,
+                    project: memory.project,
                 });
             }
         }
@@ -428,9 +445,11 @@ impl Passes {
             }
             if let Some(memory) = self.links.memory(outbound, memory_id).await? {
                 written.push(WrittenMemory {
+                    id: memory_id,
                     memory_type: memory.memory_type,
                     topic: memory.topic,
                     content: memory.content,
+                    project: memory.project,
                 });
             }
         }
@@ -438,6 +457,7 @@ impl Passes {
             briefed,
             excerpt: read.excerpt.clone(),
             written,
+            session_project: read.project.clone(),
         })
     }
 }

@@ -87,6 +87,16 @@ pub fn from_timestamp(timestamp: &Timestamp) -> Option<DateTime<Utc>> {
         .map(|instant| instant.trunc_subsecs(3))
 }
 
+/// A report window's required start (`field`): present and in range, or INVALID_ARGUMENT.
+pub fn required_since(
+    field: &str,
+    timestamp: Option<&Timestamp>,
+) -> Result<DateTime<Utc>, ApiError> {
+    timestamp
+        .and_then(from_timestamp)
+        .ok_or_else(|| ApiError::invalid_input(format!("{field} must be a valid instant")))
+}
+
 /// Converts an instant into a protobuf timestamp.
 pub fn to_timestamp(instant: DateTime<Utc>) -> Timestamp {
     Timestamp {

@@ -341,4 +341,50 @@ impl provenance_server::Provenance for ProvenanceGrpc {
         let briefing = self.service.briefing(&call, &query).await?;
         Ok(Response::new(briefing_to_proto(&briefing)))
     }
+
+    #[tracing::instrument(name = "provenance.write_counts", skip_all)]
+    async fn write_counts(
+        &self,
+        request: Request<proto::WriteCountsRequest>,
+    ) -> Result<Response<proto::WriteCountsResponse>, Status> {
+        let call = self.call(&request)?;
+        let since = baton_kit::clock::required_since("since", request.get_ref().since.as_ref())?;
+        let counts = self.service.write_counts(call.tenant_id, since).await?;
+        let count = |value: i64| value.max(0) as u64;
+        Ok(Response::new(proto::WriteCountsResponse {
+            writes: count(counts.writes),
+            attributed: count(counts.attributed),
+            created: count(counts.created),
+        }))
+    }
+
+    #[tracing::instrument(name = "provenance.commitment_trails", skip_all)]
+    async fn commitment_trails(
+        &self,
+        request: Request<proto::CommitmentTrailsRequest>,
+    ) -> Result<Response<proto::CommitmentTrailsResponse>, Status> {
+        let call = self.call(&request)?;
+        let ids = crate::report::trail_ids(&request.get_ref().memory_ids)?;
+        let trails = self.service.trails(call.tenant_id, &ids).await?;
+        Ok(Response::new(proto::CommitmentTrailsResponse {
+            trails: trails
+                .into_iter()
+                .map(|trail| proto::CommitmentTrail {
+                    memory_id: trail.memory_id.to_string(),
+                    status: trail.status,
+                    memory_status: trail.memory_status,
+                    events: trail
+                        .events
+                        .into_iter()
+                        .map(|event| proto::TrailEvent {
+                            event_kind: event.event_kind,
+                            actor_kind: event.actor_kind,
+                            session_run_id: event.session_run_id,
+                            created_at: Some(to_timestamp(event.created_at)),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }))
+    }
 }

@@ -14,6 +14,7 @@ pub mod lifecycle;
 pub mod link;
 pub mod memory;
 pub mod reads;
+pub mod report;
 pub mod run_events;
 pub mod service;
 pub mod store;

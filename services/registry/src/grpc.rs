@@ -355,4 +355,28 @@ impl SessionRegistry for RegistryGrpc {
             self.liveness_rpc(&call, request.get_ref()).await?,
         ))
     }
+
+    #[tracing::instrument(name = "registry.briefed_since", skip_all)]
+    async fn briefed_since(
+        &self,
+        request: Request<proto::BriefedSinceRequest>,
+    ) -> Result<Response<proto::BriefedSinceResponse>, Status> {
+        let call = CallContext::from_request(&request, &self.clock)?;
+        let message = request.get_ref();
+        let since = baton_kit::clock::required_since("since", message.since.as_ref())?;
+        let limit = crate::report::limit(message.limit)?;
+        let answer = self.registry.briefed_since(&call, since, limit).await?;
+        Ok(Response::new(proto::BriefedSinceResponse {
+            sessions_opened: answer.sessions_opened.max(0) as u64,
+            briefed: answer
+                .briefed
+                .into_iter()
+                .map(|(run, memory)| proto::BriefedPair {
+                    session_run_id: run.to_string(),
+                    memory_id: memory.to_string(),
+                })
+                .collect(),
+            truncated: answer.truncated,
+        }))
+    }
 }

@@ -13,6 +13,7 @@ pub mod grpc_liveness;
 pub mod live_batch;
 pub mod liveness;
 pub mod messages;
+pub mod report;
 pub mod service;
 pub mod session;
 pub mod store;

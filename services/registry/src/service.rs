@@ -109,6 +109,10 @@ impl Registry {
         }
     }
 
+    pub(crate) fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
     pub fn lease(&self) -> Lease {
         self.lease
     }

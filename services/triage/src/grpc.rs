@@ -2,7 +2,7 @@
 
 use tonic::{Request, Response, Status};
 
-use baton_kit::clock::to_timestamp;
+use baton_kit::clock::{required_since, to_timestamp};
 use baton_kit::error::ApiError;
 use baton_kit::grpc::CallContext;
 use baton_kit::text;
@@ -227,6 +227,25 @@ impl triage_server::Triage for TriageGrpc {
             status: status
                 .map(|status| status.as_str().to_string())
                 .unwrap_or_default(),
+        }))
+    }
+
+    #[tracing::instrument(name = "triage.nudge_counts", skip_all)]
+    async fn nudge_counts(
+        &self,
+        request: Request<proto::NudgeCountsRequest>,
+    ) -> Result<Response<proto::NudgeCountsResponse>, Status> {
+        let call = self.call(&request)?;
+        let since = required_since("since", request.get_ref().since.as_ref())?;
+        let counts = self.triage.nudge_counts(&call, since).await?;
+        let count = |value: i64| value.max(0) as u64;
+        Ok(Response::new(proto::NudgeCountsResponse {
+            armed: count(counts.armed),
+            completed: count(counts.completed),
+            expired: count(counts.expired),
+            overflowed: count(counts.overflowed),
+            runs: count(counts.runs),
+            runs_repeated: count(counts.runs_repeated),
         }))
     }
 }

@@ -12,6 +12,7 @@ pub mod debrief;
 pub mod decide;
 pub mod grpc;
 pub mod links;
+pub mod report;
 pub mod service;
 pub mod status;
 pub mod store;

@@ -10,7 +10,7 @@ use baton_tests::{Baton, Client};
 
 const ENABLED: (&str, &str) = ("BATON_CLOSER_ENABLED", "true");
 
-/// A commitment the lexical judge can recognise as done from [`DONE`].
+/// A commitment the evidence judge can recognise as done from [`DONE`].
 pub async fn commitment(client: &Client, topic: &str, content: &str) -> String {
     let answer = client
         .post(

@@ -7,6 +7,7 @@ mod claude_hooks_real;
 mod claude_real;
 mod closer;
 mod closer_faults;
+mod closer_report;
 mod codex_real;
 mod database_tls;
 mod db_restart;

@@ -65,7 +65,12 @@ const RUNTIME: &[(&str, &[&str])] = &[
     ("baton_triage", &["triage.runs", "triage.attempts"]),
     (
         "baton_closer",
-        &["closer.passes", "closer.budgets", "closer.usage"],
+        &[
+            "closer.passes",
+            "closer.budgets",
+            "closer.usage",
+            "closer.verdicts",
+        ],
     ),
 ];
 

@@ -1,4 +1,5 @@
-//! The default judge: deterministic word matching, tuned for precision — it resolves nothing it
+//! The earlier judge, kept as the evaluation and benchmark baseline only (its verdicts carry no
+//! evidence, so passes use [`crate::judge::evidence`]): deterministic word matching, tuned for precision — it resolves nothing it
 //! is unsure of. Evidence is split into clauses (sentence ends, and "but", "however", "except",
 //! "although", "though"), from the session's last message and from the memories it wrote.
 //!
@@ -22,7 +23,7 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use crate::judge::{Judge, JudgeError, JudgeFuture, JudgeInput, Verdict};
+use crate::judge::{Finding, Judge, JudgeError, JudgeFuture, JudgeInput, Verdict};
 
 /// Share of a commitment's terms a completing clause must hold.
 pub const COVERAGE: f64 = 0.4;
@@ -260,8 +261,17 @@ impl Judge for LexicalJudge {
     fn judge<'a>(&'a self, input: &'a JudgeInput) -> JudgeFuture<'a> {
         Box::pin(async move {
             Ok::<Verdict, JudgeError>(Verdict {
-                completed: decide(input),
+                findings: decide(input)
+                    .into_iter()
+                    .map(|id| Finding {
+                        id,
+                        done: true,
+                        reason: "completed".to_string(),
+                        evidence: Vec::new(),
+                    })
+                    .collect(),
                 tokens_used: 0,
+                dropped: 0,
             })
         })
     }
@@ -279,6 +289,7 @@ mod tests {
             topic: topic.to_string(),
             status: "open".to_string(),
             content: content.to_string(),
+            project: None,
         }
     }
 
@@ -287,6 +298,7 @@ mod tests {
             briefed: vec![commitment(topic, content)],
             excerpt: Some(excerpt.to_string()),
             written,
+            session_project: None,
         };
         !decide(&input).is_empty()
     }
@@ -333,6 +345,8 @@ mod tests {
     #[test]
     fn a_memory_under_the_same_topic_counts_and_a_restating_one_vetoes() {
         let note = WrittenMemory {
+            id: Uuid::from_u128(8),
+            project: None,
             memory_type: "note".to_string(),
             topic: "ci-cache".to_string(),
             content: "Added actions/cache for the cargo registry; warm builds take 3m40s"

@@ -1,8 +1,16 @@
-//! Judges decide which briefed commitments a finished session completed. Whatever a judge
-//! answers, the pass keeps only ids from the briefed set (see `outcome::candidates`).
+//! Judges decide which briefed commitments a finished session completed, and say why: every
+//! finding carries its evidence (verbatim quotes and the source each came from: the last
+//! message, or which written memory). Whatever a judge answers, the pass keeps only ids from
+//! the briefed set (see `outcome::candidates`).
+//!
+//! Judges: [`evidence`] (the default, deterministic) and [`openai`] (any chat-completions
+//! endpoint; a verdict whose quote is not in the input is dropped and counted). [`lexical`], the
+//! earlier word-matching judge, is kept only as the evaluation and benchmark baseline: its
+//! verdicts carry no evidence, so a pass cannot use it.
 //!
 //! Inputs never reach a log line: they carry memory content and the session's last message.
 
+pub mod evidence;
 pub mod lexical;
 pub mod openai;
 
@@ -21,14 +29,18 @@ pub struct BriefedCommitment {
     pub topic: String,
     pub status: String,
     pub content: String,
+    /// The commitment's project, when it has one.
+    pub project: Option<String>,
 }
 
 /// A memory the session wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WrittenMemory {
+    pub id: Uuid,
     pub memory_type: String,
     pub topic: String,
     pub content: String,
+    pub project: Option<String>,
 }
 
 /// Everything a judge may look at (all bounded; none of it a transcript).
@@ -37,14 +49,70 @@ pub struct JudgeInput {
     pub briefed: Vec<BriefedCommitment>,
     pub excerpt: Option<String>,
     pub written: Vec<WrittenMemory>,
+    /// The project the session ran in, when known.
+    pub session_project: Option<String>,
 }
 
-/// A judge's answer: the ids it says were completed (raw, to be filtered), and the tokens the
-/// generation used.
+/// Where a quote came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EvidenceSource {
+    /// The session's last message.
+    Excerpt,
+    /// A memory the run wrote.
+    Memory(Uuid),
+}
+
+/// One quoted statement and its source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evidence {
+    /// Verbatim from the source.
+    pub quote: String,
+    pub source: EvidenceSource,
+}
+
+/// A judge's finding on one commitment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The commitment's id as the judge gave it (raw, to be filtered).
+    pub id: String,
+    /// Whether the judge says it was completed.
+    pub done: bool,
+    /// `completed`, or why not (`no-claim`, `negation`, `deferral`, `plan`, `other-entity`, ...).
+    pub reason: String,
+    /// The supporting quotes when done; the vetoing statement when one withdrew it.
+    pub evidence: Vec<Evidence>,
+}
+
+impl Finding {
+    /// A finding that leaves the commitment open.
+    pub fn open(id: Uuid, reason: &str, evidence: Vec<Evidence>) -> Finding {
+        Finding {
+            id: id.to_string(),
+            done: false,
+            reason: reason.to_string(),
+            evidence,
+        }
+    }
+}
+
+/// A judge's answer: its findings, the tokens the generation used, and how many verdicts it
+/// dropped because their quote was not in the input.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Verdict {
-    pub completed: Vec<String>,
+    pub findings: Vec<Finding>,
     pub tokens_used: i64,
+    pub dropped: usize,
+}
+
+impl Verdict {
+    /// The ids found completed (raw).
+    pub fn completed(&self) -> Vec<String> {
+        self.findings
+            .iter()
+            .filter(|finding| finding.done)
+            .map(|finding| finding.id.clone())
+            .collect()
+    }
 }
 
 /// Why a judge gave no verdict (transient: the pass is retried after backoff).
@@ -72,7 +140,7 @@ pub trait Judge: Send + Sync + std::fmt::Debug {
 /// The configured judge, or why it cannot be built.
 pub fn from_config(config: &JudgeConfig) -> Result<Arc<dyn Judge>, JudgeError> {
     Ok(match config {
-        JudgeConfig::Lexical => Arc::new(lexical::LexicalJudge),
+        JudgeConfig::Evidence => Arc::new(evidence::EvidenceJudge),
         JudgeConfig::OpenAi {
             url,
             model,

@@ -1,23 +1,46 @@
 //! A judge backed by any OpenAI-compatible chat-completions endpoint.
 //!
-//! The request carries the briefed commitments, the excerpt and the written memories as JSON
-//! data; the reply must be exactly `{"completed": [uuid, ...]}` (at most 100 ids) — anything
-//! else is malformed and the pass is retried later. Output tokens are bounded; the call has a
-//! timeout. The key is sent only in the Authorization header and never logged.
+//! The request carries the briefed commitments, the excerpt and the written memories (each with
+//! its id) as JSON data; the reply must be exactly `{"completed": [{"id", "quote", "source"}]}`
+//! (at most 100 entries), where `source` is `"lastMessage"` or the id of a written memory and
+//! `quote` is copied verbatim from that source — anything else is malformed and the pass is
+//! retried later. An entry whose quote does not occur in its source is **dropped** (the
+//! commitment stays open) and counted (`baton.closer.judge.unquoted`, and the verdict's
+//! `dropped`): a judge that cannot point at its evidence has none. Output tokens are bounded;
+//! the call has a timeout. The key is sent only in the Authorization header and never logged.
 
+use std::sync::OnceLock;
 use std::time::Duration;
 
+use opentelemetry::KeyValue;
+use opentelemetry::metrics::Counter;
 use serde::Deserialize;
 use serde_json::json;
+use uuid::Uuid;
 
 use baton_kit::config::Secret;
 
-use crate::judge::{Judge, JudgeError, JudgeFuture, JudgeInput, Verdict};
+use crate::judge::{
+    Evidence, EvidenceSource, Finding, Judge, JudgeError, JudgeFuture, JudgeInput, Verdict,
+};
+
+/// Longest quote a verdict entry may carry.
+pub const MAX_QUOTE_CHARS: usize = 1000;
+
+fn unquoted() -> &'static Counter<u64> {
+    static COUNTER: OnceLock<Counter<u64>> = OnceLock::new();
+    COUNTER.get_or_init(|| {
+        opentelemetry::global::meter("baton")
+            .u64_counter("baton.closer.judge.unquoted")
+            .with_description("Judge verdicts dropped because their quote is not in the input")
+            .build()
+    })
+}
 
 /// Most ids a verdict may name (MAX_BRIEFED_MEMORIES).
 pub const MAX_VERDICT_IDS: usize = 100;
 
-const INSTRUCTIONS: &str = "You review the end of a coding-agent session. You get the commitments the session was briefed on at its start (each with an id), the agent's last message, and the memories the agent wrote during the session. Decide which commitments the session clearly completed. A commitment is completed only when the evidence says the work is done - not started, not partly done, not planned, not deferred, not done for a different component. When unsure, leave it out. Answer with exactly one JSON object and nothing else: {\"completed\": [\"<id>\", ...]} using only ids from the briefed commitments.";
+const INSTRUCTIONS: &str = "You review the end of a coding-agent session. You get the commitments the session was briefed on at its start (each with an id), the agent's last message, and the memories the agent wrote during the session (each with an id). Decide which commitments the session clearly completed. A commitment is completed only when the evidence says the work is done - every part of it, for the same entity and project - not started, not partly done, not planned, not deferred, not negated, not later contradicted or reverted. When unsure, leave it out. For each completed commitment quote the one sentence that shows it, copied verbatim, and name its source: \"lastMessage\" or the id of the written memory. Answer with exactly one JSON object and nothing else: {\"completed\": [{\"id\": \"<commitment id>\", \"quote\": \"<verbatim sentence>\", \"source\": \"lastMessage\" | \"<memory id>\"}]} using only ids from the briefed commitments.";
 
 /// The OpenAI-compatible judge.
 #[derive(Debug, Clone)]
@@ -32,7 +55,16 @@ pub struct OpenAiJudge {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct VerdictBody {
-    completed: Vec<String>,
+    completed: Vec<VerdictEntry>,
+}
+
+/// One entry of the model's verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerdictEntry {
+    pub id: String,
+    pub quote: String,
+    pub source: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -92,7 +124,7 @@ impl OpenAiJudge {
             })).collect::<Vec<_>>(),
             "lastMessage": input.excerpt,
             "writtenMemories": input.written.iter().map(|row| json!({
-                "memoryType": row.memory_type, "topic": row.topic, "content": row.content,
+                "id": row.id.to_string(), "memoryType": row.memory_type, "topic": row.topic, "content": row.content,
             })).collect::<Vec<_>>(),
         });
         json!({
@@ -130,16 +162,65 @@ impl OpenAiJudge {
             .first()
             .and_then(|choice| choice.message.content.clone())
             .ok_or_else(|| JudgeError::Malformed("no message".to_string()))?;
-        let verdict = parse_verdict(&content)?;
+        let entries = parse_verdict(&content)?;
         let tokens_used = completion
             .usage
             .and_then(|usage| usage.total_tokens)
             .unwrap_or_else(|| self.reservation(input));
+        let (findings, dropped) = quoted(input, entries);
+        if dropped > 0 {
+            unquoted().add(dropped as u64, &[KeyValue::new("judge", "openai")]);
+            tracing::warn!(dropped, "judge verdicts dropped: quote not in the input");
+        }
         Ok(Verdict {
-            completed: verdict,
+            findings,
             tokens_used,
+            dropped,
         })
     }
+}
+
+/// The entries whose quote occurs verbatim in the source they name, as findings; and how
+/// many were dropped.
+pub fn quoted(input: &JudgeInput, entries: Vec<VerdictEntry>) -> (Vec<Finding>, usize) {
+    let mut findings = Vec::new();
+    let mut dropped = 0;
+    for entry in entries {
+        let quote = entry.quote.trim();
+        let source = if entry.source == "lastMessage" {
+            input
+                .excerpt
+                .as_deref()
+                .map(|text| (text, EvidenceSource::Excerpt))
+        } else {
+            Uuid::parse_str(entry.source.trim()).ok().and_then(|id| {
+                input
+                    .written
+                    .iter()
+                    .find(|memory| memory.id == id)
+                    .map(|memory| (memory.content.as_str(), EvidenceSource::Memory(id)))
+            })
+        };
+        match source {
+            Some((text, source))
+                if !quote.is_empty()
+                    && quote.chars().count() <= MAX_QUOTE_CHARS
+                    && text.contains(quote) =>
+            {
+                findings.push(Finding {
+                    id: entry.id,
+                    done: true,
+                    reason: "completed".to_string(),
+                    evidence: vec![Evidence {
+                        quote: quote.to_string(),
+                        source,
+                    }],
+                });
+            }
+            _ => dropped += 1,
+        }
+    }
+    (findings, dropped)
 }
 
 /// Reads a response body, refusing it as soon as it grows past `cap` bytes.
@@ -168,8 +249,8 @@ async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<
     Ok(body)
 }
 
-/// The strict verdict: exactly `{"completed": [string, ...]}`, at most 100 ids.
-pub fn parse_verdict(content: &str) -> Result<Vec<String>, JudgeError> {
+/// The strict verdict: exactly `{"completed": [{"id", "quote", "source"}, ...]}`, at most 100.
+pub fn parse_verdict(content: &str) -> Result<Vec<VerdictEntry>, JudgeError> {
     let body: VerdictBody = serde_json::from_str(content.trim())
         .map_err(|error| JudgeError::Malformed(error.to_string()))?;
     if body.completed.len() > MAX_VERDICT_IDS {
@@ -214,8 +295,13 @@ mod tests {
     #[test]
     fn verdicts_are_strict() {
         assert_eq!(
-            parse_verdict(r#"{"completed": ["a"]}"#).expect("valid"),
-            vec!["a"]
+            parse_verdict(r#"{"completed": [{"id": "a", "quote": "q", "source": "lastMessage"}]}"#)
+                .expect("valid"),
+            vec![VerdictEntry {
+                id: "a".to_string(),
+                quote: "q".to_string(),
+                source: "lastMessage".to_string()
+            }]
         );
         assert!(
             parse_verdict(r#"{"completed": []}"#)
@@ -226,13 +312,17 @@ mod tests {
             "",
             "completed: a",
             r#"{"completed": "a"}"#,
-            r#"{"completed": ["a"], "reason": "x"}"#,
+            r#"{"completed": ["a"]}"#,
+            r#"{"completed": [{"id": "a", "quote": "q"}]}"#,
+            r#"{"completed": [{"id": "a", "quote": "q", "source": "lastMessage", "why": "x"}]}"#,
+            r#"{"completed": [], "reason": "x"}"#,
             r#"{"done": ["a"]}"#,
             r#"[{"completed": ["a"]}]"#,
         ] {
             assert!(parse_verdict(bad).is_err(), "{bad}");
         }
-        let many = format!(r#"{{"completed": [{}]}}"#, vec!["\"x\""; 101].join(","));
+        let entry = r#"{"id": "x", "quote": "q", "source": "lastMessage"}"#;
+        let many = format!(r#"{{"completed": [{}]}}"#, vec![entry; 101].join(","));
         assert!(parse_verdict(&many).is_err());
     }
 }

@@ -1,13 +1,18 @@
-//! The judge's HTTP client against real local servers: it always has its timeouts, and it
-//! refuses an oversized body instead of reading it.
+//! The judge's HTTP client against real local servers: it always has its timeouts, it
+//! refuses an oversized body instead of reading it, and a verdict whose quote is not in the
+//! input is dropped and counted.
 
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
+use uuid::Uuid;
+
 use super::{MAX_RESPONSE_BYTES, OpenAiJudge};
-use crate::judge::{Judge, JudgeError, JudgeInput};
+use crate::judge::{
+    BriefedCommitment, EvidenceSource, Judge, JudgeError, JudgeInput, WrittenMemory,
+};
 
 /// A server that answers every connection with `response` (or never, when `None`).
 async fn server(response: Option<Vec<u8>>) -> String {
@@ -41,7 +46,74 @@ fn input() -> JudgeInput {
         briefed: Vec::new(),
         excerpt: Some("done".to_string()),
         written: Vec::new(),
+        session_project: None,
     }
+}
+
+/// A chat-completions answer whose message content is `content`.
+fn completion(content: &str) -> Vec<u8> {
+    let body = serde_json::json!({
+        "choices": [{"message": {"role": "assistant", "content": content}}],
+        "usage": {"total_tokens": 11},
+    })
+    .to_string();
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+#[tokio::test]
+async fn a_verdict_whose_quote_is_not_in_the_input_is_dropped_and_counted() {
+    let (first, second, third) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+    let note = Uuid::from_u128(40);
+    let commitment = |id, topic: &str| BriefedCommitment {
+        id,
+        topic: topic.to_string(),
+        status: "open".to_string(),
+        content: format!("Do the {topic} work"),
+        project: None,
+    };
+    let input = JudgeInput {
+        briefed: vec![
+            commitment(first, "index"),
+            commitment(second, "docs"),
+            commitment(third, "ci"),
+        ],
+        excerpt: Some("Created the index on orders.customer_id. The docs wait.".to_string()),
+        written: vec![WrittenMemory {
+            id: note,
+            memory_type: "note".to_string(),
+            topic: "ci".to_string(),
+            content: "CI caches the cargo registry now.".to_string(),
+            project: None,
+        }],
+        session_project: None,
+    };
+    let content = serde_json::json!({"completed": [
+        {"id": first.to_string(), "quote": "Created the index on orders.customer_id.", "source": "lastMessage"},
+        {"id": second.to_string(), "quote": "The docs are published.", "source": "lastMessage"},
+        {"id": third.to_string(), "quote": "CI caches the cargo registry now.", "source": "lastMessage"},
+        {"id": third.to_string(), "quote": "CI caches the cargo registry now.", "source": note.to_string()},
+    ]})
+    .to_string();
+    let url = server(Some(completion(&content))).await;
+    let verdict = judge(url, Duration::from_secs(5))
+        .judge(&input)
+        .await
+        .expect("verdict");
+    // The invented quote, and the true quote attributed to the wrong source, are dropped.
+    assert_eq!(verdict.dropped, 2);
+    assert_eq!(
+        verdict.completed(),
+        vec![first.to_string(), third.to_string()]
+    );
+    assert_eq!(
+        verdict.findings[1].evidence[0].source,
+        EvidenceSource::Memory(note)
+    );
+    assert_eq!(verdict.tokens_used, 11);
 }
 
 #[tokio::test]

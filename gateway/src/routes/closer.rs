@@ -1,0 +1,142 @@
+//! `GET /api/v1/agent-sessions/{sessionRunId}/closer`: the closer's passes over a run, each
+//! with every briefed commitment's verdict, its evidence (verbatim quotes of the session's
+//! last message or of a memory the run wrote) and whether a user has since undone the
+//! closer's resolve (reopened it through `POST /memories/{id}/resolve` with `status: open`).
+//!
+//! The run is looked up in registry first, so a malformed, unknown or other tenant's id is
+//! 400 like the other run reads, and a known run the closer never passed over lists none.
+
+use axum::Json;
+use axum::extract::{RawQuery, State};
+use serde::Serialize;
+
+use baton_kit::error::ErrorCode;
+use baton_proto::closer::v1 as proto;
+use baton_proto::registry::v1 as registry;
+
+use crate::path_ids::RunIdPath;
+use crate::response::{HttpError, HttpResult};
+use crate::routes::optional_iso;
+use crate::routes::sessions::unknown_run_is_invalid;
+use crate::state::{AppState, Caller};
+use crate::strict;
+
+/// One quoted statement a verdict rests on.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvidenceItem {
+    pub quote: String,
+    /// `excerpt` or `memory`.
+    pub source: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_id: Option<String>,
+}
+
+/// One briefed commitment's verdict in a pass.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VerdictItem {
+    pub memory_id: String,
+    pub verdict: String,
+    pub reason: String,
+    pub judge: String,
+    pub evidence: Vec<EvidenceItem>,
+    pub resolved_at: Option<String>,
+    pub undone: bool,
+    pub undone_at: Option<String>,
+}
+
+/// One pass (one per activation epoch).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PassItem {
+    pub activation_epoch: i64,
+    pub state: String,
+    pub outcome: Option<String>,
+    pub resolved: u32,
+    pub rejected: u32,
+    pub failures: u32,
+    pub next_attempt_at: Option<String>,
+    pub verdicts: Vec<VerdictItem>,
+}
+
+/// The answer.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CloserAnswer {
+    pub session_run_id: String,
+    pub passes: Vec<PassItem>,
+}
+
+fn verdict_item(verdict: proto::Verdict) -> VerdictItem {
+    VerdictItem {
+        memory_id: verdict.memory_id,
+        verdict: verdict.verdict,
+        reason: verdict.reason,
+        judge: verdict.judge,
+        evidence: verdict
+            .evidence
+            .into_iter()
+            .map(|item| EvidenceItem {
+                quote: item.quote,
+                source: item.source,
+                memory_id: item.memory_id,
+            })
+            .collect(),
+        resolved_at: optional_iso(verdict.resolved_at.as_ref()),
+        undone: verdict.undone,
+        undone_at: optional_iso(verdict.undone_at.as_ref()),
+    }
+}
+
+/// A run's closer passes with their verdicts and evidence. A read: never refreshes a lease.
+pub async fn passes(
+    State(state): State<AppState>,
+    Caller(call): Caller,
+    RunIdPath(run_id): RunIdPath,
+    RawQuery(query): RawQuery,
+) -> HttpResult<Json<CloserAnswer>> {
+    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
+    let lookup = registry::GetSessionRequest {
+        lookup: Some(registry::get_session_request::Lookup::SessionRunId(
+            run_id.clone(),
+        )),
+    };
+    let session = state
+        .registry
+        .clone()
+        .get_session(state.outbound.request(&call, lookup))
+        .await
+        .map_err(|status| unknown_run_is_invalid(status.into()))?
+        .into_inner()
+        .session
+        .ok_or_else(|| HttpError::new(ErrorCode::Internal, "registry answered no session"))?;
+    let listed = state
+        .closer
+        .clone()
+        .list_passes(state.outbound.request(
+            &call,
+            proto::ListPassesRequest {
+                session_run_id: session.session_run_id.clone(),
+            },
+        ))
+        .await?
+        .into_inner();
+    Ok(Json(CloserAnswer {
+        session_run_id: session.session_run_id,
+        passes: listed
+            .passes
+            .into_iter()
+            .map(|pass| PassItem {
+                activation_epoch: pass.activation_epoch,
+                state: pass.state,
+                outcome: pass.outcome,
+                resolved: pass.resolved,
+                rejected: pass.rejected,
+                failures: pass.failures,
+                next_attempt_at: optional_iso(pass.next_attempt_at.as_ref()),
+                verdicts: pass.verdicts.into_iter().map(verdict_item).collect(),
+            })
+            .collect(),
+    }))
+}

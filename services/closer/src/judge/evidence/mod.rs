@@ -1,0 +1,696 @@
+//! The evidence judge (the default): for each briefed commitment, find the statements that
+//! claim its deliverable done, and resolve only when they do — for every part, about the same
+//! entity and project — and nothing in the material withdraws it. Deterministic, no
+//! generation, nothing to meter.
+//!
+//! The material is the session's last message and the memories the run wrote, each cut into
+//! statements by [`structure`] (Markdown blocks → sentences → clauses, with plan/done headings
+//! and labels as context). Words, stems, synonyms and identifiers come from [`terms`]; cue words
+//! from [`cues`]. The commitment is read the same way: its **object terms** are the content
+//! stems of its wording without the leading imperative verb ("Fix", "Add": the verb is how the
+//! work is asked for, a completion says it in its own words); its **parts** are the pieces of a
+//! conjunction ("X and Y", "X, Y and Z", "X; Y", ", including Y"); only the first part drops
+//! its leading verb.
+//!
+//! Rule by rule, for one commitment:
+//!
+//! 1. **Same project.** A memory written under another project than the commitment's is not
+//!    evidence. When the session ran in another project than the commitment's, a statement of
+//!    the last message counts only if it names the commitment's project.
+//! 2. **Same entity.** When the commitment names identifiers (PR numbers, versions, code
+//!    names, paths), a statement naming identifiers of the same kind but none of the
+//!    commitment's is about another entity and is ignored; the supporting statements together
+//!    must name every identifier of the commitment. Likewise entity names ("the *users*
+//!    table"): a statement about the same kind of entity under another name is ignored, and
+//!    the support must name each of the commitment's.
+//! 3. **About it.** A statement supports when it shares at least half the object terms (and at
+//!    least two, or all when there are fewer) — synonyms folded, and a memory written under the
+//!    commitment's topic counts the topic's words as present.
+//! 4. **A claim of completion.** A supporting statement must be declarative (not a question),
+//!    outside any plan context ("Next steps", "TODO", "Follow-ups" headings or labels), carry a
+//!    completion cue (a past form, a finished state, "now", or a "Done"/"Shipped" heading), and
+//!    have no disqualifying cue: negation, hypothetical or conditional, partial, deferral,
+//!    withdrawal, revert.
+//! 5. **Every part.** Each part of the commitment must have at least half of its own terms in
+//!    the supporting statements.
+//! 6. **Nothing withdraws it.** Any statement that is about the commitment (a third of its
+//!    object terms, one of its identifiers, a memory under its topic sharing a word, or a
+//!    pronoun right after a statement that was about it) and is a plan or carries a
+//!    disqualifying cue vetoes the commitment — "actually it still fails", "reverted", "the
+//!    rest is left for tomorrow". So does a commitment or blocker memory restating it. Mixed
+//!    evidence is unsure, and unsure is open. A short statement whose subject is a pronoun
+//!    right after one about the work is about it ("I enabled gzip. It didn't work though").
+//!    A withdrawal that names identifiers of its own, none the commitment's, has its own
+//!    subject and does not refer back. A negation reaches only its own part of a statement
+//!    ([`cues::Scan::negation_in_scope`]).
+//! 7. **Disclaimed.** A statement calling its subject "unrelated" is about other work: it
+//!    neither supports nor vetoes ("I reverted an unrelated typo fix").
+//! 8. **Same environment.** When the commitment names an environment (production, staging,
+//!    ...), a statement naming only other environments is about another scope (rule 2): "the
+//!    WAF rules are applied in staging" does not complete "apply them in production".
+//!
+//! Reading order and cost: the material is analysed once per pass (statements, stems, cues,
+//! identifiers, names); a per-pass stem index then gives each commitment the statements that
+//! share one of its object terms, identifiers or (a memory) its topic, and a statement outside
+//! those is read only right after one that was about the commitment (rule 6's references
+//! back). So `other-entity` as a reason names a statement about the same work.
+//!
+//! The verdict for each commitment carries its evidence: the supporting quotes (verbatim) and
+//! their source, or the statement that vetoed it and why.
+
+pub mod cues;
+pub mod structure;
+pub mod terms;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{HashMap, HashSet};
+
+use uuid::Uuid;
+
+use crate::judge::{
+    BriefedCommitment, Evidence, EvidenceSource, Finding, Judge, JudgeError, JudgeFuture,
+    JudgeInput, Verdict,
+};
+use cues::Cue;
+use terms::{Ident, IdentKind};
+
+/// Share of the object terms a supporting statement must hold.
+pub const SUPPORT_SHARE: f64 = 0.5;
+/// Share of the object terms that makes a statement about the commitment for a veto.
+pub const VETO_SHARE: f64 = 0.34;
+/// Most quotes kept as one verdict's evidence.
+pub const MAX_QUOTES: usize = 3;
+
+/// Words by which a statement says it is about other work than the commitment.
+const DISCLAIMERS: &[&str] = &["unrelated", "unconnected"];
+
+const PRONOUNS: &[&str] = &["it", "this", "that", "they", "them", "these", "those"];
+
+/// One statement of the material, analysed.
+struct Unit {
+    quote: String,
+    source: EvidenceSource,
+    stems: HashSet<String>,
+    idents: HashSet<Ident>,
+    lowered: String,
+    /// Cue words, found once for every commitment.
+    cues: cues::Scan,
+    /// Entity names, environments and names, found once.
+    entity_names: HashSet<(String, String)>,
+    environments: HashSet<&'static str>,
+    names: HashSet<String>,
+    /// Content stems that are not cue words; whether it calls its subject unrelated.
+    non_cue_stems: Vec<String>,
+    disclaimed: bool,
+    /// Whether it holds a pronoun that may stand for earlier work.
+    pronoun: bool,
+    plan: bool,
+    done_label: bool,
+    question: bool,
+    sentence: usize,
+    item: bool,
+    memory: Option<MemoryMeta>,
+}
+
+struct MemoryMeta {
+    restates: bool,
+    topic: String,
+    project: Option<String>,
+}
+
+fn normal_topic(topic: &str) -> String {
+    topic.trim().to_lowercase().replace('_', "-")
+}
+
+fn analyse(text: &str, source: EvidenceSource, memory: Option<MemoryMeta>, out: &mut Vec<Unit>) {
+    let offset = out.last().map_or(0, |unit| unit.sentence + 1);
+    for statement in structure::statements(text) {
+        let words = terms::words(&statement.quote);
+        out.push(Unit {
+            cues: cues::scan(&statement.quote, &words),
+            entity_names: terms::entity_names(&words),
+            environments: terms::environments(&words),
+            names: terms::names(&statement.quote),
+            non_cue_stems: terms::content_stems(&words)
+                .into_iter()
+                .filter(|stem| !cues::is_cue(stem))
+                .collect(),
+            disclaimed: words
+                .iter()
+                .any(|word| DISCLAIMERS.contains(&word.raw.as_str())),
+            pronoun: words
+                .iter()
+                .any(|word| PRONOUNS.contains(&word.raw.as_str())),
+            stems: terms::content_stems(&words),
+            idents: terms::identifiers(&statement.quote),
+            lowered: statement.quote.to_lowercase(),
+            quote: statement.quote,
+            source,
+            plan: statement.plan,
+            done_label: statement.done_label,
+            question: statement.question,
+            sentence: offset + statement.sentence,
+            item: statement.item,
+            memory: memory.as_ref().map(|meta| MemoryMeta {
+                restates: meta.restates,
+                topic: meta.topic.clone(),
+                project: meta.project.clone(),
+            }),
+        });
+    }
+}
+
+fn material(input: &JudgeInput) -> Vec<Unit> {
+    let mut units = Vec::new();
+    if let Some(excerpt) = &input.excerpt {
+        analyse(excerpt, EvidenceSource::Excerpt, None, &mut units);
+    }
+    for memory in &input.written {
+        let meta = MemoryMeta {
+            restates: matches!(memory.memory_type.as_str(), "commitment" | "blocker"),
+            topic: normal_topic(&memory.topic),
+            project: memory.project.clone(),
+        };
+        analyse(
+            &memory.content,
+            EvidenceSource::Memory(memory.id),
+            Some(meta),
+            &mut units,
+        );
+    }
+    units
+}
+
+/// A commitment, read for judging.
+struct Commitment {
+    object: HashSet<String>,
+    own: HashSet<String>,
+    own_raw: HashSet<String>,
+    topic: String,
+    topic_stems: HashSet<String>,
+    parts: Vec<HashSet<String>>,
+    idents: HashSet<Ident>,
+    entities: HashSet<(String, String)>,
+    names: HashSet<String>,
+    /// Parts that are a bare verb sharing the next part's object ("Sign and verify X").
+    verbs: HashSet<String>,
+    project: Option<String>,
+    /// The environments the deliverable names.
+    environments: HashSet<&'static str>,
+}
+
+/// Content stems without the leading imperative verb.
+fn object_terms(text: &str) -> HashSet<String> {
+    let words = terms::words(text);
+    let skip = usize::from(words.len() > 1 && !words[0].stop);
+    let rest = &words[skip..];
+    let mut found = terms::content_stems(rest);
+    if found.is_empty() {
+        found = terms::content_stems(&words);
+    }
+    found
+}
+
+/// The pieces of a conjunction ("X and Y", "X, Y and Z", "X; Y", ", including Y").
+fn parts(content: &str) -> Vec<String> {
+    let serial = content.contains(" and ") || content.contains(", and ");
+    let mut pieces = vec![content.to_string()];
+    let mut separators = vec![
+        ", and ",
+        " and ",
+        "; ",
+        " as well as ",
+        " plus ",
+        ", including ",
+    ];
+    if serial {
+        separators.push(", ");
+    }
+    for separator in separators {
+        pieces = pieces
+            .iter()
+            .flat_map(|piece| {
+                piece
+                    .split(separator)
+                    .map(str::to_string)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+    }
+    pieces
+        .into_iter()
+        .map(|piece| piece.trim().to_string())
+        .filter(|piece| !piece.is_empty())
+        .collect()
+}
+
+/// The commitment without its rationale or condition (", which fails 1 in 10 runs",
+/// "because ...", "once CI is green"): what must be delivered, not why or when.
+fn deliverable(content: &str) -> &str {
+    let lowered = content.to_ascii_lowercase();
+    let cut = [
+        ", which ",
+        " because ",
+        ", since ",
+        " since ",
+        " so that ",
+        ", so ",
+        " once ",
+        " when ",
+        " whenever ",
+        " to cut ",
+    ]
+    .iter()
+    .filter_map(|marker| lowered.find(marker))
+    .min();
+    match cut {
+        Some(at) if content.is_char_boundary(at) && at > 0 => &content[..at],
+        _ => content,
+    }
+}
+
+fn commitment(row: &BriefedCommitment) -> Commitment {
+    let deliverable = &terms::without_old_state(deliverable(&row.content));
+    let words = terms::words(deliverable);
+    let topic_words = terms::words(&row.topic.replace(['-', '_'], " "));
+    let all_words = terms::words(&row.content);
+    let mut own = terms::content_stems(&all_words);
+    own.extend(all_words.iter().map(|word| word.stem.clone()));
+    let pieces = parts(deliverable);
+    let bare_verbs = pieces.iter().any(|part| terms::words(part).len() == 1);
+    Commitment {
+        object: object_terms(deliverable),
+        own_raw: all_words.iter().map(|word| word.raw.clone()).collect(),
+        own,
+        topic: normal_topic(&row.topic),
+        topic_stems: terms::content_stems(&topic_words)
+            .into_iter()
+            .filter(|stem| !stem.chars().all(|c| c.is_ascii_digit()))
+            .collect(),
+        // Only the first part leads with the imperative verb; a later one usually continues
+        // the object ("for the Cargo and *npm* ecosystems"), so its first word is kept.
+        parts: pieces
+            .iter()
+            .enumerate()
+            .map(|(at, part)| {
+                if at == 0 {
+                    object_terms(part)
+                } else {
+                    terms::content_stems(&terms::words(part))
+                }
+            })
+            .filter(|terms| !terms.is_empty())
+            .collect(),
+        idents: terms::identifiers(deliverable),
+        entities: terms::entity_names(&words),
+        names: terms::names(deliverable),
+        verbs: pieces
+            .iter()
+            .filter(|_| bare_verbs)
+            .filter_map(|part| terms::words(part).first().map(|word| word.stem.clone()))
+            .collect(),
+        project: row.project.as_deref().map(str::to_lowercase),
+        environments: terms::environments(&words),
+    }
+}
+
+/// The longest word of a code identifier ("handlers" of `handlers.rs`).
+fn core(ident: &Ident) -> Option<&str> {
+    (ident.kind == IdentKind::Code)
+        .then(|| {
+            ident
+                .text
+                .split(|c: char| !c.is_alphanumeric())
+                .max_by_key(|part| part.len())
+        })
+        .flatten()
+        .filter(|part| part.len() >= 4)
+}
+
+fn ident_present(ident: &Ident, unit: &Unit) -> bool {
+    unit.lowered.contains(&ident.text)
+        || core(ident).is_some_and(|core| unit.lowered.contains(core))
+        || unit
+            .idents
+            .iter()
+            .any(|other| other.kind == ident.kind && other.text.contains(&ident.text))
+}
+
+/// Rule 2: the statement names another entity of a kind the commitment names.
+fn other_entity(commitment: &Commitment, unit: &Unit) -> bool {
+    // Numbers and versions are discrete: another one is another entity. Code names are not
+    // (a statement names many files), so they are only required of the support (below).
+    for kind in [IdentKind::Number, IdentKind::Version] {
+        let mut wanted = commitment
+            .idents
+            .iter()
+            .filter(|i| i.kind == kind)
+            .peekable();
+        if wanted.peek().is_none() || !unit.idents.iter().any(|ident| ident.kind == kind) {
+            continue;
+        }
+        if !wanted.any(|ident| ident_present(ident, unit)) {
+            return true;
+        }
+    }
+    // Another environment than the commitment's, and not the commitment's: another scope.
+    let (wanted, named) = (&commitment.environments, &unit.environments);
+    if !wanted.is_empty() && !named.is_empty() && wanted.is_disjoint(named) {
+        return true;
+    }
+    let names = &unit.entity_names;
+    commitment.entities.iter().any(|(name, noun)| {
+        !unit.stems.contains(name)
+            && names
+                .iter()
+                .any(|(other, other_noun)| other_noun == noun && other != name)
+    })
+}
+
+/// Rule 1: whether the statement may speak for the commitment's project.
+fn same_project(commitment: &Commitment, unit: &Unit, session: Option<&str>) -> bool {
+    let Some(project) = &commitment.project else {
+        return true;
+    };
+    match &unit.memory {
+        Some(meta) => meta
+            .project
+            .as_deref()
+            .is_none_or(|other| other.eq_ignore_ascii_case(project)),
+        None => {
+            session.is_none_or(|other| other.eq_ignore_ascii_case(project))
+                || unit.lowered.contains(project.as_str())
+        }
+    }
+}
+
+/// What one statement says about one commitment.
+struct Reading {
+    supports: bool,
+    about: bool,
+    overlap: usize,
+    veto: Option<&'static str>,
+}
+
+/// What came just before a statement in the same source.
+#[derive(Debug, Clone, Copy, Default)]
+struct Previous {
+    /// The statement before was about the commitment.
+    about: bool,
+    /// How many object terms it held.
+    overlap: usize,
+}
+
+fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> Reading {
+    let topic_match = unit
+        .memory
+        .as_ref()
+        .is_some_and(|meta| meta.topic == commitment.topic);
+    let own_overlap = commitment.object.intersection(&unit.stems).count();
+    let overlap = if topic_match {
+        commitment
+            .object
+            .iter()
+            .filter(|stem| unit.stems.contains(*stem) || commitment.topic_stems.contains(*stem))
+            .count()
+    } else {
+        own_overlap
+    };
+    let size = commitment.object.len().max(1);
+    let shares_ident = commitment
+        .idents
+        .iter()
+        .any(|ident| ident_present(ident, unit));
+    // Nothing in common and nothing to refer back to: not about it, and no claim of it (the
+    // common case, decided before the cue work).
+    if own_overlap == 0 && !topic_match && !shares_ident && !previous.about {
+        return Reading {
+            supports: false,
+            about: false,
+            overlap: 0,
+            veto: None,
+        };
+    }
+    let pronoun = unit.pronoun;
+    // A bare "That's fixed" right after a statement about the work claims that work.
+    let inherited = pronoun && previous.about && unit.stems.len() <= 4;
+    let overlap = if inherited {
+        overlap.max(previous.overlap)
+    } else {
+        overlap
+    };
+    let coverage = overlap as f64 / size as f64;
+    let disqualifier = unit
+        .cues
+        .disqualifier(&commitment.own)
+        .filter(|cue| *cue != Cue::Negation || unit.cues.negation_in_scope(&commitment.object));
+    // A later clause that names nothing new continues its sentence's subject ("PR #77 is
+    // approved, but not merged yet").
+    let continues = unit
+        .non_cue_stems
+        .iter()
+        .all(|stem| commitment.own.contains(stem));
+    // A withdrawal or revert right after a statement about the work refers to it ("We rolled
+    // back to v4 after the queue backed up").
+    let strong = matches!(disqualifier, Some(Cue::Withdrawal | Cue::Revert));
+    // A statement naming identifiers, none of them the commitment's, has its own subject: it
+    // does not refer back ("On SHA pinning: `actions/cache` is pinned, the rest still ...").
+    let own_subject = !unit.idents.is_empty() && !shares_ident;
+    // "An unrelated fix", "a separate bug": the statement says itself it is about other work.
+    let disclaimed = unit.disclaimed;
+    let about = !disclaimed
+        && !unit.question
+        && (own_overlap as f64 >= (VETO_SHARE * size as f64).ceil().max(1.0)
+            || shares_ident
+            || (topic_match && own_overlap >= 1)
+            || (topic_match && unit.memory.as_ref().is_some_and(|m| m.restates))
+            || inherited
+            || (previous.about && !own_subject && (continues || strong)));
+    let restated = unit
+        .memory
+        .as_ref()
+        .is_some_and(|meta| meta.restates && (topic_match || coverage >= SUPPORT_SHARE));
+    let veto = if !about {
+        None
+    } else if restated {
+        Some("restated-open")
+    } else if unit.plan {
+        Some("plan")
+    } else {
+        disqualifier.map(Cue::as_str)
+    };
+    let claim = !disclaimed
+        && !unit.question
+        && !unit.plan
+        && disqualifier.is_none()
+        && (unit.done_label || unit.cues.completion(&commitment.own_raw));
+    let supports = claim
+        && !restated
+        && coverage >= SUPPORT_SHARE
+        && overlap >= commitment.object.len().min(2);
+    Reading {
+        supports,
+        about: about || supports,
+        overlap,
+        veto,
+    }
+}
+
+/// Which statements of the material each stem occurs in: built once per pass.
+type StemIndex<'a> = HashMap<&'a str, Vec<usize>>;
+
+fn stem_index(units: &[Unit]) -> StemIndex<'_> {
+    let mut index: StemIndex<'_> = HashMap::new();
+    for (at, unit) in units.iter().enumerate() {
+        for stem in &unit.stems {
+            index.entry(stem.as_str()).or_default().push(at);
+        }
+    }
+    index
+}
+
+/// The statements that may be about the commitment on their own: sharing an object term, one
+/// of its identifiers, or (a memory) its topic. Any other statement can only be about it by
+/// referring back to the one before, so it is read only right after a statement about it.
+fn candidates(commitment: &Commitment, units: &[Unit], index: &StemIndex<'_>) -> Vec<bool> {
+    let mut marked = vec![false; units.len()];
+    for stem in &commitment.object {
+        for at in index.get(stem.as_str()).into_iter().flatten() {
+            marked[*at] = true;
+        }
+    }
+    for (at, unit) in units.iter().enumerate() {
+        if !marked[at]
+            && (unit
+                .memory
+                .as_ref()
+                .is_some_and(|meta| meta.topic == commitment.topic)
+                || commitment
+                    .idents
+                    .iter()
+                    .any(|ident| ident_present(ident, unit)))
+        {
+            marked[at] = true;
+        }
+    }
+    marked
+}
+
+fn finding(
+    row: &BriefedCommitment,
+    units: &[Unit],
+    index: &StemIndex<'_>,
+    session: Option<&str>,
+) -> Finding {
+    let commitment = commitment(row);
+    let candidate = candidates(&commitment, units, index);
+    let mut support: Vec<&Unit> = Vec::new();
+    let mut excluded_entity = false;
+    let mut previous: Option<(EvidenceSource, usize, bool, usize)> = None;
+    for (at, unit) in units.iter().enumerate() {
+        // Not about it on its own, and nothing about it just before: it cannot be about it
+        // (exactly what reading it would find, without the work).
+        if !candidate[at] && !previous.is_some_and(|(_, _, about, _)| about) {
+            continue;
+        }
+        if !same_project(&commitment, unit, session) {
+            continue;
+        }
+        if other_entity(&commitment, unit) {
+            excluded_entity = true;
+            previous = Some((unit.source, unit.sentence, false, 0));
+            continue;
+        }
+        let before = previous
+            .filter(|(source, sentence, _, _)| {
+                *source == unit.source && unit.sentence <= sentence + 1 && !unit.item
+            })
+            .map_or(Previous::default(), |(_, _, about, overlap)| Previous {
+                about,
+                overlap,
+            });
+        let reading = read(&commitment, unit, before);
+        if let Some(reason) = reading.veto {
+            return Finding::open(row.id, reason, vec![evidence(unit)]);
+        }
+        if reading.supports {
+            support.push(unit);
+        }
+        // The last statement about the work, for the next one to refer back to.
+        if reading.about
+            || previous.is_some_and(|(source, sentence, _, _)| {
+                source != unit.source || unit.sentence > sentence + 1
+            })
+        {
+            previous = Some((unit.source, unit.sentence, reading.about, reading.overlap));
+        }
+    }
+    if support.is_empty() {
+        let reason = if excluded_entity {
+            "other-entity"
+        } else {
+            "no-claim"
+        };
+        return Finding::open(row.id, reason, Vec::new());
+    }
+    let seen: HashSet<&String> = support.iter().flat_map(|unit| unit.stems.iter()).collect();
+    let topic_backed = support.iter().any(|unit| {
+        unit.memory
+            .as_ref()
+            .is_some_and(|meta| meta.topic == commitment.topic)
+    });
+    let part_met = |part: &HashSet<String>| {
+        let met = part
+            .iter()
+            .filter(|stem| {
+                seen.contains(stem) || (topic_backed && commitment.topic_stems.contains(*stem))
+            })
+            .count();
+        met as f64 >= (part.len() as f64 * 0.5).max(1.0)
+    };
+    let quotes: Vec<Evidence> = support
+        .iter()
+        .take(MAX_QUOTES)
+        .map(|unit| evidence(unit))
+        .collect();
+    if !commitment.parts.iter().all(part_met) {
+        return Finding::open(row.id, "part-missing", quotes);
+    }
+    let idents_named = commitment
+        .idents
+        .iter()
+        .all(|ident| support.iter().any(|unit| ident_present(ident, unit)));
+    let entities_named = commitment.entities.iter().all(|(name, _)| {
+        seen.contains(name) || (topic_backed && commitment.topic_stems.contains(name))
+    }) && (commitment.names.iter().all(|name| {
+        seen.contains(name)
+            || support
+                .iter()
+                .any(|unit| unit.lowered.contains(name.as_str()))
+    }) || !support
+        .iter()
+        .any(|unit| unit.names.iter().any(|name| !commitment.own.contains(name))))
+        && commitment.verbs.iter().all(|verb| seen.contains(verb));
+    if !idents_named || !entities_named {
+        return Finding::open(row.id, "other-entity", quotes);
+    }
+    Finding {
+        id: row.id.to_string(),
+        done: true,
+        reason: "completed".to_string(),
+        evidence: quotes,
+    }
+}
+
+fn evidence(unit: &Unit) -> Evidence {
+    Evidence {
+        quote: unit.quote.clone(),
+        source: unit.source,
+    }
+}
+
+/// One finding per briefed commitment, by the rules in the module doc.
+pub fn decide(input: &JudgeInput) -> Vec<Finding> {
+    let units = material(input);
+    let index = stem_index(&units);
+    input
+        .briefed
+        .iter()
+        .map(|row| finding(row, &units, &index, input.session_project.as_deref()))
+        .collect()
+}
+
+/// The ids the evidence shows completed.
+pub fn completed_ids(input: &JudgeInput) -> Vec<Uuid> {
+    decide(input)
+        .into_iter()
+        .filter(|finding| finding.done)
+        .filter_map(|finding| Uuid::parse_str(&finding.id).ok())
+        .collect()
+}
+
+/// The evidence judge.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EvidenceJudge;
+
+impl Judge for EvidenceJudge {
+    fn name(&self) -> &'static str {
+        "evidence"
+    }
+
+    fn reservation(&self, _input: &JudgeInput) -> i64 {
+        0
+    }
+
+    fn judge<'a>(&'a self, input: &'a JudgeInput) -> JudgeFuture<'a> {
+        Box::pin(async move {
+            Ok::<Verdict, JudgeError>(Verdict {
+                findings: decide(input),
+                tokens_used: 0,
+                dropped: 0,
+            })
+        })
+    }
+}

@@ -1,0 +1,310 @@
+//! Text to statements: the structure the judge decides on.
+//!
+//! The text is read as Markdown (`pulldown-cmark`): headings, paragraphs and list items are
+//! blocks; fenced and indented code blocks are skipped (code is not a claim). Each block is cut
+//! into sentences (`unicode-segmentation`, Unicode sentence boundaries) and each sentence into
+//! clauses at a contrast or a new clause ("; ", " — ", " but ", " however", " although ",
+//! " though "), so "X is done, but Y is not" credits X only. Every statement is a verbatim slice of its source text (the
+//! quote shown as evidence).
+//!
+//! Context a statement inherits from the structure around it:
+//! - **plan**: it sits under a heading, or a list introduced by a label ending in ':', whose
+//!   words are a plan cue ("Next steps", "TODO", "Follow-ups", "Remaining", "Open questions");
+//!   or its own block starts with such a label ("Next steps: wire the flag"). A plan is not a
+//!   claim of completion.
+//! - **done**: the same, under a completion heading or label ("Done", "Completed", "Shipped",
+//!   "Summary of changes"); the heading stands in for the completion verb of a terse item.
+//! - **question**: its sentence ends with '?'.
+
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use unicode_segmentation::UnicodeSegmentation;
+
+use super::cues;
+use super::terms;
+
+/// One statement: a clause of a sentence of a block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statement {
+    /// A verbatim slice of the source text.
+    pub quote: String,
+    pub plan: bool,
+    pub done_label: bool,
+    pub question: bool,
+    /// Position of its sentence in the source (clauses of one sentence share it).
+    pub sentence: usize,
+    /// Whether it is (part of) a list item: items stand alone, nothing carries across them.
+    pub item: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Leaf {
+    Heading(HeadingLevel),
+    Paragraph,
+    Item,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Context {
+    plan: bool,
+    done: bool,
+}
+
+fn label_context(text: &str) -> Context {
+    let words = terms::words(text);
+    Context {
+        plan: cues::is_plan_label(&words),
+        done: cues::is_done_label(&words),
+    }
+}
+
+/// A leading "Label:" of at most four words, and its context.
+fn leading_label(text: &str) -> Option<Context> {
+    let (label, rest) = text.split_once(':')?;
+    let count = label.split_whitespace().count();
+    if count == 0 || count > 4 || rest.starts_with("//") {
+        return None;
+    }
+    let context = label_context(label);
+    (context.plan || context.done).then_some(context)
+}
+
+/// Strips list markers and heading hashes a block's source begins with.
+fn strip_marker(text: &str) -> &str {
+    let trimmed = text.trim_start();
+    let trimmed = trimmed.trim_start_matches('#').trim_start();
+    for marker in ["- [x] ", "- [ ] ", "* [x] ", "* [ ] ", "- ", "* ", "+ "] {
+        if let Some(rest) = trimmed.strip_prefix(marker) {
+            return rest;
+        }
+    }
+    let digits = trimmed.chars().take_while(char::is_ascii_digit).count();
+    if digits > 0
+        && let Some(rest) = trimmed[digits..]
+            .strip_prefix(". ")
+            .or_else(|| trimmed[digits..].strip_prefix(") "))
+    {
+        return rest;
+    }
+    trimmed
+}
+
+/// Blocks of a text: (leaf kind, verbatim source slice).
+fn blocks(text: &str) -> Vec<(Leaf, &str)> {
+    let mut out = Vec::new();
+    let mut stack: Vec<Leaf> = Vec::new();
+    let mut span: Option<(usize, usize)> = None;
+    let mut in_code = false;
+    let flush = |span: &mut Option<(usize, usize)>, leaf: Option<Leaf>, out: &mut Vec<_>| {
+        if let (Some((start, end)), Some(leaf)) = (span.take(), leaf) {
+            out.push((leaf, &text[start..end]));
+        }
+    };
+    for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
+        match event {
+            Event::Start(
+                Tag::Emphasis
+                | Tag::Strong
+                | Tag::Strikethrough
+                | Tag::Link { .. }
+                | Tag::Image { .. }
+                | Tag::Superscript
+                | Tag::Subscript,
+            )
+            | Event::End(
+                TagEnd::Emphasis
+                | TagEnd::Strong
+                | TagEnd::Strikethrough
+                | TagEnd::Link
+                | TagEnd::Image
+                | TagEnd::Superscript
+                | TagEnd::Subscript,
+            ) => {}
+            Event::SoftBreak | Event::HardBreak => {
+                flush(&mut span, stack.last().copied(), &mut out);
+            }
+            Event::Start(tag) => {
+                flush(&mut span, stack.last().copied(), &mut out);
+                match tag {
+                    Tag::Heading { level, .. } => stack.push(Leaf::Heading(level)),
+                    Tag::Paragraph => stack.push(Leaf::Paragraph),
+                    Tag::Item => stack.push(Leaf::Item),
+                    Tag::CodeBlock(_) => in_code = true,
+                    _ => {}
+                }
+            }
+            Event::End(tag) => {
+                flush(&mut span, stack.last().copied(), &mut out);
+                match tag {
+                    TagEnd::Heading(_) | TagEnd::Paragraph | TagEnd::Item => {
+                        stack.pop();
+                    }
+                    TagEnd::CodeBlock => in_code = false,
+                    _ => {}
+                }
+            }
+            Event::Text(_) | Event::Code(_) | Event::InlineHtml(_) if !in_code => {
+                span = Some(match span {
+                    Some((start, end)) => (start.min(range.start), end.max(range.end)),
+                    None => (range.start, range.end),
+                });
+            }
+            _ => {}
+        }
+    }
+    flush(&mut span, stack.last().copied(), &mut out);
+    out
+}
+
+/// Clauses of a sentence, as (start, end) byte ranges of it.
+fn clauses(sentence: &str) -> Vec<&str> {
+    let lowered = sentence.to_ascii_lowercase();
+    let mut cuts = vec![0];
+    for separator in ["; ", " — ", " but ", " however", " although ", " though "] {
+        let mut from = 0;
+        while let Some(found) = lowered[from..].find(separator) {
+            let at = from + found;
+            cuts.push(at);
+            from = at + separator.len();
+        }
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    cuts.push(sentence.len());
+    cuts.windows(2)
+        .map(|pair| {
+            sentence[pair[0]..pair[1]]
+                .trim()
+                .trim_start_matches([';', '—'])
+                .trim()
+                .trim_start_matches(',')
+                .trim()
+        })
+        .filter(|clause| clause.chars().any(char::is_alphanumeric))
+        .collect()
+}
+
+/// The statements of a text, in order.
+pub fn statements(text: &str) -> Vec<Statement> {
+    let mut out = Vec::new();
+    let mut section: Vec<(HeadingLevel, Context)> = Vec::new();
+    let mut list_label: Option<Context> = None;
+    let mut sentence_index = 0;
+    for (leaf, source) in blocks(text) {
+        let body = strip_marker(source);
+        let mut context = section
+            .last()
+            .map(|(_, context)| *context)
+            .unwrap_or_default();
+        match leaf {
+            Leaf::Heading(level) => {
+                while section.last().is_some_and(|(open, _)| *open >= level) {
+                    section.pop();
+                }
+                section.push((level, label_context(body)));
+                list_label = None;
+                continue;
+            }
+            Leaf::Paragraph => {
+                list_label = body
+                    .trim_end()
+                    .ends_with(':')
+                    .then(|| label_context(body.trim_end().trim_end_matches(':')));
+                if list_label.is_some()
+                    && body
+                        .trim_end()
+                        .trim_end_matches(':')
+                        .split_whitespace()
+                        .count()
+                        <= 6
+                {
+                    continue;
+                }
+            }
+            Leaf::Item => {
+                if let Some(label) = list_label {
+                    context.plan |= label.plan;
+                    context.done |= label.done;
+                }
+            }
+        }
+        if let Some(label) = leading_label(body) {
+            context.plan |= label.plan;
+            context.done |= label.done;
+        }
+        for sentence in body.unicode_sentences() {
+            let question = sentence.trim_end().ends_with('?');
+            for clause in clauses(sentence) {
+                out.push(Statement {
+                    quote: clause.to_string(),
+                    plan: context.plan,
+                    done_label: context.done && !context.plan,
+                    question,
+                    sentence: sentence_index,
+                    item: leaf == Leaf::Item,
+                });
+            }
+            sentence_index += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quotes(text: &str) -> Vec<(String, bool, bool)> {
+        statements(text)
+            .into_iter()
+            .map(|s| (s.quote, s.plan, s.done_label))
+            .collect()
+    }
+
+    #[test]
+    fn items_under_a_next_steps_heading_are_plans() {
+        let found = quotes(
+            "Fixed the upload size check.\n\n## Next steps\n- Add rate limiting\n- Write the changelog",
+        );
+        assert_eq!(
+            found,
+            [
+                ("Fixed the upload size check.".to_string(), false, false),
+                ("Add rate limiting".to_string(), true, false),
+                ("Write the changelog".to_string(), true, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_label_ending_in_a_colon_marks_the_list_it_introduces() {
+        let found = quotes(
+            "Done today: fixed the avatar upload.\n\nFollow-ups:\n* ship dark mode\n\nTODO:\n1. Write the job",
+        );
+        assert_eq!(
+            found[0],
+            (
+                "Done today: fixed the avatar upload.".to_string(),
+                false,
+                true
+            )
+        );
+        assert_eq!(found[1], ("ship dark mode".to_string(), true, false));
+        assert_eq!(found[2], ("Write the job".to_string(), true, false));
+    }
+
+    #[test]
+    fn a_contrast_splits_a_sentence_into_clauses() {
+        let found = quotes("The entry is done, but the notes are not written yet. Is it ok?");
+        assert_eq!(found[0].0, "The entry is done,");
+        assert_eq!(found[1].0, "but the notes are not written yet.");
+        assert!(statements("Is it ok?")[0].question);
+    }
+
+    #[test]
+    fn code_blocks_are_not_statements_and_quotes_are_verbatim() {
+        let text = "Renamed `ctx_mgr` to **session_ctx**.\n\n```\nfixed = true\n```";
+        let found = statements(text);
+        assert_eq!(found.len(), 1);
+        assert!(text.contains(&found[0].quote));
+    }
+}
