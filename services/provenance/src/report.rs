@@ -162,7 +162,7 @@ mod tests {
             .map(|n| Uuid::from_u128(n as u128 + 1).to_string())
             .collect();
         assert!(trail_ids(&many).is_err());
-        let id = Uuid::from_u128(7).to_string();
+        let id = Uuid::now_v7().to_string();
         assert_eq!(trail_ids(&[id.clone(), id]).expect("valid").len(), 1);
     }
 }
