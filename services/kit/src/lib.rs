@@ -11,6 +11,7 @@ pub mod config;
 pub mod db;
 pub mod error;
 pub mod grpc;
+pub mod grpc_trace;
 pub mod schema;
 pub mod selector;
 pub mod shutdown;

@@ -81,7 +81,12 @@ pub async fn serve(
         4,
     )
     .await?;
-    let relay = Relay::new(maintenance.clone(), messages::OUTBOX, config.bus.clone());
+    let relay = Relay::new(
+        baton_kit::telemetry::Component::Registry,
+        maintenance.clone(),
+        messages::OUTBOX,
+        config.bus.clone(),
+    );
     let lease = session::Lease::new(config.lease);
     let registry = service::Registry::new(pool, lease)
         .with_liveness_window(config.liveness_window)
