@@ -23,11 +23,12 @@ use std::future::Future;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::middleware::{from_fn, from_fn_with_state};
+use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
+use baton_kit::telemetry::Component;
 use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::error::ApiError;
@@ -114,7 +115,7 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         .nest("/api/v1", api)
         .fallback(response::not_found)
         .layer(from_fn_with_state(limits, http_layers::limits))
-        .layer(from_fn(http_layers::trace))
+        .layer(from_fn_with_state(state.clone(), http_layers::trace))
         .with_state(state)
 }
 
@@ -135,12 +136,27 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
     let provenance_channel = grpc::channel(&config.provenance_addr)?;
     let triage_channel = grpc::channel(&config.triage_addr)?;
     Ok(AppState {
-        registry: SessionRegistryClient::new(registry_channel.clone()),
+        registry: SessionRegistryClient::new(grpc::traced(
+            Component::Gateway,
+            &config.registry_addr,
+            registry_channel.clone(),
+        )),
         registry_channel,
-        provenance: ProvenanceClient::new(provenance_channel.clone()),
+        provenance: ProvenanceClient::new(grpc::traced(
+            Component::Gateway,
+            &config.provenance_addr,
+            provenance_channel.clone(),
+        )),
         provenance_channel,
-        triage: TriageClient::new(triage_channel.clone()),
-        closer: CloserClient::new(grpc::channel(&config.closer_addr)?),
+        triage: TriageClient::new(grpc::traced(
+            Component::Gateway,
+            &config.triage_addr,
+            triage_channel.clone(),
+        )),
+        closer: CloserClient::new(grpc::traced_channel(
+            Component::Gateway,
+            &config.closer_addr,
+        )?),
         triage_channel,
         keys: KeyResolver::new(pool.clone(), config.key_cache_ttl),
         pool,

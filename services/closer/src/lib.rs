@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
+use baton_kit::telemetry::Component;
 use baton_kit::bus::{consumer, topology};
 use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
@@ -82,7 +83,7 @@ pub async fn serve(
     let readiness = baton_kit::schema::gate(pool.clone(), &DB, migrator(), shutdown.clone());
     let clock = Clock::new(config.common.test_clock);
     let settings =
-        ServerSettings::new(config.common.service_token.clone()).with_readiness(readiness);
+        ServerSettings::new(Component::Closer, config.common.service_token.clone()).with_readiness(readiness);
     if !config.enabled {
         tracing::info!("closer disabled (BATON_CLOSER_ENABLED=false): no sweep, no passes");
         let grpc = grpc::CloserGrpc::new(None, pool, clock);
@@ -111,9 +112,9 @@ pub async fn serve(
     )
     .await?;
     let links = links::Links::new(
-        baton_kit::grpc::channel(&config.registry_addr)?,
-        baton_kit::grpc::channel(&config.provenance_addr)?,
-        baton_kit::grpc::channel(&config.triage_addr)?,
+        baton_kit::grpc::traced_channel(Component::Closer, &config.registry_addr)?,
+        baton_kit::grpc::traced_channel(Component::Closer, &config.provenance_addr)?,
+        baton_kit::grpc::traced_channel(Component::Closer, &config.triage_addr)?,
         Outbound::new(&config.common.service_token),
     );
     let meter = metering::Meter::new(pool.clone(), config.default_monthly_tokens);

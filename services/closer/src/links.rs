@@ -1,6 +1,6 @@
 //! The closer's clients. The closer owns no session, memory or triage data: it asks the owners.
 
-use tonic::transport::Channel;
+use baton_kit::grpc::TracedChannel;
 use uuid::Uuid;
 
 use baton_kit::error::ApiError;
@@ -57,9 +57,9 @@ pub enum ClaimAnswer {
 /// Clients of registry, provenance and triage.
 #[derive(Debug, Clone)]
 pub struct Links {
-    registry: SessionRegistryClient<Channel>,
-    provenance: ProvenanceClient<Channel>,
-    triage: TriageClient<Channel>,
+    registry: SessionRegistryClient<TracedChannel>,
+    provenance: ProvenanceClient<TracedChannel>,
+    triage: TriageClient<TracedChannel>,
     outbound: Outbound,
 }
 
@@ -69,9 +69,9 @@ fn uuid(field: &str, value: &str) -> Result<Uuid, ApiError> {
 
 impl Links {
     pub fn new(
-        registry: Channel,
-        provenance: Channel,
-        triage: Channel,
+        registry: TracedChannel,
+        provenance: TracedChannel,
+        triage: TracedChannel,
         outbound: Outbound,
     ) -> Links {
         Links {

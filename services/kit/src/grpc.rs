@@ -256,6 +256,11 @@ pub fn channel(address: &str) -> Result<Channel, ApiError> {
     Ok(endpoint.connect_lazy())
 }
 
+/// [`channel`] to `address`, [`traced`] as `component`'s calls.
+pub fn traced_channel(component: Component, address: &str) -> Result<TracedChannel, ApiError> {
+    Ok(traced(component, address, channel(address)?))
+}
+
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// Rejects calls without `authorization: Bearer <service token>` (health checks exempt, so

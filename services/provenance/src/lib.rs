@@ -24,6 +24,7 @@ use std::future::Future;
 
 use tokio::net::TcpListener;
 
+use baton_kit::telemetry::Component;
 use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::error::ApiError;
@@ -80,12 +81,12 @@ pub async fn serve(
         baton_kit::shutdown::Shutdown::never(),
     );
     let link = link::RegistryLink::new(
-        baton_kit::grpc::channel(&config.registry_addr)?,
+        baton_kit::grpc::traced_channel(Component::Provenance, &config.registry_addr)?,
         Outbound::new(&config.common.service_token),
     );
     let service = service::Provenance::new(pool, link, Clock::new(config.common.test_clock));
     let settings =
-        ServerSettings::new(config.common.service_token.clone()).with_readiness(readiness);
+        ServerSettings::new(Component::Provenance, config.common.service_token.clone()).with_readiness(readiness);
     let server = ProvenanceServer::new(grpc::ProvenanceGrpc::new(service));
     baton_kit::grpc::serve(listener, settings, server, shutdown).await?;
     Ok(())

@@ -21,6 +21,7 @@ pub mod validate;
 
 use tokio::net::TcpListener;
 
+use baton_kit::telemetry::Component;
 use baton_kit::bus::outbox::Relay;
 use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
@@ -82,7 +83,7 @@ pub async fn serve(
     )
     .await?;
     let relay = Relay::new(
-        baton_kit::telemetry::Component::Registry,
+        Component::Registry,
         maintenance.clone(),
         messages::OUTBOX,
         config.bus.clone(),
@@ -96,7 +97,7 @@ pub async fn serve(
     let clock = Clock::new(config.common.test_clock);
     let grpc = grpc::RegistryGrpc::new(registry, sweeper, clock);
     let settings =
-        ServerSettings::new(config.common.service_token.clone()).with_readiness(readiness);
+        ServerSettings::new(Component::Registry, config.common.service_token.clone()).with_readiness(readiness);
     let served = baton_kit::grpc::serve(
         listener,
         settings,

@@ -20,6 +20,7 @@ use std::future::Future;
 
 use tokio::net::TcpListener;
 
+use baton_kit::telemetry::Component;
 use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::error::ApiError;
@@ -76,8 +77,8 @@ pub async fn serve(
         baton_kit::shutdown::Shutdown::never(),
     );
     let links = links::Links::new(
-        baton_kit::grpc::channel(&config.registry_addr)?,
-        baton_kit::grpc::channel(&config.provenance_addr)?,
+        baton_kit::grpc::traced_channel(Component::Triage, &config.registry_addr)?,
+        baton_kit::grpc::traced_channel(Component::Triage, &config.provenance_addr)?,
         Outbound::new(&config.common.service_token),
     );
     let triage = service::Triage::new(
@@ -87,7 +88,7 @@ pub async fn serve(
         config.thresholds,
     );
     let settings =
-        ServerSettings::new(config.common.service_token.clone()).with_readiness(readiness);
+        ServerSettings::new(Component::Triage, config.common.service_token.clone()).with_readiness(readiness);
     baton_kit::grpc::serve(
         listener,
         settings,

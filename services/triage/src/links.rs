@@ -2,7 +2,7 @@
 //! provenance for a run's visible event ids.
 
 use chrono::{DateTime, Utc};
-use tonic::transport::Channel;
+use baton_kit::grpc::TracedChannel;
 use uuid::Uuid;
 
 use baton_kit::clock::from_timestamp;
@@ -46,13 +46,13 @@ pub struct SessionFacts {
 /// Clients of registry and provenance.
 #[derive(Debug, Clone)]
 pub struct Links {
-    registry: SessionRegistryClient<Channel>,
-    provenance: ProvenanceClient<Channel>,
+    registry: SessionRegistryClient<TracedChannel>,
+    provenance: ProvenanceClient<TracedChannel>,
     outbound: Outbound,
 }
 
 impl Links {
-    pub fn new(registry: Channel, provenance: Channel, outbound: Outbound) -> Links {
+    pub fn new(registry: TracedChannel, provenance: TracedChannel, outbound: Outbound) -> Links {
         Links {
             registry: SessionRegistryClient::new(registry),
             provenance: ProvenanceClient::new(provenance),
