@@ -3,6 +3,7 @@
 //!
 //! Inputs never reach a log line: they carry memory content and the session's last message.
 
+mod http_trace;
 pub mod lexical;
 pub mod openai;
 

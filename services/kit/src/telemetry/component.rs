@@ -68,6 +68,17 @@ impl Component {
     }
 }
 
+/// Runs `future` with `component` in its OpenTelemetry context: its log lines name the
+/// component and a span it opens without a parent is the component's. (A task it spawns starts
+/// afresh; entry points mark their own spans.)
+pub fn within<F: std::future::Future>(
+    component: Component,
+    future: F,
+) -> opentelemetry::context::WithContext<F> {
+    use opentelemetry::context::FutureExt as _;
+    future.with_context(component.context(Context::new()))
+}
+
 /// One lazily-built value per component (an instrument, typically).
 pub struct PerComponent<T>([OnceLock<T>; 5]);
 
