@@ -59,8 +59,9 @@ pub fn statement_shape(sql: &str) -> Option<StatementShape> {
     })
 }
 
-/// The statement's words outside parentheses and string literals (so `extract(epoch FROM x)` or
-/// a subquery's `FROM` is never mistaken for the statement's own).
+/// The statement's words outside parentheses and string literals, each parenthesised group one
+/// `()` word (so `extract(epoch FROM x)` or a subquery's `FROM` is never mistaken for the
+/// statement's own).
 fn top_level_words(sql: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
@@ -73,7 +74,16 @@ fn top_level_words(sql: &str) -> Vec<String> {
         }
         match c {
             '\'' => quoted = true,
-            '(' => depth += 1,
+            '(' => {
+                depth += 1;
+                if depth == 1 {
+                    // A parenthesised group stands as one word: `FROM (SELECT ...)` has no table.
+                    if !word.is_empty() {
+                        words.push(std::mem::take(&mut word));
+                    }
+                    words.push("()".to_string());
+                }
+            }
             ')' => depth = depth.saturating_sub(1),
             _ if depth == 0 && !c.is_whitespace() && c != ',' && c != ';' => {
                 word.push(c);
