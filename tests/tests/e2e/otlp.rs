@@ -115,12 +115,15 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
         // Rejected before any backend call: the fast end of the latency range.
         assert_eq!(baton.anonymous().get("/api/v1/briefing").await.status, 401);
     }
-    // The failing call: registry answers NOT_FOUND, the gateway 404.
-    let missing = uuid::Uuid::now_v7();
+    // The failing call: a heartbeat for a session never opened; registry answers NOT_FOUND,
+    // the gateway 404.
     let failed = client
-        .get(&format!("/api/v1/agent-sessions/{missing}"))
+        .post(
+            "/api/v1/agent-sessions/heartbeat",
+            &json!({"agent": "claude-code", "sessionId": "never-opened"}),
+        )
         .await;
-    assert_eq!(failed.status, 404);
+    assert_eq!(failed.status, 404, "{:?}", failed.body);
     let closed = client
         .post(
             "/api/v1/agent-sessions/close",
@@ -153,7 +156,7 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
             .collect();
         let failed_seen = spans
             .iter()
-            .any(|s| s.span.name == "GET /api/v1/agent-sessions/{session_run_id}"
+            .any(|s| s.span.name == "POST /api/v1/agent-sessions/heartbeat"
                 && attribute(&s.span.attributes, "http.response.status_code").as_deref() == Some("404"));
         if COMPONENTS.iter().all(|name| services.contains(*name))
             && wanted_metrics.iter().all(|name| metric_names.contains(*name))
@@ -249,7 +252,7 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
     // is not (a client's mistake), nor is registry's NOT_FOUND server span (it did its job).
     let failed_server = spans
         .iter()
-        .find(|s| s.span.name == "GET /api/v1/agent-sessions/{session_run_id}"
+        .find(|s| s.span.name == "POST /api/v1/agent-sessions/heartbeat"
             && attribute(&s.span.attributes, "http.response.status_code").as_deref() == Some("404"))
         .expect("the failed request's span");
     let status = |span: &ReceivedSpan| span.span.status.as_ref().map_or(0, |status| status.code);
