@@ -248,6 +248,17 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
         );
     }
 
+    // Probes leave no span, on either side.
+    for span in &spans {
+        let route = attribute(&span.span.attributes, "http.route").unwrap_or_default();
+        assert!(
+            !route.contains("healthz") && !route.contains("readyz"),
+            "probe traced: {}",
+            span.span.name
+        );
+        assert!(!span.span.name.starts_with("grpc.health.v1.Health/"), "health check traced");
+    }
+
     // The failing call: the gateway's CLIENT span to registry is an error; the 404 server span
     // is not (a client's mistake), nor is registry's NOT_FOUND server span (it did its job).
     let failed_server = spans
@@ -273,17 +284,6 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
         spans.iter().all(|s| s.span.kind != SpanKind::Server as i32 || status(s) != StatusCode::Error as i32),
         "no server span failed in this run"
     );
-
-    // Probes leave no span, on either side.
-    for span in &spans {
-        let route = attribute(&span.span.attributes, "http.route").unwrap_or_default();
-        assert!(
-            !route.contains("healthz") && !route.contains("readyz"),
-            "probe traced: {}",
-            span.span.name
-        );
-        assert!(!span.span.name.starts_with("grpc.health.v1.Health/"), "health check traced");
-    }
 
     // Log lines inside a span carry its ids; the gateway's access line is inside its request
     // span, so its ids are that span's.
