@@ -201,27 +201,37 @@ pub fn init(components: &[Component]) -> Result<Telemetry, TelemetryError> {
             }
         };
         let tracer = routing::RoutingTracer::new(tracers, fallback);
-        // Spans must exist for the exporter whatever the log level, so the log filter applies to
-        // the log layer only; sqlx's statement events never become span events.
-        let otel_layer = tracing_opentelemetry::layer()
-            .with_tracer(tracer.clone())
-            .with_filter(LevelFilter::INFO)
-            .with_filter(FilterFn::new(|metadata| {
-                !metadata.target().starts_with("sqlx")
-            }));
-        let db_layer = db_spans::DbSpans::new(tracer).with_filter(FilterFn::new(|metadata| {
-            metadata.target() == db_spans::SQLX_QUERY_TARGET
-                && *metadata.level() <= tracing::Level::DEBUG
-        }));
         let _ = Registry::default()
-            .with(otel_layer)
-            .with(db_layer)
+            .with(trace_layers(tracer))
             .with(json_log_layer())
             .try_init();
     } else {
         let _ = Registry::default().with(json_log_layer()).try_init();
     }
     Ok(telemetry)
+}
+
+/// The span layers: the bridge (spans at info and above, never sqlx's statement events, so
+/// statement text never becomes a span event) and the database spans made from those events.
+/// Spans must exist for the exporter whatever the log level, so the log filter is not theirs.
+fn trace_layers<S>(tracer: routing::RoutingTracer) -> Box<dyn Layer<S> + Send + Sync>
+where
+    S: tracing::Subscriber
+        + for<'span> tracing_subscriber::registry::LookupSpan<'span>
+        + Send
+        + Sync,
+{
+    let bridge = tracing_opentelemetry::layer()
+        .with_tracer(tracer.clone())
+        .with_filter(LevelFilter::INFO)
+        .with_filter(FilterFn::new(|metadata| {
+            !metadata.target().starts_with("sqlx")
+        }));
+    let db = db_spans::DbSpans::new(tracer).with_filter(FilterFn::new(|metadata| {
+        metadata.target() == db_spans::SQLX_QUERY_TARGET
+            && *metadata.level() <= tracing::Level::DEBUG
+    }));
+    bridge.and_then(db).boxed()
 }
 
 /// Whether `BATON_LOG_SQL` asks for sqlx's statement lines in the logs.
@@ -252,4 +262,48 @@ where
             sql || metadata.target() != db_spans::SQLX_QUERY_TARGET
         }))
         .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry_sdk::trace::InMemorySpanExporter;
+
+    #[test]
+    fn a_statement_event_becomes_a_database_span_and_its_text_reaches_no_span() {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let tracer = routing::RoutingTracer::new(Vec::new(), provider.tracer("test"));
+        let subscriber = Registry::default().with(trace_layers(tracer));
+        tracing::subscriber::with_default(subscriber, || {
+            let span = tracing::info_span!("work");
+            let _entered = span.enter();
+            // What sqlx emits for a slow statement (warn): the text, the summary, the time.
+            let summary = "SELECT secret_column FROM registry.session_runs";
+            tracing::event!(
+                target: "sqlx::query",
+                tracing::Level::WARN,
+                summary,
+                db.statement = "SELECT secret_column FROM registry.session_runs WHERE id = $1",
+                elapsed_secs = 0.25_f64,
+                "slow statement: execution time exceeded alert threshold"
+            );
+        });
+        let _ = provider.force_flush();
+        let spans = exporter.get_finished_spans().expect("spans");
+        let db = spans
+            .iter()
+            .find(|span| span.name == "SELECT registry.session_runs")
+            .expect("a database span named by operation and table");
+        let work = spans.iter().find(|span| span.name == "work").expect("work");
+        assert_eq!(db.parent_span_id, work.span_context.span_id());
+        assert_eq!(db.span_kind, opentelemetry::trace::SpanKind::Client);
+        let elapsed = db.end_time.duration_since(db.start_time).expect("ordered");
+        assert!(elapsed >= std::time::Duration::from_millis(250), "{elapsed:?}");
+        let text = format!("{spans:?}");
+        assert!(!text.contains("secret_column"), "statement text in a span: {text}");
+        assert!(!text.contains("db.statement"), "statement attribute: {text}");
+    }
 }
