@@ -253,11 +253,18 @@ pub fn json_log_layer<S>() -> Box<dyn Layer<S> + Send + Sync>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
 {
-    let sql = sql_logged();
+    log_layer_to(std::io::stdout, log_filter(), sql_logged())
+}
+
+fn log_layer_to<S, W>(writer: W, filter: EnvFilter, sql: bool) -> Box<dyn Layer<S> + Send + Sync>
+where
+    S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
+    W: for<'writer> tracing_subscriber::fmt::MakeWriter<'writer> + Send + Sync + 'static,
+{
     tracing_subscriber::fmt::layer()
         .event_format(logs::JsonLines)
-        .with_writer(std::io::stdout)
-        .with_filter(log_filter())
+        .with_writer(writer)
+        .with_filter(filter)
         .with_filter(FilterFn::new(move |metadata| {
             sql || metadata.target() != db_spans::SQLX_QUERY_TARGET
         }))
@@ -268,6 +275,44 @@ where
 mod tests {
     use super::*;
     use opentelemetry_sdk::trace::InMemorySpanExporter;
+
+    #[derive(Clone, Default)]
+    struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("buffer").extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn statement_lines_reach_the_logs_only_when_asked_for() {
+        for (sql, expected_lines) in [(false, 1), (true, 2)] {
+            let buffer = Buffer::default();
+            let writer = buffer.clone();
+            let layer = log_layer_to(move || writer.clone(), EnvFilter::new("info"), sql);
+            let subscriber = Registry::default().with(layer);
+            tracing::subscriber::with_default(subscriber, || {
+                let summary = "SELECT secret_column FROM t";
+                tracing::event!(
+                    target: "sqlx::query",
+                    tracing::Level::WARN,
+                    summary,
+                    db.statement = "SELECT secret_column FROM t WHERE id = $1",
+                    "slow statement: execution time exceeded alert threshold"
+                );
+                tracing::warn!("an ordinary warning");
+            });
+            let text = String::from_utf8(buffer.0.lock().expect("buffer").clone()).expect("utf8");
+            assert_eq!(text.lines().count(), expected_lines, "BATON_LOG_SQL {sql}: {text}");
+            assert_eq!(text.contains("secret_column"), sql);
+        }
+    }
 
     #[test]
     fn a_statement_event_becomes_a_database_span_and_its_text_reaches_no_span() {
