@@ -364,3 +364,66 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
         );
     }
 }
+
+/// `OTEL_TRACES_SAMPLER=parentbased_traceidratio` with ratio 0: a request without a sampled
+/// caller is not traced, a request whose caller sampled it is traced through every component.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_standard_sampler_variables_choose_a_parent_based_sampler() {
+    const SAMPLED_TRACE: &str = "6bf92f3577b34da6a3ce929d0e0e4738";
+    let (receiver, endpoint) = Receiver::start().await;
+    let baton = Baton::start_with(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+        ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ("OTEL_METRIC_EXPORT_INTERVAL", "300"),
+        ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
+        ("OTEL_TRACES_SAMPLER_ARG", "0"),
+    ])
+    .await;
+    let tenant = baton.create_tenant("sampler").await;
+    let client = baton.client(&tenant);
+    let unsampled = client
+        .post("/api/v1/agent-sessions/open", &startup("not-sampled"))
+        .await;
+    assert_eq!(unsampled.status, 200);
+    let sampled = reqwest::Client::new()
+        .post(format!("{}/api/v1/agent-sessions/open", baton.base_url))
+        .header("x-api-key", &tenant.api_key)
+        .header("traceparent", format!("00-{SAMPLED_TRACE}-00f067aa0ba902b7-01"))
+        .json(&startup("sampled"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(sampled.status(), 200);
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let spans = loop {
+        let spans = receiver.spans();
+        let registry_seen = spans
+            .iter()
+            .any(|s| s.service_name == "baton-registry" && hex(&s.span.trace_id) == SAMPLED_TRACE);
+        if registry_seen {
+            break spans;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the sampled request's spans never arrived"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let traces: BTreeSet<String> = spans.iter().map(|s| hex(&s.span.trace_id)).collect();
+    assert_eq!(
+        traces,
+        BTreeSet::from([SAMPLED_TRACE.to_string()]),
+        "only the sampled caller's trace is exported"
+    );
+    // Both requests were still measured.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !receiver
+        .metrics()
+        .iter()
+        .any(|m| m.metric.name == "http.server.request.duration")
+    {
+        assert!(tokio::time::Instant::now() < deadline, "no request metric");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
