@@ -64,6 +64,7 @@
 //! | `baton.closer.passes` | counter | `{pass}` | `result` | closer |
 //! | `baton.closer.sweep.closed` | histogram | `{session}` | — | closer |
 //! | `baton.closer.judge.tokens` | counter | `{token}` | `baton.judge` | closer |
+//! | `baton.closer.lag` | histogram | s | `result` | closer (passes run from the close message) |
 //! | `baton.outbox.depth` | gauge | `{message}` | `outbox` | registry (its relay) |
 //! | `baton.bus.published` | counter | `{message}` | `outbox`, `messaging.destination.name` | registry (its relay) |
 //! | `baton.bus.redeliveries` | counter | `{message}` | `messaging.destination.name` | closer (its consumer) |

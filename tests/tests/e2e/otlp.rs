@@ -140,6 +140,7 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
         "rpc.client.duration",
         "baton.triage.begins",
         "baton.closer.passes",
+        "baton.closer.lag",
         "baton.outbox.depth",
         "baton.bus.published",
         "baton.bus.queue.depth",
