@@ -28,11 +28,11 @@ use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-use baton_kit::telemetry::Component;
 use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::error::ApiError;
 use baton_kit::grpc::{self, Outbound};
+use baton_kit::telemetry::Component;
 use baton_proto::closer::v1::closer_client::CloserClient;
 use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;

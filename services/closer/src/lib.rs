@@ -24,13 +24,13 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 
-use baton_kit::telemetry::Component;
 use baton_kit::bus::{consumer, topology};
 use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::error::ApiError;
 use baton_kit::grpc::{Outbound, ServerSettings};
 use baton_kit::shutdown::Shutdown;
+use baton_kit::telemetry::Component;
 use baton_proto::closer::v1::closer_server::CloserServer;
 
 pub use config::CloserConfig;
@@ -82,8 +82,8 @@ pub async fn serve(
     // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
     let readiness = baton_kit::schema::gate(pool.clone(), &DB, migrator(), shutdown.clone());
     let clock = Clock::new(config.common.test_clock);
-    let settings =
-        ServerSettings::new(Component::Closer, config.common.service_token.clone()).with_readiness(readiness);
+    let settings = ServerSettings::new(Component::Closer, config.common.service_token.clone())
+        .with_readiness(readiness);
     if !config.enabled {
         tracing::info!("closer disabled (BATON_CLOSER_ENABLED=false): no sweep, no passes");
         let grpc = grpc::CloserGrpc::new(None, pool, clock);

@@ -57,7 +57,10 @@ const UNKNOWN: i32 = 2;
 /// gRPC UNAVAILABLE, for a call the transport could not complete.
 const UNAVAILABLE: i32 = 14;
 
-fn duration_ms(meter_name: &'static str, description: &'static str) -> impl FnOnce(opentelemetry::metrics::Meter) -> Histogram<f64> {
+fn duration_ms(
+    meter_name: &'static str,
+    description: &'static str,
+) -> impl FnOnce(opentelemetry::metrics::Meter) -> Histogram<f64> {
     move |meter| {
         meter
             .f64_histogram(meter_name)
@@ -154,7 +157,10 @@ where
                 DURATION
                     .get_or_init(
                         component,
-                        duration_ms("rpc.server.duration", "gRPC calls served, by method and status"),
+                        duration_ms(
+                            "rpc.server.duration",
+                            "gRPC calls served, by method and status",
+                        ),
                     )
                     .record(
                         millis(elapsed),
@@ -195,7 +201,10 @@ pub fn server_address(address: &str) -> (String, Option<u16>) {
     };
     match uri.parse::<http::Uri>() {
         Ok(uri) => (
-            uri.host().unwrap_or(address).trim_matches(['[', ']']).to_string(),
+            uri.host()
+                .unwrap_or(address)
+                .trim_matches(['[', ']'])
+                .to_string(),
             uri.port_u16(),
         ),
         Err(_) => (address.to_string(), None),
@@ -262,7 +271,10 @@ where
                 DURATION
                     .get_or_init(
                         component,
-                        duration_ms("rpc.client.duration", "gRPC calls made, by method and status"),
+                        duration_ms(
+                            "rpc.client.duration",
+                            "gRPC calls made, by method and status",
+                        ),
                     )
                     .record(
                         millis(started.elapsed()),
@@ -292,7 +304,10 @@ mod tests {
                 "/baton.registry.v1.SessionRegistry/Open",
                 ("baton.registry.v1.SessionRegistry", "Open"),
             ),
-            ("/grpc.health.v1.Health/Check", ("grpc.health.v1.Health", "Check")),
+            (
+                "/grpc.health.v1.Health/Check",
+                ("grpc.health.v1.Health", "Check"),
+            ),
             ("/odd", ("odd", "")),
         ] {
             assert_eq!(rpc_names(path), expected, "{path}");
@@ -311,7 +326,10 @@ mod tests {
     fn server_addresses_come_from_host_port_or_uri() {
         for (address, expected) in [
             ("127.0.0.1:50051", ("127.0.0.1".to_string(), Some(50051))),
-            ("http://registry:50051", ("registry".to_string(), Some(50051))),
+            (
+                "http://registry:50051",
+                ("registry".to_string(), Some(50051)),
+            ),
             ("[::1]:7000", ("::1".to_string(), Some(7000))),
         ] {
             assert_eq!(server_address(address), expected, "{address}");

@@ -310,7 +310,11 @@ mod tests {
                 tracing::warn!("an ordinary warning");
             });
             let text = String::from_utf8(buffer.0.lock().expect("buffer").clone()).expect("utf8");
-            assert_eq!(text.lines().count(), expected_lines, "BATON_LOG_SQL {sql}: {text}");
+            assert_eq!(
+                text.lines().count(),
+                expected_lines,
+                "BATON_LOG_SQL {sql}: {text}"
+            );
             assert_eq!(text.contains("secret_column"), sql);
         }
     }
@@ -347,9 +351,18 @@ mod tests {
         assert_eq!(db.parent_span_id, work.span_context.span_id());
         assert_eq!(db.span_kind, opentelemetry::trace::SpanKind::Client);
         let elapsed = db.end_time.duration_since(db.start_time).expect("ordered");
-        assert!(elapsed >= std::time::Duration::from_millis(250), "{elapsed:?}");
+        assert!(
+            elapsed >= std::time::Duration::from_millis(250),
+            "{elapsed:?}"
+        );
         let text = format!("{spans:?}");
-        assert!(!text.contains("secret_column"), "statement text in a span: {text}");
-        assert!(!text.contains("db.statement"), "statement attribute: {text}");
+        assert!(
+            !text.contains("secret_column"),
+            "statement text in a span: {text}"
+        );
+        assert!(
+            !text.contains("db.statement"),
+            "statement attribute: {text}"
+        );
     }
 }

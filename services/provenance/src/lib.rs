@@ -24,11 +24,11 @@ use std::future::Future;
 
 use tokio::net::TcpListener;
 
-use baton_kit::telemetry::Component;
 use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::error::ApiError;
 use baton_kit::grpc::{Outbound, ServerSettings};
+use baton_kit::telemetry::Component;
 use baton_proto::provenance::v1::provenance_server::ProvenanceServer;
 
 pub use config::ProvenanceConfig;
@@ -85,8 +85,8 @@ pub async fn serve(
         Outbound::new(&config.common.service_token),
     );
     let service = service::Provenance::new(pool, link, Clock::new(config.common.test_clock));
-    let settings =
-        ServerSettings::new(Component::Provenance, config.common.service_token.clone()).with_readiness(readiness);
+    let settings = ServerSettings::new(Component::Provenance, config.common.service_token.clone())
+        .with_readiness(readiness);
     let server = ProvenanceServer::new(grpc::ProvenanceGrpc::new(service));
     baton_kit::grpc::serve(listener, settings, server, shutdown).await?;
     Ok(())

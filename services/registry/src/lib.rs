@@ -21,12 +21,12 @@ pub mod validate;
 
 use tokio::net::TcpListener;
 
-use baton_kit::telemetry::Component;
 use baton_kit::bus::outbox::Relay;
 use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::grpc::ServerSettings;
 use baton_kit::shutdown::Shutdown;
+use baton_kit::telemetry::Component;
 use baton_proto::registry::v1::session_registry_server::SessionRegistryServer;
 
 pub use config::RegistryConfig;
@@ -96,8 +96,8 @@ pub async fn serve(
     let relay_task = tokio::spawn(relay.run(shutdown.clone()));
     let clock = Clock::new(config.common.test_clock);
     let grpc = grpc::RegistryGrpc::new(registry, sweeper, clock);
-    let settings =
-        ServerSettings::new(Component::Registry, config.common.service_token.clone()).with_readiness(readiness);
+    let settings = ServerSettings::new(Component::Registry, config.common.service_token.clone())
+        .with_readiness(readiness);
     let served = baton_kit::grpc::serve(
         listener,
         settings,

@@ -20,11 +20,11 @@ use std::future::Future;
 
 use tokio::net::TcpListener;
 
-use baton_kit::telemetry::Component;
 use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::error::ApiError;
 use baton_kit::grpc::{Outbound, ServerSettings};
+use baton_kit::telemetry::Component;
 use baton_proto::triage::v1::triage_server::TriageServer;
 
 pub use config::TriageConfig;
@@ -87,8 +87,8 @@ pub async fn serve(
         Clock::new(config.common.test_clock),
         config.thresholds,
     );
-    let settings =
-        ServerSettings::new(Component::Triage, config.common.service_token.clone()).with_readiness(readiness);
+    let settings = ServerSettings::new(Component::Triage, config.common.service_token.clone())
+        .with_readiness(readiness);
     baton_kit::grpc::serve(
         listener,
         settings,

@@ -1,8 +1,8 @@
 //! What triage asks other contexts: registry for the session row (never refreshing its lease),
 //! provenance for a run's visible event ids.
 
-use chrono::{DateTime, Utc};
 use baton_kit::grpc::TracedChannel;
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use baton_kit::clock::from_timestamp;

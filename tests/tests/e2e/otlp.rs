@@ -30,7 +30,10 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn documented_metrics() -> BTreeSet<String> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy/observability/metrics.txt");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../deploy/observability/metrics.txt"
+    );
     std::fs::read_to_string(path)
         .expect("metrics.txt")
         .lines()
@@ -95,7 +98,10 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
         .post("/api/v1/agent-sessions/open", &startup("otlp-1"))
         .await;
     assert_eq!(opened.status, 200, "{:?}", opened.body);
-    let run = opened.body["sessionRunId"].as_str().expect("run").to_string();
+    let run = opened.body["sessionRunId"]
+        .as_str()
+        .expect("run")
+        .to_string();
     let remembered = client
         .post(
             "/api/v1/memories",
@@ -111,7 +117,13 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
         .await;
     assert_eq!(begun.status, 200, "{:?}", begun.body);
     for _ in 0..5 {
-        assert_eq!(client.get(&format!("/api/v1/agent-sessions/{run}")).await.status, 200);
+        assert_eq!(
+            client
+                .get(&format!("/api/v1/agent-sessions/{run}"))
+                .await
+                .status,
+            200
+        );
         // Rejected before any backend call: the fast end of the latency range.
         assert_eq!(baton.anonymous().get("/api/v1/briefing").await.status, 401);
     }
@@ -155,12 +167,15 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
             .into_iter()
             .map(|m| m.metric.name)
             .collect();
-        let failed_seen = spans
-            .iter()
-            .any(|s| s.span.name == "POST /api/v1/agent-sessions/heartbeat"
-                && attribute(&s.span.attributes, "http.response.status_code").as_deref() == Some("404"));
+        let failed_seen = spans.iter().any(|s| {
+            s.span.name == "POST /api/v1/agent-sessions/heartbeat"
+                && attribute(&s.span.attributes, "http.response.status_code").as_deref()
+                    == Some("404")
+        });
         if COMPONENTS.iter().all(|name| services.contains(*name))
-            && wanted_metrics.iter().all(|name| metric_names.contains(*name))
+            && wanted_metrics
+                .iter()
+                .all(|name| metric_names.contains(*name))
             && failed_seen
         {
             break;
@@ -198,26 +213,37 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
         .expect("gateway's CLIENT span to registry");
     assert_eq!(registry_server.service_name, "baton-registry");
     assert_eq!(gateway_client.service_name, "baton-gateway");
-    assert_eq!(attribute(&gateway_client.span.attributes, "rpc.system").as_deref(), Some("grpc"));
+    assert_eq!(
+        attribute(&gateway_client.span.attributes, "rpc.system").as_deref(),
+        Some("grpc")
+    );
     assert_eq!(
         attribute(&gateway_client.span.attributes, "rpc.service").as_deref(),
         Some("baton.registry.v1.SessionRegistry")
     );
-    assert_eq!(attribute(&gateway_client.span.attributes, "rpc.method").as_deref(), Some("Open"));
+    assert_eq!(
+        attribute(&gateway_client.span.attributes, "rpc.method").as_deref(),
+        Some("Open")
+    );
     assert_eq!(
         attribute(&gateway_client.span.attributes, "server.address").as_deref(),
         Some("127.0.0.1")
     );
     // The client span's own context went out: registry's server span is its child, and the
     // client span is the gateway request's child.
-    assert_eq!(registry_server.span.parent_span_id, gateway_client.span.span_id);
+    assert_eq!(
+        registry_server.span.parent_span_id,
+        gateway_client.span.span_id
+    );
     assert_eq!(gateway_client.span.parent_span_id, open_server.span.span_id);
     assert_eq!(registry_server.span.trace_id, open_server.span.trace_id);
 
     // Database spans: conventions, no statement text.
     let db_spans: Vec<_> = spans
         .iter()
-        .filter(|s| attribute(&s.span.attributes, "db.system.name").as_deref() == Some("postgresql"))
+        .filter(|s| {
+            attribute(&s.span.attributes, "db.system.name").as_deref() == Some("postgresql")
+        })
         .collect();
     assert!(
         db_spans.iter().any(|s| s.service_name == "baton-registry"
@@ -236,7 +262,11 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
         }
         for event in &span.span.events {
             for pair in &event.attributes {
-                assert_ne!(pair.key, "db.statement", "statement in an event of {}", span.span.name);
+                assert_ne!(
+                    pair.key, "db.statement",
+                    "statement in an event of {}",
+                    span.span.name
+                );
             }
         }
         assert!(
@@ -244,7 +274,9 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
                 .value
                 .as_ref()
                 .and_then(|value| value.value.as_ref())
-                .is_some_and(|value| baton_tests::otlp_receiver::text(value).contains(&tenant.api_key))),
+                .is_some_and(
+                    |value| baton_tests::otlp_receiver::text(value).contains(&tenant.api_key)
+                )),
             "no key in any attribute"
         );
     }
@@ -257,23 +289,31 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
             "probe traced: {}",
             span.span.name
         );
-        assert!(!span.span.name.starts_with("grpc.health.v1.Health/"), "health check traced");
+        assert!(
+            !span.span.name.starts_with("grpc.health.v1.Health/"),
+            "health check traced"
+        );
     }
 
     // The failing call: the gateway's CLIENT span to registry is an error; the 404 server span
     // is not (a client's mistake), nor is registry's NOT_FOUND server span (it did its job).
     let failed_server = spans
         .iter()
-        .find(|s| s.span.name == "POST /api/v1/agent-sessions/heartbeat"
-            && attribute(&s.span.attributes, "http.response.status_code").as_deref() == Some("404"))
+        .find(|s| {
+            s.span.name == "POST /api/v1/agent-sessions/heartbeat"
+                && attribute(&s.span.attributes, "http.response.status_code").as_deref()
+                    == Some("404")
+        })
         .expect("the failed request's span");
     let status = |span: &ReceivedSpan| span.span.status.as_ref().map_or(0, |status| status.code);
     assert_eq!(status(failed_server), StatusCode::Unset as i32);
     let failed_client = spans
         .iter()
-        .find(|s| s.span.kind == SpanKind::Client as i32
-            && s.span.parent_span_id == failed_server.span.span_id
-            && attribute(&s.span.attributes, "rpc.grpc.status_code").as_deref() == Some("5"))
+        .find(|s| {
+            s.span.kind == SpanKind::Client as i32
+                && s.span.parent_span_id == failed_server.span.span_id
+                && attribute(&s.span.attributes, "rpc.grpc.status_code").as_deref() == Some("5")
+        })
         .expect("the failed request's CLIENT span with NOT_FOUND");
     assert_eq!(status(failed_client), StatusCode::Error as i32);
     let failed_registry = spans
@@ -282,7 +322,9 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
         .expect("registry's span of the failed call");
     assert_eq!(status(failed_registry), StatusCode::Unset as i32);
     assert!(
-        spans.iter().all(|s| s.span.kind != SpanKind::Server as i32 || status(s) != StatusCode::Error as i32),
+        spans.iter().all(
+            |s| s.span.kind != SpanKind::Server as i32 || status(s) != StatusCode::Error as i32
+        ),
         "no server span failed in this run"
     );
 
@@ -291,8 +333,9 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
     let lines = baton.logs.json();
     let access = lines
         .iter()
-        .find(|line| line["message"] == "access"
-            && line["http.route"] == "/api/v1/agent-sessions/open")
+        .find(|line| {
+            line["message"] == "access" && line["http.route"] == "/api/v1/agent-sessions/open"
+        })
         .expect("access line of the open request");
     assert_eq!(access["trace_id"], hex(&open_server.span.trace_id));
     assert_eq!(access["span_id"], hex(&open_server.span.span_id));
@@ -300,8 +343,15 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
     assert_eq!(access["http.request.method"], "POST");
     assert_eq!(access["http.response.status_code"], 200);
     assert!(access["latency_ms"].as_f64().is_some());
-    assert!(access["client.address"].as_str().is_some_and(|a| a == "127.0.0.1"));
-    let access_lines: Vec<_> = lines.iter().filter(|line| line["message"] == "access").collect();
+    assert!(
+        access["client.address"]
+            .as_str()
+            .is_some_and(|a| a == "127.0.0.1")
+    );
+    let access_lines: Vec<_> = lines
+        .iter()
+        .filter(|line| line["message"] == "access")
+        .collect();
     assert!(
         access_lines.iter().all(|line| {
             let route = line["http.route"].as_str().unwrap_or_default();
@@ -311,16 +361,27 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
     );
     let exported_traces: BTreeSet<String> = spans.iter().map(|s| hex(&s.span.trace_id)).collect();
     for line in access_lines {
-        let trace = line["trace_id"].as_str().expect("every access line has a trace id");
-        assert!(exported_traces.contains(trace), "access line trace {trace} was exported");
+        let trace = line["trace_id"]
+            .as_str()
+            .expect("every access line has a trace id");
+        assert!(
+            exported_traces.contains(trace),
+            "access line trace {trace} was exported"
+        );
     }
     for raw in baton.logs.raw() {
         assert!(!raw.contains(&tenant.api_key), "no key in the logs");
-        assert!(!raw.contains("INSERT INTO"), "no SQL text in the logs: {raw}");
+        assert!(
+            !raw.contains("INSERT INTO"),
+            "no SQL text in the logs: {raw}"
+        );
     }
 
     // Latency histograms: the conventions' units, and observations spread over buckets.
-    for (name, unit) in [("http.server.request.duration", "s"), ("rpc.server.duration", "ms")] {
+    for (name, unit) in [
+        ("http.server.request.duration", "s"),
+        ("rpc.server.duration", "ms"),
+    ] {
         let (exported_unit, bounds, counts) =
             merged_histogram(&receiver, name).unwrap_or_else(|| panic!("{name} exported"));
         assert_eq!(exported_unit, unit, "{name} unit");
@@ -330,7 +391,10 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
             .filter(|(_, count)| **count > 0)
             .map(|(slot, count)| format!("<= {:?}: {count}", bounds.get(slot)))
             .collect();
-        assert!(used.len() > 1, "{name} observations all in one bucket: {used:?}");
+        assert!(
+            used.len() > 1,
+            "{name} observations all in one bucket: {used:?}"
+        );
     }
     let http_routes: BTreeMap<String, String> = receiver
         .metrics()
@@ -351,8 +415,15 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
         })
         .collect();
     assert!(http_routes.contains_key("/api/v1/agent-sessions/{session_run_id}"));
-    assert!(!http_routes.contains_key("/healthz"), "probes are not counted");
-    assert!(http_routes.values().all(|service| service == "baton-gateway"));
+    assert!(
+        !http_routes.contains_key("/healthz"),
+        "probes are not counted"
+    );
+    assert!(
+        http_routes
+            .values()
+            .all(|service| service == "baton-gateway")
+    );
 
     // Every metric exported is one the dashboards can know of.
     let documented = documented_metrics();
@@ -389,7 +460,10 @@ async fn the_standard_sampler_variables_choose_a_parent_based_sampler() {
     let sampled = reqwest::Client::new()
         .post(format!("{}/api/v1/agent-sessions/open", baton.base_url))
         .header("x-api-key", &tenant.api_key)
-        .header("traceparent", format!("00-{SAMPLED_TRACE}-00f067aa0ba902b7-01"))
+        .header(
+            "traceparent",
+            format!("00-{SAMPLED_TRACE}-00f067aa0ba902b7-01"),
+        )
         .json(&startup("sampled"))
         .send()
         .await

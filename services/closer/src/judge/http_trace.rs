@@ -29,7 +29,9 @@ impl ClientCall {
             .as_ref()
             .and_then(|url| url.host_str().map(str::to_string))
             .unwrap_or_default();
-        let port = parsed.as_ref().and_then(reqwest::Url::port_or_known_default);
+        let port = parsed
+            .as_ref()
+            .and_then(reqwest::Url::port_or_known_default);
         let span = tracing::info_span!(
             "http.client",
             otel.name = method,

@@ -114,7 +114,10 @@ impl OpenAiJudge {
     async fn call(&self, input: &JudgeInput) -> Result<Verdict, JudgeError> {
         let traced = ClientCall::start("POST", &self.endpoint);
         let span = traced.span().clone();
-        let (status, verdict) = self.exchange(input, traced.trace_headers()).instrument(span).await;
+        let (status, verdict) = self
+            .exchange(input, traced.trace_headers())
+            .instrument(span)
+            .await;
         traced.finish(status);
         verdict
     }

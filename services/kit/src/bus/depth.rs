@@ -41,7 +41,12 @@ fn gauge(
 pub async fn watch(bus: BusConfig, spec: ConsumerSpec, shutdown: Shutdown) {
     static QUEUE: PerComponent<Gauge<u64>> = PerComponent::new();
     static DEAD: PerComponent<Gauge<u64>> = PerComponent::new();
-    let queue_gauge = gauge(&QUEUE, &spec, "baton.bus.queue.depth", "Messages ready in a consumer's queue");
+    let queue_gauge = gauge(
+        &QUEUE,
+        &spec,
+        "baton.bus.queue.depth",
+        "Messages ready in a consumer's queue",
+    );
     let dead_gauge = gauge(
         &DEAD,
         &spec,

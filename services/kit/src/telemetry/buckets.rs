@@ -8,8 +8,8 @@
 
 /// `http.server.request.duration` (s): 0.5 ms to 10 s, roughly ×2 per bucket.
 pub const HTTP_SECONDS: &[f64] = &[
-    0.0005, 0.001, 0.0025, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0,
-    2.5, 5.0, 7.5, 10.0,
+    0.0005, 0.001, 0.0025, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5,
+    5.0, 7.5, 10.0,
 ];
 
 /// `rpc.server.duration` / `rpc.client.duration` (ms, the convention that names these
@@ -52,11 +52,17 @@ mod tests {
                 bounds.windows(2).all(|pair| pair[0] < pair[1]),
                 "{name} ascends"
             );
-            assert!(bounds.last().copied().unwrap_or(0.0) >= timeout, "{name} covers");
+            assert!(
+                bounds.last().copied().unwrap_or(0.0) >= timeout,
+                "{name} covers"
+            );
         }
         // A 2 ms request and a 200 ms request land in different buckets in both units.
         let bucket = |bounds: &[f64], value: f64| bounds.iter().position(|b| value <= *b);
         assert_ne!(bucket(HTTP_SECONDS, 0.002), bucket(HTTP_SECONDS, 0.2));
-        assert_ne!(bucket(RPC_MILLISECONDS, 2.0), bucket(RPC_MILLISECONDS, 200.0));
+        assert_ne!(
+            bucket(RPC_MILLISECONDS, 2.0),
+            bucket(RPC_MILLISECONDS, 200.0)
+        );
     }
 }

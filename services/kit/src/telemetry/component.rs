@@ -125,7 +125,8 @@ mod tests {
     fn every_component_has_a_distinct_name_and_slot() {
         let names: std::collections::HashSet<_> =
             Component::ALL.iter().map(|c| c.service_name()).collect();
-        let slots: std::collections::HashSet<_> = Component::ALL.iter().map(|c| c.index()).collect();
+        let slots: std::collections::HashSet<_> =
+            Component::ALL.iter().map(|c| c.index()).collect();
         assert_eq!(names.len(), Component::ALL.len());
         assert_eq!(slots, (0..Component::ALL.len()).collect());
     }

@@ -36,10 +36,7 @@ where
         let mut line = Map::new();
         line.insert(
             "timestamp".into(),
-            Value::from(
-                chrono::Utc::now()
-                    .to_rfc3339_opts(chrono::SecondsFormat::Micros, true),
-            ),
+            Value::from(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)),
         );
         line.insert("level".into(), Value::from(metadata.level().as_str()));
         event.record(&mut Fields(&mut line));
@@ -151,9 +148,8 @@ mod tests {
             false,
             TraceState::default(),
         );
-        let context = Component::Registry.context(
-            opentelemetry::Context::new().with_remote_span_context(span),
-        );
+        let context = Component::Registry
+            .context(opentelemetry::Context::new().with_remote_span_context(span));
         let lines = lines(|| {
             let _guard = context.attach();
             tracing::info!(service = "registry", count = 3_u64, "listening");

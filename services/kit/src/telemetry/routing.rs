@@ -74,7 +74,10 @@ mod tests {
         for (name, parent) in [
             ("registry", Component::Registry.context(Context::new())),
             ("gateway", Component::Gateway.context(Context::new())),
-            ("triage-not-served", Component::Triage.context(Context::new())),
+            (
+                "triage-not-served",
+                Component::Triage.context(Context::new()),
+            ),
             ("none", Context::new()),
         ] {
             tracer

@@ -79,8 +79,16 @@ mod tests {
             (500, true, true),
             (503, true, true),
         ] {
-            assert_eq!(http_is_error(Side::Client, status), client, "client {status}");
-            assert_eq!(http_is_error(Side::Server, status), server, "server {status}");
+            assert_eq!(
+                http_is_error(Side::Client, status),
+                client,
+                "client {status}"
+            );
+            assert_eq!(
+                http_is_error(Side::Server, status),
+                server,
+                "server {status}"
+            );
         }
         assert_eq!(status_code(true), Some("ERROR"));
         assert_eq!(status_code(false), None);
