@@ -9,7 +9,7 @@ CARGO ?= cargo
 export BATON_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baton
 export BATON_SERVICE_TOKEN ?= local-dev-service-token
 
-.PHONY: run build test lint bench fmt eval-closer harnesses services
+.PHONY: run build test lint deploy-check bench fmt eval-closer harnesses services
 
 build:
 	$(CARGO) build --workspace --bins
@@ -48,9 +48,15 @@ services:
 harnesses:
 	bash scripts/install-harnesses.sh
 
-lint:
+lint: deploy-check
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+## k8s/ and deploy/: rendered overlays validated for Kubernetes 1.29-1.34, every container's
+## variables against the config sources, dashboards and alerts against the metrics the code
+## emits, promtool on the rules (installs its tools on first use; see the script's header).
+deploy-check:
+	.ci/deploy-checks
 
 fmt:
 	$(CARGO) fmt --all

@@ -68,7 +68,9 @@ enum TenantCommand {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let env = baton_kit::config::Env::from_process();
+    let env = baton_kit::config::Env::from_process()
+        .with_files()?
+        .with_database_tls()?;
     match cli.command {
         Command::Serve {
             targets,

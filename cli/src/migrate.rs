@@ -19,6 +19,12 @@ pub async fn migrate_all(admin_url: &str) -> anyhow::Result<()> {
     db::ensure_database(admin_url)
         .await
         .context("creating the database")?;
+    // One migration at a time per database: two Jobs (or a Job and `serve` migrating at
+    // start) would otherwise race on grants to cluster-wide roles ("tuple concurrently
+    // updated"). The second waits, then finds every migration applied and changes nothing.
+    let _lock = db::MigrationLock::acquire(admin_url)
+        .await
+        .context("taking the migration lock")?;
     db::migrate_context(admin_url, &baton_registry::DB, baton_registry::migrator())
         .await
         .context("migrating registry")?;

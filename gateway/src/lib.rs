@@ -132,9 +132,12 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
     )
     .await?;
     let pool_for_gate = pool.clone();
-    let registry_channel = grpc::channel(&config.registry_addr)?;
-    let provenance_channel = grpc::channel(&config.provenance_addr)?;
-    let triage_channel = grpc::channel(&config.triage_addr)?;
+    let registry_channel =
+        grpc::channel_with_tls(&config.registry_addr, config.common.grpc_tls.as_ref())?;
+    let provenance_channel =
+        grpc::channel_with_tls(&config.provenance_addr, config.common.grpc_tls.as_ref())?;
+    let triage_channel =
+        grpc::channel_with_tls(&config.triage_addr, config.common.grpc_tls.as_ref())?;
     Ok(AppState {
         registry: SessionRegistryClient::new(grpc::traced(
             Component::Gateway,
@@ -153,9 +156,10 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
             &config.triage_addr,
             triage_channel.clone(),
         )),
-        closer: CloserClient::new(grpc::traced_channel(
+        closer: CloserClient::new(grpc::traced_channel_with_tls(
             Component::Gateway,
             &config.closer_addr,
+            config.common.grpc_tls.as_ref(),
         )?),
         triage_channel,
         keys: KeyResolver::new(pool.clone(), config.key_cache_ttl),

@@ -12,6 +12,7 @@ pub mod otlp_receiver;
 pub mod private_postgres;
 pub mod recording_proxy;
 pub mod responses_standin;
+pub mod tls;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -113,6 +114,12 @@ impl Baton {
             extra_env,
         )
         .await
+    }
+
+    /// Starts `baton serve all` on an existing database with extra environment (the database
+    /// lives on a cluster the test set up, e.g. one that only speaks TLS).
+    pub async fn start_on_database(database: TestDatabase, extra_env: &[(&str, &str)]) -> Baton {
+        Baton::start_on(database, &["all"], extra_env).await
     }
 
     async fn start_on(

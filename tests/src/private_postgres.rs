@@ -15,6 +15,8 @@ pub struct PrivatePostgres {
     root: PathBuf,
     pub port: u16,
     as_postgres: bool,
+    /// Extra `-c` settings (TLS).
+    extra_options: String,
 }
 
 fn postgres_bin() -> PathBuf {
@@ -60,6 +62,7 @@ impl PrivatePostgres {
             root,
             port: free_port(),
             as_postgres,
+            extra_options: String::new(),
         };
         cluster.run(
             "initdb",
@@ -74,6 +77,43 @@ impl PrivatePostgres {
         );
         cluster.pg_ctl(&["start"]);
         cluster
+    }
+
+    /// initdb and start with TLS only: a CA made here signs a server certificate for
+    /// 127.0.0.1, and `pg_hba.conf` rejects every TCP connection that is not TLS. Returns the
+    /// cluster and the CA file a client verifies the server with.
+    pub fn start_with_tls() -> (PrivatePostgres, PathBuf) {
+        let mut cluster = PrivatePostgres::start();
+        cluster.stop();
+        let tls = cluster.root.join("tls");
+        let ca = crate::tls::TestCa::new(&tls);
+        let server = ca.issue("server");
+        if cluster.as_postgres {
+            let status = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(&tls)
+                .status()
+                .expect("chown");
+            assert!(status.success(), "chown the TLS files to postgres");
+        }
+        let hba = "local all all trust\n\
+                   hostssl all all 127.0.0.1/32 trust\n\
+                   hostnossl all all 127.0.0.1/32 reject\n";
+        let hba_path = cluster.data.join("pg_hba.conf");
+        std::fs::write(&hba_path, hba).expect("pg_hba.conf");
+        if cluster.as_postgres {
+            let _ = Command::new("chown")
+                .args(["postgres:postgres"])
+                .arg(&hba_path)
+                .status();
+        }
+        cluster.extra_options = format!(
+            " -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+            server.cert.display(),
+            server.key.display()
+        );
+        cluster.start_again();
+        (cluster, ca.cert())
     }
 
     fn run(&self, program: &str, args: &[&str]) {
@@ -95,9 +135,10 @@ impl PrivatePostgres {
 
     fn pg_ctl(&self, action: &[&str]) {
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=60 -c fsync=off",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=60 -c fsync=off{}",
             self.port,
-            self.root.display()
+            self.root.display(),
+            self.extra_options
         );
         let data = self.data.to_string_lossy().to_string();
         let log = self.root.join("log").to_string_lossy().to_string();

@@ -83,7 +83,8 @@ pub async fn serve(
     let readiness = baton_kit::schema::gate(pool.clone(), &DB, migrator(), shutdown.clone());
     let clock = Clock::new(config.common.test_clock);
     let settings = ServerSettings::new(Component::Closer, config.common.service_token.clone())
-        .with_readiness(readiness);
+        .with_readiness(readiness)
+        .with_tls(config.common.grpc_tls.clone());
     if !config.enabled {
         tracing::info!("closer disabled (BATON_CLOSER_ENABLED=false): no sweep, no passes");
         let grpc = grpc::CloserGrpc::new(None, pool, clock);
@@ -112,9 +113,21 @@ pub async fn serve(
     )
     .await?;
     let links = links::Links::new(
-        baton_kit::grpc::traced_channel(Component::Closer, &config.registry_addr)?,
-        baton_kit::grpc::traced_channel(Component::Closer, &config.provenance_addr)?,
-        baton_kit::grpc::traced_channel(Component::Closer, &config.triage_addr)?,
+        baton_kit::grpc::traced_channel_with_tls(
+            Component::Closer,
+            &config.registry_addr,
+            config.common.grpc_tls.as_ref(),
+        )?,
+        baton_kit::grpc::traced_channel_with_tls(
+            Component::Closer,
+            &config.provenance_addr,
+            config.common.grpc_tls.as_ref(),
+        )?,
+        baton_kit::grpc::traced_channel_with_tls(
+            Component::Closer,
+            &config.triage_addr,
+            config.common.grpc_tls.as_ref(),
+        )?,
         Outbound::new(&config.common.service_token),
     );
     let meter = metering::Meter::new(pool.clone(), config.default_monthly_tokens);

@@ -42,6 +42,110 @@ impl Env {
         }
     }
 
+    /// Reads secrets from files: each `BATON_<NAME>_FILE=path` sets `BATON_<NAME>` to the
+    /// file's contents (trailing newline trimmed), the way Kubernetes and Docker mount secrets.
+    /// Setting both `BATON_<NAME>` and `BATON_<NAME>_FILE` is refused as ambiguous, and a file
+    /// that cannot be read stops the process naming the variable.
+    pub fn with_files(mut self) -> Result<Env, ConfigError> {
+        let files: Vec<(String, String)> = self
+            .vars
+            .iter()
+            .filter(|(key, value)| {
+                key.starts_with("BATON_") && key.ends_with("_FILE") && !value.trim().is_empty()
+            })
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        for (file_key, path) in files {
+            let key = file_key.trim_end_matches("_FILE").to_string();
+            if self.raw(&key).is_some() {
+                return Err(ConfigError::new(
+                    &file_key,
+                    format!("set either {key} or {file_key}, not both"),
+                ));
+            }
+            let text = std::fs::read_to_string(path.trim()).map_err(|error| {
+                ConfigError::new(&file_key, format!("cannot read {}: {error}", path.trim()))
+            })?;
+            self.vars
+                .insert(key, text.trim_end_matches(['\n', '\r']).to_string());
+        }
+        Ok(self)
+    }
+
+    /// Applies `BATON_DATABASE_SSLMODE` (`disable`, `allow`, `prefer`, `require`, `verify-ca`,
+    /// `verify-full`) and `BATON_DATABASE_SSLROOTCERT` (a CA file) to every database URL the
+    /// process reads (`BATON_DATABASE_URL`, `BATON_MIGRATE_DATABASE_URL` and each context's
+    /// `..._DATABASE_URL`), unless a URL sets its own `sslmode` / `sslrootcert`.
+    pub fn with_database_tls(mut self) -> Result<Env, ConfigError> {
+        const MODES: [&str; 6] = [
+            "disable",
+            "allow",
+            "prefer",
+            "require",
+            "verify-ca",
+            "verify-full",
+        ];
+        let mode = self.optional_string("BATON_DATABASE_SSLMODE");
+        let root = self.optional_string("BATON_DATABASE_SSLROOTCERT");
+        if let Some(mode) = &mode {
+            if !MODES.contains(&mode.as_str()) {
+                return Err(ConfigError::new(
+                    "BATON_DATABASE_SSLMODE",
+                    format!("must be one of {}", MODES.join(", ")),
+                ));
+            }
+        }
+        if let Some(root) = &root {
+            if !std::path::Path::new(root).is_file() {
+                return Err(ConfigError::new(
+                    "BATON_DATABASE_SSLROOTCERT",
+                    format!("no such file: {root}"),
+                ));
+            }
+        }
+        if mode.is_none() && root.is_none() {
+            return Ok(self);
+        }
+        if self.raw("BATON_DATABASE_URL").is_none() {
+            self.vars
+                .insert("BATON_DATABASE_URL".into(), DEFAULT_DATABASE_URL.into());
+        }
+        let keys: Vec<String> = self
+            .vars
+            .keys()
+            .filter(|key| key.starts_with("BATON_") && key.ends_with("DATABASE_URL"))
+            .cloned()
+            .collect();
+        for key in keys {
+            let Some(value) = self.raw(&key).map(str::to_string) else {
+                continue;
+            };
+            let mut url = url::Url::parse(&value)
+                .map_err(|error| ConfigError::new(&key, format!("not a URL: {error}")))?;
+            let present: Vec<String> = url
+                .query_pairs()
+                .map(|(name, _)| name.into_owned())
+                .collect();
+            {
+                let mut query = url.query_pairs_mut();
+                if let Some(mode) = mode
+                    .as_deref()
+                    .filter(|_| !present.iter().any(|n| n == "sslmode"))
+                {
+                    query.append_pair("sslmode", mode);
+                }
+                if let Some(root) = root
+                    .as_deref()
+                    .filter(|_| !present.iter().any(|n| n == "sslrootcert"))
+                {
+                    query.append_pair("sslrootcert", root);
+                }
+            }
+            self.vars.insert(key, url.to_string());
+        }
+        Ok(self)
+    }
+
     /// An explicit set of variables (tests, embedded use).
     pub fn from_pairs<K: Into<String>, V: Into<String>>(
         pairs: impl IntoIterator<Item = (K, V)>,
@@ -250,8 +354,10 @@ impl fmt::Display for SecretUrl {
 pub struct CommonConfig {
     /// Base database URL; each context connects as its own role on this host and database.
     pub database_url: SecretUrl,
-    /// Bearer token every internal gRPC call must carry.
-    pub service_token: Secret,
+    /// The bearer token internal gRPC calls send, and the set they accept (rotatable).
+    pub service_token: crate::service_tokens::ServiceTokens,
+    /// TLS with client certificates on the internal gRPC hops, when configured.
+    pub grpc_tls: Option<crate::grpc_tls::GrpcTls>,
     /// Honour `X-Baton-Test-Now` / `x-baton-test-now` (never in production).
     pub test_clock: bool,
     /// Largest number of pooled database connections per context.
@@ -266,21 +372,11 @@ pub const DEFAULT_DATABASE_URL: &str = "postgres://127.0.0.1:5432/baton";
 
 impl CommonConfig {
     pub fn from_env(env: &Env) -> Result<CommonConfig, ConfigError> {
-        let service_token = env.secret("BATON_SERVICE_TOKEN").ok_or_else(|| {
-            ConfigError::new(
-                "BATON_SERVICE_TOKEN",
-                "required (shared secret for internal gRPC)",
-            )
-        })?;
-        if service_token.expose().len() < MIN_SERVICE_TOKEN_LEN {
-            return Err(ConfigError::new(
-                "BATON_SERVICE_TOKEN",
-                format!("must be at least {MIN_SERVICE_TOKEN_LEN} characters"),
-            ));
-        }
+        let service_token = crate::service_tokens::ServiceTokens::from_env(env)?;
         Ok(CommonConfig {
             database_url: env.secret_url("BATON_DATABASE_URL", DEFAULT_DATABASE_URL),
             service_token,
+            grpc_tls: crate::grpc_tls::GrpcTls::from_env(env)?,
             test_clock: env.bool("BATON_TEST_CLOCK", false)?,
             database_max_connections: env.bounded_u64(
                 "BATON_DATABASE_MAX_CONNECTIONS",
@@ -363,6 +459,73 @@ mod tests {
         let printed = format!("{config:?}");
         assert!(!printed.contains("hunter2-pw"), "{printed}");
         assert!(printed.contains("postgres://u:***@h/baton"), "{printed}");
+    }
+
+    #[test]
+    fn secrets_come_from_files_and_both_forms_at_once_are_refused() {
+        let dir = std::env::temp_dir().join(format!("baton-env-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("url");
+        std::fs::write(&file, "postgres://u:pw@h/baton\n").expect("write");
+        let path = file.to_str().expect("path");
+        let env = Env::from_pairs([("BATON_DATABASE_URL_FILE", path)])
+            .with_files()
+            .expect("read");
+        assert_eq!(
+            env.raw("BATON_DATABASE_URL"),
+            Some("postgres://u:pw@h/baton")
+        );
+        let both = Env::from_pairs([
+            ("BATON_DATABASE_URL_FILE", path),
+            ("BATON_DATABASE_URL", "postgres://other/baton"),
+        ]);
+        assert_eq!(
+            both.with_files().expect_err("ambiguous").key,
+            "BATON_DATABASE_URL_FILE"
+        );
+        let missing = Env::from_pairs([("BATON_AMQP_URL_FILE", "/nonexistent/baton/secret")]);
+        let error = missing.with_files().expect_err("unreadable");
+        assert_eq!(error.key, "BATON_AMQP_URL_FILE");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn database_tls_settings_reach_every_database_url_unless_it_sets_its_own() {
+        let env = Env::from_pairs([
+            ("BATON_DATABASE_SSLMODE", "verify-full"),
+            ("BATON_REGISTRY__DATABASE_URL", "postgres://r@db/baton"),
+            (
+                "BATON_CLOSER__MAINTENANCE_DATABASE_URL",
+                "postgres://m@db/baton?sslmode=require",
+            ),
+        ])
+        .with_database_tls()
+        .expect("valid");
+        assert_eq!(
+            env.raw("BATON_REGISTRY__DATABASE_URL"),
+            Some("postgres://r@db/baton?sslmode=verify-full")
+        );
+        assert_eq!(
+            env.raw("BATON_CLOSER__MAINTENANCE_DATABASE_URL"),
+            Some("postgres://m@db/baton?sslmode=require"),
+            "a URL's own setting wins"
+        );
+        assert_eq!(
+            env.raw("BATON_DATABASE_URL"),
+            Some("postgres://127.0.0.1:5432/baton?sslmode=verify-full"),
+            "the default URL too"
+        );
+        let bad = Env::from_pairs([("BATON_DATABASE_SSLMODE", "always")]);
+        assert_eq!(
+            bad.with_database_tls().expect_err("bad").key,
+            "BATON_DATABASE_SSLMODE"
+        );
+        let missing = Env::from_pairs([("BATON_DATABASE_SSLROOTCERT", "/nonexistent/ca.pem")]);
+        assert!(missing.with_database_tls().is_err());
+        let untouched = Env::from_pairs([("BATON_DATABASE_URL", "postgres://h/b")])
+            .with_database_tls()
+            .expect("valid");
+        assert_eq!(untouched.raw("BATON_DATABASE_URL"), Some("postgres://h/b"));
     }
 
     #[test]

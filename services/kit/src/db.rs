@@ -175,6 +175,24 @@ fn is_concurrent_catalog_error(error: &dyn sqlx::error::DatabaseError) -> bool {
     )
 }
 
+/// A session-level advisory lock held for a whole `baton migrate`, released when dropped (its
+/// connection closes) or when the process dies (Postgres releases it with the session).
+pub struct MigrationLock {
+    _connection: PgConnection,
+}
+
+impl MigrationLock {
+    pub async fn acquire(admin_url: &str) -> Result<MigrationLock, DbError> {
+        let mut connection = PgConnection::connect_with(&options(admin_url)?).await?;
+        sqlx::query("SELECT pg_advisory_lock(hashtextextended('baton.migrate', 0))")
+            .execute(&mut connection)
+            .await?;
+        Ok(MigrationLock {
+            _connection: connection,
+        })
+    }
+}
+
 /// Prepares the context and applies its migrations as the owner role, with the migration table
 /// inside the context's own schema.
 pub async fn migrate_context(

@@ -12,12 +12,10 @@
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tonic::body::Body;
 use tonic::server::NamedService;
@@ -29,9 +27,10 @@ use tower::{Layer, Service};
 use uuid::Uuid;
 
 use crate::clock::{Clock, TEST_NOW_KEY};
-use crate::config::Secret;
 use crate::error::ApiError;
+use crate::grpc_tls::GrpcTls;
 use crate::schema::Readiness;
+use crate::service_tokens::ServiceTokens;
 use crate::telemetry;
 use crate::telemetry::Component;
 
@@ -45,25 +44,34 @@ pub const TENANT_KEY: &str = "x-baton-tenant";
 pub struct ServerSettings {
     /// Whose calls these are (their spans' and metrics' `service.name`).
     pub component: Component,
-    /// Bearer token every call must carry.
-    pub service_token: Secret,
+    /// The tokens a call may carry.
+    pub service_token: ServiceTokens,
     /// Longest a single call may run before it is cancelled.
     pub request_timeout: Duration,
     /// Most calls in flight across all connections; beyond it, calls are shed.
     pub max_concurrent_requests: usize,
     /// Health reports NOT_SERVING until this is ready (the schema gate).
     pub readiness: Readiness,
+    /// Serve TLS only, requiring client certificates (see [`crate::grpc_tls`]).
+    pub tls: Option<GrpcTls>,
 }
 
 impl ServerSettings {
-    pub fn new(component: Component, service_token: Secret) -> ServerSettings {
+    pub fn new(component: Component, service_token: impl Into<ServiceTokens>) -> ServerSettings {
         ServerSettings {
             component,
-            service_token,
+            service_token: service_token.into(),
             request_timeout: Duration::from_secs(10),
             max_concurrent_requests: 512,
             readiness: Readiness::ready(),
+            tls: None,
         }
+    }
+
+    /// Serves with mutual TLS when `tls` is set.
+    pub fn with_tls(mut self, tls: Option<GrpcTls>) -> ServerSettings {
+        self.tls = tls;
+        self
     }
 
     /// Reports NOT_SERVING to health checks until `readiness` is ready.
@@ -111,8 +119,10 @@ where
             }
         });
     }
+    // Reflection lists only what this port serves (the descriptor set holds every context).
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(baton_proto::FILE_DESCRIPTOR_SET)
+        .with_service_name(S::NAME)
         .build_v1()
         .map_err(|error| {
             tracing::error!(error = %error, "reflection descriptor set invalid");
@@ -122,7 +132,11 @@ where
     if let Some(reflection) = reflection {
         routes = routes.add_service(reflection);
     }
-    Server::builder()
+    let mut builder = Server::builder();
+    if let Some(tls) = &settings.tls {
+        builder = builder.tls_config(tls.server())?;
+    }
+    builder
         // Cancel a call that outlives its budget rather than hold a connection forever.
         .timeout(settings.request_timeout)
         // Refuse work when the limit below is saturated instead of queueing without bound.
@@ -195,7 +209,7 @@ pub fn call_instant<T>(request: &Request<T>, clock: &Clock) -> Result<DateTime<U
 /// Stamps outgoing calls with the service token, tenant, test instant and trace context.
 #[derive(Debug, Clone)]
 pub struct Outbound {
-    authorization: Arc<str>,
+    tokens: ServiceTokens,
 }
 
 /// The identity and clock of one outgoing call.
@@ -207,9 +221,11 @@ pub struct OutboundCall {
 }
 
 impl Outbound {
-    pub fn new(service_token: &Secret) -> Outbound {
+    /// Sends whichever token the set currently sends (a rotation takes effect without a
+    /// restart).
+    pub fn new(service_token: impl Into<ServiceTokens>) -> Outbound {
         Outbound {
-            authorization: Arc::from(format!("Bearer {}", service_token.expose())),
+            tokens: service_token.into(),
         }
     }
 
@@ -227,7 +243,7 @@ impl Outbound {
     pub fn maintenance_request<T>(&self, test_now: Option<&str>, message: T) -> Request<T> {
         let mut request = Request::new(message);
         let metadata = request.metadata_mut();
-        if let Ok(value) = self.authorization.parse() {
+        if let Ok(value) = self.tokens.authorization().parse() {
             metadata.insert("authorization", value);
         }
         if let Some(value) = test_now.and_then(|text| text.parse().ok()) {
@@ -238,16 +254,33 @@ impl Outbound {
     }
 }
 
-/// A lazily-connecting channel to `address` (`host:port` or a full `http://` URI). Untraced:
+/// A lazily-connecting plaintext channel to `address` (`host:port` or a full URI). Untraced:
 /// wrap it with [`traced`] for calls (health probes use it bare).
 pub fn channel(address: &str) -> Result<Channel, ApiError> {
-    let uri = if address.contains("://") {
-        address.to_string()
-    } else {
-        format!("http://{address}")
+    channel_with_tls(address, None)
+}
+
+/// A lazily-connecting channel to `address`; with `tls`, over mutual TLS (`https`), verifying
+/// the server against the CA and presenting this process's certificate.
+pub fn channel_with_tls(address: &str, tls: Option<&GrpcTls>) -> Result<Channel, ApiError> {
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let uri = match address.split_once("://") {
+        Some((_, rest)) => format!("{scheme}://{rest}"),
+        None => format!("{scheme}://{address}"),
     };
-    let endpoint = Endpoint::from_shared(uri)
-        .map_err(|error| ApiError::internal(format!("invalid service address: {error}")))?
+    let mut endpoint = Endpoint::from_shared(uri.clone())
+        .map_err(|error| ApiError::internal(format!("invalid service address: {error}")))?;
+    if let Some(tls) = tls {
+        let host = uri
+            .parse::<http::Uri>()
+            .ok()
+            .and_then(|parsed| parsed.host().map(str::to_string))
+            .unwrap_or_default();
+        endpoint = endpoint
+            .tls_config(tls.client(&host))
+            .map_err(|error| ApiError::internal(format!("gRPC TLS settings: {error}")))?;
+    }
+    let endpoint = endpoint
         .connect_timeout(Duration::from_secs(3))
         .timeout(Duration::from_secs(10))
         .tcp_nodelay(true)
@@ -256,9 +289,18 @@ pub fn channel(address: &str) -> Result<Channel, ApiError> {
     Ok(endpoint.connect_lazy())
 }
 
-/// [`channel`] to `address`, [`traced`] as `component`'s calls.
+/// A plaintext [`channel`] to `address`, [`traced`] as `component`'s calls.
 pub fn traced_channel(component: Component, address: &str) -> Result<TracedChannel, ApiError> {
-    Ok(traced(component, address, channel(address)?))
+    traced_channel_with_tls(component, address, None)
+}
+
+/// [`channel_with_tls`] to `address`, [`traced`] as `component`'s calls.
+pub fn traced_channel_with_tls(
+    component: Component,
+    address: &str,
+    tls: Option<&GrpcTls>,
+) -> Result<TracedChannel, ApiError> {
+    Ok(traced(component, address, channel_with_tls(address, tls)?))
 }
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -267,13 +309,13 @@ type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 /// orchestrators can probe without the secret).
 #[derive(Clone)]
 pub struct ServiceTokenLayer {
-    expected: Arc<[u8]>,
+    tokens: ServiceTokens,
 }
 
 impl ServiceTokenLayer {
-    pub fn new(token: Secret) -> ServiceTokenLayer {
+    pub fn new(tokens: impl Into<ServiceTokens>) -> ServiceTokenLayer {
         ServiceTokenLayer {
-            expected: Arc::from(format!("Bearer {}", token.expose()).into_bytes()),
+            tokens: tokens.into(),
         }
     }
 }
@@ -284,7 +326,7 @@ impl<S> Layer<S> for ServiceTokenLayer {
     fn layer(&self, inner: S) -> ServiceTokenService<S> {
         ServiceTokenService {
             inner,
-            expected: self.expected.clone(),
+            tokens: self.tokens.clone(),
         }
     }
 }
@@ -292,7 +334,7 @@ impl<S> Layer<S> for ServiceTokenLayer {
 #[derive(Clone)]
 pub struct ServiceTokenService<S> {
     inner: S,
-    expected: Arc<[u8]>,
+    tokens: ServiceTokens,
 }
 
 impl<S, B> Service<http::Request<B>> for ServiceTokenService<S>
@@ -322,7 +364,7 @@ where
             .get("authorization")
             .map(|value| value.as_bytes())
             .unwrap_or_default();
-        let authorized = exempt || bool::from(presented.ct_eq(&self.expected));
+        let authorized = exempt || self.tokens.accepts(presented);
         if !authorized {
             drop(ready);
             let status = Status::unauthenticated("missing or invalid service token");

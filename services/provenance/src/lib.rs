@@ -81,12 +81,17 @@ pub async fn serve(
         baton_kit::shutdown::Shutdown::never(),
     );
     let link = link::RegistryLink::new(
-        baton_kit::grpc::traced_channel(Component::Provenance, &config.registry_addr)?,
+        baton_kit::grpc::traced_channel_with_tls(
+            Component::Provenance,
+            &config.registry_addr,
+            config.common.grpc_tls.as_ref(),
+        )?,
         Outbound::new(&config.common.service_token),
     );
     let service = service::Provenance::new(pool, link, Clock::new(config.common.test_clock));
     let settings = ServerSettings::new(Component::Provenance, config.common.service_token.clone())
-        .with_readiness(readiness);
+        .with_readiness(readiness)
+        .with_tls(config.common.grpc_tls.clone());
     let server = ProvenanceServer::new(grpc::ProvenanceGrpc::new(service));
     baton_kit::grpc::serve(listener, settings, server, shutdown).await?;
     Ok(())

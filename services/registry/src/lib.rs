@@ -97,7 +97,8 @@ pub async fn serve(
     let clock = Clock::new(config.common.test_clock);
     let grpc = grpc::RegistryGrpc::new(registry, sweeper, clock);
     let settings = ServerSettings::new(Component::Registry, config.common.service_token.clone())
-        .with_readiness(readiness);
+        .with_readiness(readiness)
+        .with_tls(config.common.grpc_tls.clone());
     let served = baton_kit::grpc::serve(
         listener,
         settings,

@@ -77,8 +77,16 @@ pub async fn serve(
         baton_kit::shutdown::Shutdown::never(),
     );
     let links = links::Links::new(
-        baton_kit::grpc::traced_channel(Component::Triage, &config.registry_addr)?,
-        baton_kit::grpc::traced_channel(Component::Triage, &config.provenance_addr)?,
+        baton_kit::grpc::traced_channel_with_tls(
+            Component::Triage,
+            &config.registry_addr,
+            config.common.grpc_tls.as_ref(),
+        )?,
+        baton_kit::grpc::traced_channel_with_tls(
+            Component::Triage,
+            &config.provenance_addr,
+            config.common.grpc_tls.as_ref(),
+        )?,
         Outbound::new(&config.common.service_token),
     );
     let triage = service::Triage::new(
@@ -88,7 +96,8 @@ pub async fn serve(
         config.thresholds,
     );
     let settings = ServerSettings::new(Component::Triage, config.common.service_token.clone())
-        .with_readiness(readiness);
+        .with_readiness(readiness)
+        .with_tls(config.common.grpc_tls.clone());
     baton_kit::grpc::serve(
         listener,
         settings,

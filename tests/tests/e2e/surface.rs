@@ -9,11 +9,19 @@ async fn health_readiness_openapi_and_unknown_routes() {
     let baton = Baton::start().await;
     let anonymous = baton.anonymous();
     assert_eq!(anonymous.get("/healthz").await.status, 200);
-    let ready = anonymous.get("/readyz").await;
+    // Each service reports SERVING once its schema check passed, a moment after it listens.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    let ready = loop {
+        let ready = anonymous.get("/readyz").await;
+        if ready.status == 200 || tokio::time::Instant::now() > deadline {
+            break ready;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
     assert_eq!(ready.status, 200, "{:?}", ready.body);
     assert_eq!(
         ready.body["checks"],
-        json!({"database": true, "registry": true, "provenance": true, "triage": true})
+        json!({"database": true, "schema": true, "registry": true, "provenance": true, "triage": true})
     );
 
     let openapi = anonymous.get("/api/v1/openapi.json").await;
