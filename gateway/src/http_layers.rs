@@ -57,7 +57,12 @@ pub async fn trace(State(state): State<AppState>, request: Request, next: Next) 
     );
     telemetry::set_parent_from_headers(&span, request.headers(), Component::Gateway);
     let started = Instant::now();
-    let response = next.run(request).instrument(span.clone()).await;
+    // The component rides in the context even when nothing is traced (log lines, DB metrics).
+    let response = telemetry::component::within(
+        Component::Gateway,
+        next.run(request).instrument(span.clone()),
+    )
+    .await;
     let elapsed = started.elapsed();
     let status = response.status().as_u16();
     span.record("http.response.status_code", status);

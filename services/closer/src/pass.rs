@@ -407,7 +407,10 @@ impl Passes {
             if let Some(tokens) = used {
                 judge_tokens().add(
                     u64::try_from(tokens).unwrap_or(0),
-                    &[KeyValue::new("baton.judge", self.judge.name())],
+                    &[
+                        KeyValue::new("kind", "total"),
+                        KeyValue::new("baton.judge", self.judge.name()),
+                    ],
                 );
             }
         }

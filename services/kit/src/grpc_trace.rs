@@ -20,6 +20,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use opentelemetry::KeyValue;
+use opentelemetry::context::FutureExt as _;
 use opentelemetry::metrics::Histogram;
 use tonic::body::Body;
 use tonic::transport::Channel;
@@ -57,18 +58,22 @@ const UNKNOWN: i32 = 2;
 /// gRPC UNAVAILABLE, for a call the transport could not complete.
 const UNAVAILABLE: i32 = 14;
 
-fn duration_ms(
-    meter_name: &'static str,
-    description: &'static str,
-) -> impl FnOnce(opentelemetry::metrics::Meter) -> Histogram<f64> {
-    move |meter| {
-        meter
-            .f64_histogram(meter_name)
-            .with_unit("ms")
-            .with_description(description)
-            .with_boundaries(buckets::RPC_MILLISECONDS.to_vec())
-            .build()
-    }
+fn server_duration(meter: opentelemetry::metrics::Meter) -> Histogram<f64> {
+    meter
+        .f64_histogram("rpc.server.duration")
+        .with_unit("ms")
+        .with_description("gRPC calls served, by method and status")
+        .with_boundaries(buckets::RPC_MILLISECONDS.to_vec())
+        .build()
+}
+
+fn client_duration(meter: opentelemetry::metrics::Meter) -> Histogram<f64> {
+    meter
+        .f64_histogram("rpc.client.duration")
+        .with_unit("ms")
+        .with_description("gRPC calls made, by method and status")
+        .with_boundaries(buckets::RPC_MILLISECONDS.to_vec())
+        .build()
 }
 
 fn millis(elapsed: Duration) -> f64 {
@@ -154,26 +159,19 @@ where
                     "rpc"
                 );
                 static DURATION: PerComponent<Histogram<f64>> = PerComponent::new();
-                DURATION
-                    .get_or_init(
-                        component,
-                        duration_ms(
-                            "rpc.server.duration",
-                            "gRPC calls served, by method and status",
-                        ),
-                    )
-                    .record(
-                        millis(elapsed),
-                        &[
-                            KeyValue::new("rpc.system", "grpc"),
-                            KeyValue::new("rpc.service", service),
-                            KeyValue::new("rpc.method", method),
-                            KeyValue::new("rpc.grpc.status_code", i64::from(code)),
-                        ],
-                    );
+                DURATION.get_or_init(component, server_duration).record(
+                    millis(elapsed),
+                    &[
+                        KeyValue::new("rpc.system", "grpc"),
+                        KeyValue::new("rpc.service", service),
+                        KeyValue::new("rpc.method", method),
+                        KeyValue::new("rpc.grpc.status_code", i64::from(code)),
+                    ],
+                );
                 result
             }
-            .instrument(span),
+            .instrument(span)
+            .with_context(component.context(opentelemetry::Context::new())),
         )
     }
 }
@@ -268,24 +266,16 @@ where
                     record_span.record("otel.status_code", value);
                 }
                 static DURATION: PerComponent<Histogram<f64>> = PerComponent::new();
-                DURATION
-                    .get_or_init(
-                        component,
-                        duration_ms(
-                            "rpc.client.duration",
-                            "gRPC calls made, by method and status",
-                        ),
-                    )
-                    .record(
-                        millis(started.elapsed()),
-                        &[
-                            KeyValue::new("rpc.system", "grpc"),
-                            KeyValue::new("rpc.service", service),
-                            KeyValue::new("rpc.method", method),
-                            KeyValue::new("rpc.grpc.status_code", i64::from(code)),
-                            KeyValue::new("server.address", host.to_string()),
-                        ],
-                    );
+                DURATION.get_or_init(component, client_duration).record(
+                    millis(started.elapsed()),
+                    &[
+                        KeyValue::new("rpc.system", "grpc"),
+                        KeyValue::new("rpc.service", service),
+                        KeyValue::new("rpc.method", method),
+                        KeyValue::new("rpc.grpc.status_code", i64::from(code)),
+                        KeyValue::new("server.address", host.to_string()),
+                    ],
+                );
                 result
             }
             .instrument(span),

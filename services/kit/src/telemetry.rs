@@ -59,14 +59,15 @@
 //! | `http.server.request.duration` | histogram | s | `http.request.method`, `http.route`, `http.response.status_code` | gateway |
 //! | `rpc.server.duration` | histogram | ms | `rpc.system`, `rpc.service`, `rpc.method`, `rpc.grpc.status_code` | registry, provenance, triage, closer |
 //! | `rpc.client.duration` | histogram | ms | `rpc.system`, `rpc.service`, `rpc.method`, `rpc.grpc.status_code`, `server.address` | gateway, provenance, triage, closer |
+//! | `db.client.operation.duration` | histogram | s | `db.system.name`, `db.operation.name`, `db.collection.name` | every component with a database |
 //! | `http.client.request.duration` | histogram | s | `http.request.method`, `server.address`, `http.response.status_code`, `error.type` | closer (openai judge) |
 //! | `baton.triage.begins` | counter | `{begin}` | `baton.triage.armed`, `baton.triage.reason` | triage |
 //! | `baton.closer.passes` | counter | `{pass}` | `result` | closer |
 //! | `baton.closer.sweep.closed` | histogram | `{session}` | — | closer |
-//! | `baton.closer.judge.tokens` | counter | `{token}` | `baton.judge` | closer |
+//! | `baton.closer.judge.tokens` | counter | `{token}` | `kind` (`total`), `baton.judge` | closer |
 //! | `baton.closer.lag` | histogram | s | `result` | closer (passes run from the close message) |
 //! | `baton.outbox.depth` | gauge | `{message}` | `outbox` | registry (its relay) |
-//! | `baton.bus.published` | counter | `{message}` | `outbox`, `messaging.destination.name` | registry (its relay) |
+//! | `baton.bus.published` | counter | `{message}` | `outbox`, `messaging.destination.name` (the routing key) | registry (its relay) |
 //! | `baton.bus.redeliveries` | counter | `{message}` | `messaging.destination.name` | closer (its consumer) |
 //! | `baton.bus.queue.depth` | gauge | `{message}` | `messaging.destination.name` | closer (its consumer) |
 //! | `baton.bus.dead_letter.depth` | gauge | `{message}` | `messaging.destination.name` | closer (its consumer) |
@@ -175,7 +176,8 @@ fn meter_provider(component: Component) -> Result<SdkMeterProvider, TelemetryErr
 /// A second call is a no-op.
 pub fn init(components: &[Component]) -> Result<Telemetry, TelemetryError> {
     let mut telemetry = Telemetry::default();
-    if otlp_wanted("METRICS") {
+    let metrics = otlp_wanted("METRICS");
+    if metrics {
         let mut providers = Vec::new();
         for component in components {
             let provider = meter_provider(*component)?;
@@ -184,7 +186,7 @@ pub fn init(components: &[Component]) -> Result<Telemetry, TelemetryError> {
         }
         component::install_meter_providers(providers);
     }
-    if otlp_wanted("TRACES") {
+    let tracer = if otlp_wanted("TRACES") {
         let mut tracers = Vec::new();
         for component in components {
             let provider = tracer_provider(component.service_name())?;
@@ -201,7 +203,11 @@ pub fn init(components: &[Component]) -> Result<Telemetry, TelemetryError> {
                 tracer
             }
         };
-        let tracer = routing::RoutingTracer::new(tracers, fallback);
+        Some(routing::RoutingTracer::new(tracers, fallback))
+    } else {
+        None
+    };
+    if tracer.is_some() || metrics {
         let _ = Registry::default()
             .with(trace_layers(tracer))
             .with(json_log_layer())
@@ -212,27 +218,30 @@ pub fn init(components: &[Component]) -> Result<Telemetry, TelemetryError> {
     Ok(telemetry)
 }
 
-/// The span layers: the bridge (spans at info and above, never sqlx's statement events, so
-/// statement text never becomes a span event) and the database spans made from those events.
-/// Spans must exist for the exporter whatever the log level, so the log filter is not theirs.
-fn trace_layers<S>(tracer: routing::RoutingTracer) -> Box<dyn Layer<S> + Send + Sync>
+/// The span layers: the bridge when tracing (spans at info and above, never sqlx's statement
+/// events, so statement text never becomes a span event) and the database spans and metrics
+/// made from those events. Spans must exist for the exporter whatever the log level, so the
+/// log filter is not theirs.
+fn trace_layers<S>(tracer: Option<routing::RoutingTracer>) -> Box<dyn Layer<S> + Send + Sync>
 where
     S: tracing::Subscriber
         + for<'span> tracing_subscriber::registry::LookupSpan<'span>
         + Send
         + Sync,
 {
-    let bridge = tracing_opentelemetry::layer()
-        .with_tracer(tracer.clone())
-        .with_filter(LevelFilter::INFO)
-        .with_filter(FilterFn::new(|metadata| {
-            !metadata.target().starts_with("sqlx")
-        }));
+    let bridge = tracer.clone().map(|tracer| {
+        tracing_opentelemetry::layer()
+            .with_tracer(tracer)
+            .with_filter(LevelFilter::INFO)
+            .with_filter(FilterFn::new(|metadata| {
+                !metadata.target().starts_with("sqlx")
+            }))
+    });
     let db = db_spans::DbSpans::new(tracer).with_filter(FilterFn::new(|metadata| {
         metadata.target() == db_spans::SQLX_QUERY_TARGET
             && *metadata.level() <= tracing::Level::DEBUG
     }));
-    bridge.and_then(db).boxed()
+    Layer::and_then(bridge, db).boxed()
 }
 
 /// Whether `BATON_LOG_SQL` asks for sqlx's statement lines in the logs.
@@ -326,7 +335,7 @@ mod tests {
             .with_simple_exporter(exporter.clone())
             .build();
         let tracer = routing::RoutingTracer::new(Vec::new(), provider.tracer("test"));
-        let subscriber = Registry::default().with(trace_layers(tracer));
+        let subscriber = Registry::default().with(trace_layers(Some(tracer)));
         tracing::subscriber::with_default(subscriber, || {
             let span = tracing::info_span!("work");
             let _entered = span.enter();

@@ -21,7 +21,7 @@ use crate::bus::topology::{self, ConsumerSpec, Names};
 use crate::bus::{BusConfig, connect, reconnect_delay};
 use crate::shutdown::Shutdown;
 use crate::telemetry;
-use crate::telemetry::component::{Component, PerComponent};
+use crate::telemetry::component::{Component, PerComponent, within};
 
 /// What to do with a delivery once the handler is done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,7 +154,7 @@ where
         };
         let delivery = delivery?;
         let handler = handler.clone();
-        in_flight.spawn(handle(delivery, spec.owner, handler));
+        in_flight.spawn(within(spec.owner, handle(delivery, spec.owner, handler)));
     }
     // Let in-flight work finish (its acks go out) before the connection closes.
     while in_flight.join_next().await.is_some() {}

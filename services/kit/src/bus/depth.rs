@@ -20,39 +20,28 @@ use crate::telemetry::component::PerComponent;
 /// How often the depths are read.
 pub const DEPTH_EVERY: Duration = Duration::from_secs(15);
 
-fn gauge(
-    cache: &'static PerComponent<Gauge<u64>>,
-    spec: &ConsumerSpec,
-    name: &'static str,
-    description: &'static str,
-) -> Gauge<u64> {
-    cache
-        .get_or_init(spec.owner, |meter| {
-            meter
-                .u64_gauge(name)
-                .with_unit("{message}")
-                .with_description(description)
-                .build()
-        })
-        .clone()
+fn queue_depth(meter: opentelemetry::metrics::Meter) -> Gauge<u64> {
+    meter
+        .u64_gauge("baton.bus.queue.depth")
+        .with_unit("{message}")
+        .with_description("Messages ready in a consumer's queue")
+        .build()
+}
+
+fn dead_letter_depth(meter: opentelemetry::metrics::Meter) -> Gauge<u64> {
+    meter
+        .u64_gauge("baton.bus.dead_letter.depth")
+        .with_unit("{message}")
+        .with_description("Messages set aside in a consumer's dead-letter queue")
+        .build()
 }
 
 /// Records both depths every [`DEPTH_EVERY`] until shutdown.
 pub async fn watch(bus: BusConfig, spec: ConsumerSpec, shutdown: Shutdown) {
     static QUEUE: PerComponent<Gauge<u64>> = PerComponent::new();
     static DEAD: PerComponent<Gauge<u64>> = PerComponent::new();
-    let queue_gauge = gauge(
-        &QUEUE,
-        &spec,
-        "baton.bus.queue.depth",
-        "Messages ready in a consumer's queue",
-    );
-    let dead_gauge = gauge(
-        &DEAD,
-        &spec,
-        "baton.bus.dead_letter.depth",
-        "Messages set aside in a consumer's dead-letter queue",
-    );
+    let queue_gauge = QUEUE.get_or_init(spec.owner, queue_depth).clone();
+    let dead_gauge = DEAD.get_or_init(spec.owner, dead_letter_depth).clone();
     let names = Names::new(&bus.namespace);
     let attributes = [KeyValue::new("messaging.destination.name", spec.name)];
     let mut connection = None;

@@ -30,7 +30,7 @@ use crate::bus::topology::{self, Names};
 use crate::bus::{BusConfig, connect, reconnect_delay};
 use crate::shutdown::Shutdown;
 use crate::telemetry;
-use crate::telemetry::component::{Component, PerComponent};
+use crate::telemetry::component::{Component, PerComponent, within};
 
 /// Rows a relay publishes per round.
 const BATCH: i64 = 100;
@@ -124,6 +124,11 @@ impl Relay {
 
     /// Runs until shutdown, reconnecting after broker failures.
     pub async fn run(self, shutdown: Shutdown) {
+        let component = self.component;
+        within(component, self.relay(shutdown)).await;
+    }
+
+    async fn relay(self, shutdown: Shutdown) {
         // Consecutive failures, reset by a successful round; each failure waits longer.
         let mut failures = 0;
         while !shutdown.is_triggered() {

@@ -19,6 +19,12 @@ pub const RPC_MILLISECONDS: &[f64] = &[
     5000.0, 7500.0, 10000.0,
 ];
 
+/// `db.client.operation.duration` (s): 0.1 ms (a cached plan on a warm connection) to 10 s.
+pub const DB_SECONDS: &[f64] = &[
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0,
+];
+
 /// Outbound HTTP (`http.client.request.duration`, s): the judge can take up to a minute.
 pub const HTTP_CLIENT_SECONDS: &[f64] = &[
     0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0,
@@ -45,6 +51,7 @@ mod tests {
             ("http", HTTP_SECONDS, 10.0),
             ("rpc", RPC_MILLISECONDS, 10_000.0),
             ("http client", HTTP_CLIENT_SECONDS, 60.0),
+            ("db", DB_SECONDS, 10.0),
             ("counts", COUNTS, 1000.0),
             ("lag", LAG_SECONDS, 3600.0),
         ] {

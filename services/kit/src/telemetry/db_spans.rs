@@ -11,7 +11,9 @@
 //! - No statement text, no bound value, in any span or attribute. (sqlx never logs bound values;
 //!   the text itself is kept off the spans and, by the log filter, off the logs.)
 //! - A query outside any traced span (a relay or sweep polling an empty table) makes no span:
-//!   it would be a one-span trace every poll.
+//!   it would be a one-span trace every poll. It is still measured in
+//!   `db.client.operation.duration` (s; `db.system.name`, `db.operation.name`,
+//!   `db.collection.name`) when its context names the component it runs for.
 
 use std::time::{Duration, SystemTime};
 
@@ -21,6 +23,10 @@ use tracing::field::{Field, Visit};
 use tracing::{Event, Subscriber};
 use tracing_subscriber::layer::Context;
 
+use opentelemetry::metrics::Histogram;
+
+use super::buckets;
+use super::component::{Component, PerComponent};
 use super::routing::RoutingTracer;
 
 /// The target sqlx reports statements under.
@@ -150,15 +156,26 @@ impl Visit for QueryFields {
     }
 }
 
-/// The layer that turns `sqlx::query` events into database spans.
+/// The layer that turns `sqlx::query` events into database spans (when tracing) and
+/// `db.client.operation.duration` measurements (when the event's context names a component).
 pub(crate) struct DbSpans {
-    tracer: RoutingTracer,
+    tracer: Option<RoutingTracer>,
 }
 
 impl DbSpans {
-    pub(crate) fn new(tracer: RoutingTracer) -> DbSpans {
+    pub(crate) fn new(tracer: Option<RoutingTracer>) -> DbSpans {
         DbSpans { tracer }
     }
+}
+
+/// `db.client.operation.duration` (s), per the database conventions.
+fn operation_duration(meter: opentelemetry::metrics::Meter) -> Histogram<f64> {
+    meter
+        .f64_histogram("db.client.operation.duration")
+        .with_unit("s")
+        .with_description("Database statements, by operation and table")
+        .with_boundaries(buckets::DB_SECONDS.to_vec())
+        .build()
 }
 
 impl<S: Subscriber> tracing_subscriber::Layer<S> for DbSpans {
@@ -167,7 +184,10 @@ impl<S: Subscriber> tracing_subscriber::Layer<S> for DbSpans {
             return;
         }
         let parent = opentelemetry::Context::current();
-        if !parent.span().span_context().is_valid() {
+        let component = parent.get::<Component>().copied();
+        let traced = parent.span().span_context().is_valid();
+        let tracer = self.tracer.as_ref().filter(|_| traced);
+        if tracer.is_none() && component.is_none() {
             return;
         }
         let mut fields = QueryFields::default();
@@ -194,19 +214,27 @@ impl<S: Subscriber> tracing_subscriber::Layer<S> for DbSpans {
         if let Some(table) = shape.collection {
             attributes.push(KeyValue::new("db.collection.name", table));
         }
+        if let Some(component) = component {
+            static DURATION: PerComponent<Histogram<f64>> = PerComponent::new();
+            DURATION
+                .get_or_init(component, operation_duration)
+                .record(elapsed.as_secs_f64(), &attributes);
+        }
+        let Some(tracer) = tracer else {
+            return;
+        };
         if let Some(rows) = fields.rows_returned {
             attributes.push(KeyValue::new(
                 "db.response.returned_rows",
                 i64::try_from(rows).unwrap_or(i64::MAX),
             ));
         }
-        let mut span = self
-            .tracer
+        let mut span = tracer
             .span_builder(name)
             .with_kind(SpanKind::Client)
             .with_start_time(end.checked_sub(elapsed).unwrap_or(end))
             .with_attributes(attributes)
-            .start_with_context(&self.tracer, &parent);
+            .start_with_context(tracer, &parent);
         span.end_with_timestamp(end);
     }
 }
