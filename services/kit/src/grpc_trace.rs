@@ -44,6 +44,11 @@ pub fn rpc_names(path: &str) -> (&str, &str) {
         .unwrap_or((path.trim_start_matches('/'), ""))
 }
 
+fn owned_rpc_names(path: &str) -> (String, String) {
+    let (service, method) = rpc_names(path);
+    (service.to_string(), method.to_string())
+}
+
 /// The numeric status of a response: its `grpc-status` header, else OK (see the module doc).
 fn response_code(headers: &http::HeaderMap) -> i32 {
     headers
@@ -121,8 +126,7 @@ where
         if request.uri().path().starts_with(HEALTH_PREFIX) {
             return Box::pin(self.inner.call(request));
         }
-        let (service, method) = rpc_names(request.uri().path());
-        let (service, method) = (service.to_string(), method.to_string());
+        let (service, method) = owned_rpc_names(request.uri().path());
         let span = tracing::info_span!(
             "grpc.server",
             otel.name = %format!("{service}/{method}"),
@@ -233,8 +237,7 @@ where
     }
 
     fn call(&mut self, mut request: http::Request<Body>) -> Self::Future {
-        let (service, method) = rpc_names(request.uri().path());
-        let (service, method) = (service.to_string(), method.to_string());
+        let (service, method) = owned_rpc_names(request.uri().path());
         let span = tracing::info_span!(
             "grpc.client",
             otel.name = %format!("{service}/{method}"),
