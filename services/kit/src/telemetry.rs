@@ -24,7 +24,10 @@
 //!   ([`propagation::set_parent_from_headers`], [`propagation::set_component_parent`]); every
 //!   span under it inherits the mark. A span outside every component (startup) goes to a
 //!   process-level provider named `baton`.
-//! - Metrics: every instrument comes from its component's meter ([`component::meter`]).
+//! - Metrics: every instrument comes from its component's meter ([`component::meter`]), named
+//!   explicitly at the call site — except `db.client.operation.duration`, recorded where the
+//!   query runs and attributed by the context, which every entry point (gRPC call, HTTP request,
+//!   consumed message, relay, each component's serve task) attaches even when nothing is traced.
 //!
 //! An `OTEL_SERVICE_NAME` in the environment is ignored: a component's name is not
 //! configuration.
