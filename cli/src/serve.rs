@@ -12,6 +12,8 @@ use baton_closer::CloserConfig;
 use baton_gateway::GatewayConfig;
 use baton_kit::config::Env;
 use baton_kit::shutdown::{self, Shutdown};
+use baton_kit::telemetry::Component;
+use baton_kit::telemetry::component::within;
 use baton_provenance::ProvenanceConfig;
 use baton_registry::RegistryConfig;
 use baton_triage::TriageConfig;
@@ -27,6 +29,23 @@ pub enum Target {
     Triage,
     Closer,
     Gateway,
+}
+
+/// The components `targets` name, each reporting its own `service.name`.
+pub fn components(targets: &[Target]) -> Vec<Component> {
+    let all = targets.contains(&Target::All);
+    Component::ALL
+        .into_iter()
+        .filter(|component| {
+            all || targets.contains(&match component {
+                Component::Gateway => Target::Gateway,
+                Component::Registry => Target::Registry,
+                Component::Provenance => Target::Provenance,
+                Component::Triage => Target::Triage,
+                Component::Closer => Target::Closer,
+            })
+        })
+        .collect()
 }
 
 /// How long in-flight work may take to drain after a stop signal.
@@ -45,7 +64,8 @@ async fn bind(
 }
 
 pub async fn run(env: &Env, targets: &[Target], migrate_first: bool) -> anyhow::Result<()> {
-    let telemetry = baton_kit::telemetry::init("baton").context("starting telemetry")?;
+    let telemetry =
+        baton_kit::telemetry::init(&components(targets)).context("starting telemetry")?;
     let result = run_services(env, targets, migrate_first).await;
     if let Err(error) = &result {
         tracing::error!(error = format!("{error:#}"), "baton stopped with an error");
@@ -165,43 +185,43 @@ async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> any
     let mut services = JoinSet::new();
     if let (Some(config), Some((listener, _))) = (plan.registry, registry) {
         let stop = stop.clone();
-        services.spawn(async move {
+        services.spawn(within(Component::Registry, async move {
             baton_registry::serve(config, listener, stop)
                 .await
                 .context("registry")
-        });
+        }));
     }
     if let (Some(config), Some((listener, _))) = (plan.provenance, provenance) {
         let stop = stop.clone();
-        services.spawn(async move {
+        services.spawn(within(Component::Provenance, async move {
             baton_provenance::serve(config, listener, stop.wait())
                 .await
                 .context("provenance")
-        });
+        }));
     }
     if let (Some(config), Some((listener, _))) = (plan.triage, triage) {
         let stop = stop.clone();
-        services.spawn(async move {
+        services.spawn(within(Component::Triage, async move {
             baton_triage::serve(config, listener, stop.wait())
                 .await
                 .context("triage")
-        });
+        }));
     }
     if let (Some(config), Some((listener, _))) = (plan.closer, closer) {
         let stop = stop.clone();
-        services.spawn(async move {
+        services.spawn(within(Component::Closer, async move {
             baton_closer::serve(config, listener, stop)
                 .await
                 .context("closer")
-        });
+        }));
     }
     if let (Some(config), Some((listener, _))) = (plan.gateway, gateway) {
         let stop = stop.clone();
-        services.spawn(async move {
+        services.spawn(within(Component::Gateway, async move {
             baton_gateway::serve(config, listener, stop.wait())
                 .await
                 .context("gateway")
-        });
+        }));
     }
     wait(services, trigger, stop).await
 }
@@ -241,4 +261,23 @@ async fn wait(
 
 fn flatten(joined: Result<anyhow::Result<()>, tokio::task::JoinError>) -> anyhow::Result<()> {
     joined.context("service task panicked")?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_target_reports_its_own_component_and_all_reports_every_one() {
+        for (targets, expected) in [
+            (vec![Target::All], Component::ALL.to_vec()),
+            (vec![Target::Registry], vec![Component::Registry]),
+            (
+                vec![Target::Closer, Target::Gateway],
+                vec![Component::Gateway, Component::Closer],
+            ),
+        ] {
+            assert_eq!(components(&targets), expected, "{targets:?}");
+        }
+    }
 }

@@ -204,7 +204,7 @@ impl KeyResolver {
 }
 
 /// The client address of a request: the peer, or what trusted proxies say it is.
-fn client_of(request: &Request, trusted: &[client_addr::Cidr]) -> IpAddr {
+pub(crate) fn client_of(request: &Request, trusted: &[client_addr::Cidr]) -> IpAddr {
     let peer = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()

@@ -1,6 +1,7 @@
-//! Cross-cutting HTTP layers: request span (W3C parent from the headers), metrics, timeout.
+//! Cross-cutting HTTP layers: request span (W3C parent from the headers), metrics, access log,
+//! timeout.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::{MatchedPath, Request, State};
@@ -12,44 +13,84 @@ use tokio::sync::Semaphore;
 use tracing::Instrument;
 
 use baton_kit::error::ErrorCode;
-use baton_kit::telemetry;
+use baton_kit::telemetry::component::PerComponent;
+use baton_kit::telemetry::status::{self, Side};
+use baton_kit::telemetry::{self, Component, buckets};
 
+use crate::auth;
 use crate::response::HttpError;
+use crate::state::AppState;
 use crate::strict::BodyLimit;
 
-/// One server span per request, parented on the caller's `traceparent`; records the status and
-/// the request metrics. The route template (not the raw path) names the span, so run ids never
-/// become span names or metric labels.
-pub async fn trace(request: Request, next: Next) -> Response {
+/// Probe paths: answered, but never traced, logged or counted (see `baton_kit::telemetry`).
+const PROBES: [&str; 2] = ["/healthz", "/readyz"];
+
+/// Whether a request is an orchestrator's probe.
+pub fn is_probe(path: &str) -> bool {
+    PROBES.contains(&path)
+}
+
+/// One server span per request, parented on the caller's `traceparent` and marked as the
+/// gateway's; records the status (`ERROR` on 5xx), the request metric and one access log line.
+/// The route template (not the raw path) names the span and labels the metric and the log
+/// line, so run ids never become span names or labels; the query string, the key and the body
+/// are never read here.
+pub async fn trace(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    if is_probe(request.uri().path()) {
+        return next.run(request).await;
+    }
     let method = request.method().to_string();
     let route = request
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_string(), |path| path.as_str().to_string());
+    let client = auth::client_of(&request, &state.trusted_proxies);
     let span = tracing::info_span!(
         "http.server",
         otel.name = %format!("{method} {route}"),
         otel.kind = "server",
         http.request.method = %method,
         http.route = %route,
+        client.address = %client,
         http.response.status_code = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
     );
-    telemetry::set_parent_from_headers(&span, request.headers());
+    telemetry::set_parent_from_headers(&span, request.headers(), Component::Gateway);
     let started = Instant::now();
-    let response = next.run(request).instrument(span.clone()).await;
+    // The component rides in the context even when nothing is traced (log lines, DB metrics).
+    let response = telemetry::component::within(
+        Component::Gateway,
+        next.run(request).instrument(span.clone()),
+    )
+    .await;
+    let elapsed = started.elapsed();
     let status = response.status().as_u16();
     span.record("http.response.status_code", status);
-    record_metrics(&method, &route, status, started.elapsed());
+    if let Some(value) = status::status_code(status::http_is_error(Side::Server, status)) {
+        span.record("otel.status_code", value);
+    }
+    span.in_scope(|| {
+        tracing::info!(
+            http.route = %route,
+            http.request.method = %method,
+            http.response.status_code = status,
+            latency_ms = elapsed.as_secs_f64() * 1000.0,
+            client.address = %client,
+            "access"
+        );
+    });
+    record_metrics(&method, &route, status, elapsed);
     response
 }
 
 fn record_metrics(method: &str, route: &str, status: u16, elapsed: Duration) {
-    static DURATION: OnceLock<Histogram<f64>> = OnceLock::new();
-    let histogram = DURATION.get_or_init(|| {
-        opentelemetry::global::meter("baton-gateway")
+    static DURATION: PerComponent<Histogram<f64>> = PerComponent::new();
+    let histogram = DURATION.get_or_init(Component::Gateway, |meter| {
+        meter
             .f64_histogram("http.server.request.duration")
             .with_unit("s")
             .with_description("HTTP requests by route and status")
+            .with_boundaries(buckets::HTTP_SECONDS.to_vec())
             .build()
     });
     let attributes = [
@@ -86,6 +127,24 @@ pub async fn limits(State(limits): State<Limits>, mut request: Request, next: Ne
         Ok(response) => response,
         Err(_) => {
             HttpError::new(ErrorCode::ServiceUnavailable, "request timed out").into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_health_and_readiness_probes_go_untraced() {
+        for (path, probe) in [
+            ("/healthz", true),
+            ("/readyz", true),
+            ("/healthz/", false),
+            ("/api/v1/agent-sessions/open", false),
+            ("/api/v1/healthz", false),
+        ] {
+            assert_eq!(is_probe(path), probe, "{path}");
         }
     }
 }

@@ -23,7 +23,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::middleware::{from_fn, from_fn_with_state};
+use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -32,6 +32,7 @@ use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::error::ApiError;
 use baton_kit::grpc::{self, Outbound};
+use baton_kit::telemetry::Component;
 use baton_proto::closer::v1::closer_client::CloserClient;
 use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
@@ -118,7 +119,7 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         .nest("/api/v1", api)
         .fallback(response::not_found)
         .layer(from_fn_with_state(limits, http_layers::limits))
-        .layer(from_fn(http_layers::trace))
+        .layer(from_fn_with_state(state.clone(), http_layers::trace))
         .with_state(state)
 }
 
@@ -142,12 +143,25 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
     let triage_channel =
         grpc::channel_with_tls(&config.triage_addr, config.common.grpc_tls.as_ref())?;
     Ok(AppState {
-        registry: SessionRegistryClient::new(registry_channel.clone()),
+        registry: SessionRegistryClient::new(grpc::traced(
+            Component::Gateway,
+            &config.registry_addr,
+            registry_channel.clone(),
+        )),
         registry_channel,
-        provenance: ProvenanceClient::new(provenance_channel.clone()),
+        provenance: ProvenanceClient::new(grpc::traced(
+            Component::Gateway,
+            &config.provenance_addr,
+            provenance_channel.clone(),
+        )),
         provenance_channel,
-        triage: TriageClient::new(triage_channel.clone()),
-        closer: CloserClient::new(grpc::channel_with_tls(
+        triage: TriageClient::new(grpc::traced(
+            Component::Gateway,
+            &config.triage_addr,
+            triage_channel.clone(),
+        )),
+        closer: CloserClient::new(grpc::traced_channel_with_tls(
+            Component::Gateway,
             &config.closer_addr,
             config.common.grpc_tls.as_ref(),
         )?),

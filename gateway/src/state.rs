@@ -9,7 +9,7 @@ use tonic::transport::Channel;
 
 use baton_kit::clock::{Clock, TEST_NOW_KEY, test_instant};
 use baton_kit::error::ErrorCode;
-use baton_kit::grpc::{Outbound, OutboundCall};
+use baton_kit::grpc::{Outbound, OutboundCall, TracedChannel};
 use baton_proto::closer::v1::closer_client::CloserClient;
 use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
@@ -23,11 +23,11 @@ use crate::response::HttpError;
 /// The gateway's shared state: clients of the services behind it, auth and limits.
 #[derive(Debug, Clone)]
 pub struct AppState {
-    pub registry: SessionRegistryClient<Channel>,
-    pub provenance: ProvenanceClient<Channel>,
-    pub triage: TriageClient<Channel>,
-    pub closer: CloserClient<Channel>,
-    /// Channels to the services behind the gateway, kept for readiness probes.
+    pub registry: SessionRegistryClient<TracedChannel>,
+    pub provenance: ProvenanceClient<TracedChannel>,
+    pub triage: TriageClient<TracedChannel>,
+    pub closer: CloserClient<TracedChannel>,
+    /// Channels to the services behind the gateway, kept (untraced) for readiness probes.
     pub registry_channel: Channel,
     pub provenance_channel: Channel,
     pub triage_channel: Channel,

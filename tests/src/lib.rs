@@ -8,6 +8,7 @@ pub mod client_standin;
 pub mod hook;
 pub mod judge;
 pub mod messages_standin;
+pub mod otlp_receiver;
 pub mod private_postgres;
 pub mod recording_proxy;
 pub mod responses_standin;
@@ -57,8 +58,35 @@ pub struct Baton {
     pub addresses: HashMap<String, String>,
     /// This instance's exchange and queue prefix on the shared broker (deleted on drop).
     pub namespace: String,
+    /// Every line the process printed on stdout (its JSON logs), in order.
+    pub logs: Logs,
     child: Child,
     extra_env: Vec<(String, String)>,
+}
+
+/// The stdout lines of a spawned process, collected as they arrive.
+#[derive(Debug, Clone, Default)]
+pub struct Logs(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Logs {
+    fn push(&self, line: &str) {
+        self.0.lock().expect("logs").push(line.to_string());
+    }
+
+    /// The lines that are JSON objects, parsed.
+    pub fn json(&self) -> Vec<Value> {
+        self.0
+            .lock()
+            .expect("logs")
+            .iter()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
+    }
+
+    /// Every line, raw.
+    pub fn raw(&self) -> Vec<String> {
+        self.0.lock().expect("logs").clone()
+    }
 }
 
 impl Baton {
@@ -107,12 +135,15 @@ impl Baton {
             .collect();
         let mut env = base_env(database.url(), &namespace);
         env.extend(extra_env.iter().cloned());
-        let (child, addresses) = spawn(targets, &env, "gateway").await;
+        let logs = Logs::default();
+        let (child, addresses) =
+            spawn_logged(targets, &env, Ready::Listening("gateway"), logs.clone()).await;
         Baton {
             database,
             base_url: format!("http://{}", addresses["gateway"]),
             addresses,
             namespace,
+            logs,
             child,
             extra_env,
         }
@@ -272,6 +303,15 @@ async fn spawn_until(
     env: &[(String, String)],
     ready: Ready<'_>,
 ) -> (Child, HashMap<String, String>) {
+    spawn_logged(args, env, ready, Logs::default()).await
+}
+
+async fn spawn_logged(
+    args: &[&str],
+    env: &[(String, String)],
+    ready: Ready<'_>,
+    logs: Logs,
+) -> (Child, HashMap<String, String>) {
     let mut command = Command::new(binary("baton"));
     command
         .arg("serve")
@@ -289,7 +329,7 @@ async fn spawn_until(
     }
     let mut child = command.spawn().expect("spawn baton serve");
     let stdout = child.stdout.take().expect("stdout");
-    let addresses = tokio::time::timeout(Duration::from_secs(60), wait_for(stdout, ready))
+    let addresses = tokio::time::timeout(Duration::from_secs(60), wait_for(stdout, ready, logs))
         .await
         .expect("baton announced its addresses in time");
     (child, addresses)
@@ -298,6 +338,7 @@ async fn spawn_until(
 async fn wait_for(
     stdout: tokio::process::ChildStdout,
     ready: Ready<'_>,
+    logs: Logs,
 ) -> HashMap<String, String> {
     let (last, needs_consumer) = match ready {
         Ready::Listening(service) => (service, false),
@@ -310,6 +351,7 @@ async fn wait_for(
         if std::env::var_os("TEST_LOG").is_some() {
             eprintln!("{line}");
         }
+        logs.push(&line);
         let Ok(event) = serde_json::from_str::<Value>(&line) else {
             continue;
         };
@@ -328,6 +370,7 @@ async fn wait_for(
                     if std::env::var_os("TEST_LOG").is_some() {
                         eprintln!("{line}");
                     }
+                    logs.push(&line);
                 }
             });
             return addresses;

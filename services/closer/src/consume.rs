@@ -50,10 +50,15 @@ pub async fn handle(passes: Arc<Passes>, clock: Clock, received: Received) -> Di
         test_now: None,
     };
     match passes.run(&call).await {
-        Ok(_) => match store::remember(pool, envelope.id, clock.now()).await {
-            Ok(()) => Disposition::Ack,
-            Err(_) => Disposition::Requeue,
-        },
+        Ok(settled) => {
+            if let Some(settled) = settled {
+                record_lag(&closed, clock.now(), settled.outcome.as_str());
+            }
+            match store::remember(pool, envelope.id, clock.now()).await {
+                Ok(()) => Disposition::Ack,
+                Err(_) => Disposition::Requeue,
+            }
+        }
         Err(error) => {
             tracing::warn!(
                 error = error.code.as_str(),
@@ -62,4 +67,25 @@ pub async fn handle(passes: Arc<Passes>, clock: Clock, received: Received) -> Di
             Disposition::Requeue
         }
     }
+}
+
+/// `baton.closer.lag` (s): from the session's close to its pass settling, for passes run from
+/// the close message (the closer's promise to the user: how soon a finished commitment shows
+/// resolved).
+fn record_lag(closed: &SessionClosed, now: chrono::DateTime<chrono::Utc>, outcome: &'static str) {
+    use baton_kit::telemetry::component::PerComponent;
+    use baton_kit::telemetry::{Component, buckets};
+    use opentelemetry::KeyValue;
+    use opentelemetry::metrics::Histogram;
+    static LAG: PerComponent<Histogram<f64>> = PerComponent::new();
+    let histogram = LAG.get_or_init(Component::Closer, |meter| {
+        meter
+            .f64_histogram("baton.closer.lag")
+            .with_unit("s")
+            .with_description("Time from a session's close to its settled closer pass")
+            .with_boundaries(buckets::LAG_SECONDS.to_vec())
+            .build()
+    });
+    let lag = (now - closed.closed_at).num_milliseconds().max(0) as f64 / 1000.0;
+    histogram.record(lag, &[KeyValue::new("result", outcome)]);
 }

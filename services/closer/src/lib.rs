@@ -34,6 +34,7 @@ use baton_kit::db::{self, ContextDb};
 use baton_kit::error::ApiError;
 use baton_kit::grpc::{Outbound, ServerSettings};
 use baton_kit::shutdown::Shutdown;
+use baton_kit::telemetry::Component;
 use baton_proto::closer::v1::closer_server::CloserServer;
 
 pub use config::CloserConfig;
@@ -85,17 +86,26 @@ pub async fn serve(
     // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
     let readiness = baton_kit::schema::gate(pool.clone(), &DB, migrator(), shutdown.clone());
     let clock = Clock::new(config.common.test_clock);
-    let settings = ServerSettings::new(config.common.service_token.clone())
+    let settings = ServerSettings::new(Component::Closer, config.common.service_token.clone())
         .with_readiness(readiness)
         .with_tls(config.common.grpc_tls.clone());
     // Lazy channels: the listing and the report read the owners even while disabled.
     let links = links::Links::new(
-        baton_kit::grpc::channel_with_tls(&config.registry_addr, config.common.grpc_tls.as_ref())?,
-        baton_kit::grpc::channel_with_tls(
+        baton_kit::grpc::traced_channel_with_tls(
+            Component::Closer,
+            &config.registry_addr,
+            config.common.grpc_tls.as_ref(),
+        )?,
+        baton_kit::grpc::traced_channel_with_tls(
+            Component::Closer,
             &config.provenance_addr,
             config.common.grpc_tls.as_ref(),
         )?,
-        baton_kit::grpc::channel_with_tls(&config.triage_addr, config.common.grpc_tls.as_ref())?,
+        baton_kit::grpc::traced_channel_with_tls(
+            Component::Closer,
+            &config.triage_addr,
+            config.common.grpc_tls.as_ref(),
+        )?,
         Outbound::new(&config.common.service_token),
     );
     if !config.enabled {

@@ -1,6 +1,6 @@
 //! The closer's clients. The closer owns no session, memory or triage data: it asks the owners.
 
-use tonic::transport::Channel;
+use baton_kit::grpc::TracedChannel;
 use uuid::Uuid;
 
 use baton_kit::error::ApiError;
@@ -60,9 +60,9 @@ pub enum ClaimAnswer {
 /// Clients of registry, provenance and triage.
 #[derive(Debug, Clone)]
 pub struct Links {
-    pub(crate) registry: SessionRegistryClient<Channel>,
-    pub(crate) provenance: ProvenanceClient<Channel>,
-    pub(crate) triage: TriageClient<Channel>,
+    pub(crate) registry: SessionRegistryClient<TracedChannel>,
+    pub(crate) provenance: ProvenanceClient<TracedChannel>,
+    pub(crate) triage: TriageClient<TracedChannel>,
     pub(crate) outbound: Outbound,
 }
 
@@ -72,9 +72,9 @@ fn uuid(field: &str, value: &str) -> Result<Uuid, ApiError> {
 
 impl Links {
     pub fn new(
-        registry: Channel,
-        provenance: Channel,
-        triage: Channel,
+        registry: TracedChannel,
+        provenance: TracedChannel,
+        triage: TracedChannel,
         outbound: Outbound,
     ) -> Links {
         Links {

@@ -14,7 +14,7 @@
 //! own finished write-back. A commitment already resolved is skipped at the live re-read, so a
 //! re-run never resolves it twice.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use opentelemetry::KeyValue;
@@ -25,6 +25,8 @@ use uuid::Uuid;
 use baton_kit::db::begin_tenant;
 use baton_kit::error::{ApiError, ErrorCode};
 use baton_kit::grpc::OutboundCall;
+use baton_kit::telemetry::Component;
+use baton_kit::telemetry::component::PerComponent;
 
 use crate::judge::{BriefedCommitment, Judge, JudgeInput, Verdict, WrittenMemory};
 use crate::links::{ClaimAnswer, Links, RunRead, TriageRead};
@@ -37,11 +39,24 @@ use crate::verdicts;
 const MAX_WRITTEN: usize = 50;
 
 fn outcomes() -> &'static Counter<u64> {
-    static COUNTER: OnceLock<Counter<u64>> = OnceLock::new();
-    COUNTER.get_or_init(|| {
-        opentelemetry::global::meter("baton")
+    static COUNTER: PerComponent<Counter<u64>> = PerComponent::new();
+    COUNTER.get_or_init(Component::Closer, |meter| {
+        meter
             .u64_counter("baton.closer.passes")
+            .with_unit("{pass}")
             .with_description("Closer passes by result")
+            .build()
+    })
+}
+
+/// Tokens the judge reported using (what the budget is charged), by judge.
+fn judge_tokens() -> &'static Counter<u64> {
+    static COUNTER: PerComponent<Counter<u64>> = PerComponent::new();
+    COUNTER.get_or_init(Component::Closer, |meter| {
+        meter
+            .u64_counter("baton.closer.judge.tokens")
+            .with_unit("{token}")
+            .with_description("Tokens the judge used, as charged to the tenants' budgets")
             .build()
     })
 }
@@ -405,6 +420,15 @@ impl Passes {
             self.meter
                 .settle(call.key, reservation, used, call.now)
                 .await?;
+            if let Some(tokens) = used {
+                judge_tokens().add(
+                    u64::try_from(tokens).unwrap_or(0),
+                    &[
+                        KeyValue::new("kind", "total"),
+                        KeyValue::new("baton.judge", self.judge.name()),
+                    ],
+                );
+            }
         }
         let verdict = verdict.map_err(|error| {
             tracing::warn!(judge = self.judge.name(), error = %error, "judge gave no verdict");

@@ -2,7 +2,7 @@
 //! close rows whose lease and grace ran out (each close reaches the closer as a
 //! `registry.session.closed` message), then tries again every failed pass whose backoff ran out.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -11,6 +11,8 @@ use sqlx::PgPool;
 
 use baton_kit::error::ApiError;
 use baton_kit::shutdown::Shutdown;
+use baton_kit::telemetry::component::PerComponent;
+use baton_kit::telemetry::{Component, buckets};
 
 use crate::metering::PassKey;
 use crate::pass::{PassCall, Passes};
@@ -20,11 +22,13 @@ use crate::store;
 const RETRIES_PER_SWEEP: i64 = 100;
 
 fn sweep_sizes() -> &'static Histogram<u64> {
-    static HISTOGRAM: OnceLock<Histogram<u64>> = OnceLock::new();
-    HISTOGRAM.get_or_init(|| {
-        opentelemetry::global::meter("baton")
+    static HISTOGRAM: PerComponent<Histogram<u64>> = PerComponent::new();
+    HISTOGRAM.get_or_init(Component::Closer, |meter| {
+        meter
             .u64_histogram("baton.closer.sweep.closed")
+            .with_unit("{session}")
             .with_description("Rows the lease-expiry sweep closed per pass")
+            .with_boundaries(buckets::COUNTS.to_vec())
             .build()
     })
 }

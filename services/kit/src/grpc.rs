@@ -5,7 +5,9 @@
 //! Handlers read the caller's tenant and "now" with [`CallContext::from_request`].
 //!
 //! Outbound: [`Outbound::request`] stamps every call with the service token, the tenant, the
-//! test instant (when the test clock is on) and the current W3C trace context.
+//! test instant (when the test clock is on) and the current W3C trace context; [`traced`]
+//! wraps a [`channel`] so that each call is a CLIENT span. Spans and metrics of both directions
+//! live in [`crate::grpc_trace`].
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -22,7 +24,6 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Channel, Endpoint, Server};
 use tonic::{Request, Status};
 use tower::{Layer, Service};
-use tracing::Instrument;
 use uuid::Uuid;
 
 use crate::clock::{Clock, TEST_NOW_KEY};
@@ -31,6 +32,9 @@ use crate::grpc_tls::GrpcTls;
 use crate::schema::Readiness;
 use crate::service_tokens::{Caller, ServiceTokens};
 use crate::telemetry;
+use crate::telemetry::Component;
+
+pub use crate::grpc_trace::{ClientTrace, TraceLayer, TracedChannel, traced};
 
 /// Metadata key naming the tenant a call acts for.
 pub const TENANT_KEY: &str = "x-baton-tenant";
@@ -38,6 +42,8 @@ pub const TENANT_KEY: &str = "x-baton-tenant";
 /// Settings of a gRPC server.
 #[derive(Debug, Clone)]
 pub struct ServerSettings {
+    /// Whose calls these are (their spans' and metrics' `service.name`).
+    pub component: Component,
     /// The tokens a call may carry.
     pub service_token: ServiceTokens,
     /// Longest a single call may run before it is cancelled.
@@ -51,8 +57,9 @@ pub struct ServerSettings {
 }
 
 impl ServerSettings {
-    pub fn new(service_token: impl Into<ServiceTokens>) -> ServerSettings {
+    pub fn new(component: Component, service_token: impl Into<ServiceTokens>) -> ServerSettings {
         ServerSettings {
+            component,
             service_token: service_token.into(),
             request_timeout: Duration::from_secs(10),
             max_concurrent_requests: 512,
@@ -135,7 +142,9 @@ where
         // Refuse work when the limit below is saturated instead of queueing without bound.
         .load_shed(true)
         // Span first so that refusals and auth failures are traced too.
-        .layer(TraceLayer)
+        .layer(TraceLayer {
+            component: settings.component,
+        })
         // Then the service token: nothing unauthenticated reaches a handler.
         .layer(ServiceTokenLayer::new(settings.service_token))
         // Bound the calls in flight across every connection.
@@ -245,7 +254,8 @@ impl Outbound {
     }
 }
 
-/// A lazily-connecting plaintext channel to `address` (`host:port` or a full URI).
+/// A lazily-connecting plaintext channel to `address` (`host:port` or a full URI). Untraced:
+/// wrap it with [`traced`] for calls (health probes use it bare).
 pub fn channel(address: &str) -> Result<Channel, ApiError> {
     channel_with_tls(address, None)
 }
@@ -277,6 +287,20 @@ pub fn channel_with_tls(address: &str, tls: Option<&GrpcTls>) -> Result<Channel,
         .http2_keep_alive_interval(Duration::from_secs(30))
         .keep_alive_while_idle(true);
     Ok(endpoint.connect_lazy())
+}
+
+/// A plaintext [`channel`] to `address`, [`traced`] as `component`'s calls.
+pub fn traced_channel(component: Component, address: &str) -> Result<TracedChannel, ApiError> {
+    traced_channel_with_tls(component, address, None)
+}
+
+/// [`channel_with_tls`] to `address`, [`traced`] as `component`'s calls.
+pub fn traced_channel_with_tls(
+    component: Component,
+    address: &str,
+    tls: Option<&GrpcTls>,
+) -> Result<TracedChannel, ApiError> {
+    Ok(traced(component, address, channel_with_tls(address, tls)?))
 }
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -368,102 +392,6 @@ where
         }
         Box::pin(ready.call(request))
     }
-}
-
-/// Opens one server span per call, parented on the caller's W3C trace context.
-#[derive(Clone, Copy)]
-pub struct TraceLayer;
-
-impl<S> Layer<S> for TraceLayer {
-    type Service = TraceService<S>;
-
-    fn layer(&self, inner: S) -> TraceService<S> {
-        TraceService { inner }
-    }
-}
-
-#[derive(Clone)]
-pub struct TraceService<S> {
-    inner: S,
-}
-
-impl<S, B> Service<http::Request<B>> for TraceService<S>
-where
-    S: Service<http::Request<B>, Response = http::Response<Body>> + Send,
-    S::Future: Send + 'static,
-    S::Error: Send + 'static,
-{
-    type Response = http::Response<Body>;
-    type Error = S::Error;
-    type Future = BoxFuture<Result<http::Response<Body>, S::Error>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        let path = request.uri().path();
-        let (service, method) = path
-            .trim_start_matches('/')
-            .split_once('/')
-            .unwrap_or((path, ""));
-        let span = tracing::info_span!(
-            "grpc.server",
-            otel.name = %format!("{service}/{method}"),
-            otel.kind = "server",
-            rpc.system = "grpc",
-            rpc.service = %service,
-            rpc.method = %method,
-            rpc.grpc.status_code = tracing::field::Empty,
-        );
-        telemetry::set_parent_from_headers(&span, request.headers());
-        let (service, method) = (service.to_string(), method.to_string());
-        let future = self.inner.call(request);
-        let record_span = span.clone();
-        let started = std::time::Instant::now();
-        Box::pin(
-            async move {
-                let result = future.await;
-                let code = match &result {
-                    Ok(response) => response
-                        .headers()
-                        .get("grpc-status")
-                        .and_then(|value| value.to_str().ok())
-                        .unwrap_or("0")
-                        .to_string(),
-                    Err(_) => "2".to_string(),
-                };
-                record_span.record("rpc.grpc.status_code", code.as_str());
-                record_rpc_metrics(service, method, code, started.elapsed());
-                result
-            }
-            .instrument(span),
-        )
-    }
-}
-
-/// `rpc.server.duration` per service, method and gRPC status (OpenTelemetry semantic names).
-fn record_rpc_metrics(service: String, method: String, code: String, elapsed: Duration) {
-    use opentelemetry::KeyValue;
-    use opentelemetry::metrics::Histogram;
-    use std::sync::OnceLock;
-    static DURATION: OnceLock<Histogram<f64>> = OnceLock::new();
-    let histogram = DURATION.get_or_init(|| {
-        opentelemetry::global::meter("baton")
-            .f64_histogram("rpc.server.duration")
-            .with_unit("s")
-            .with_description("gRPC calls served, by method and status")
-            .build()
-    });
-    histogram.record(
-        elapsed.as_secs_f64(),
-        &[
-            KeyValue::new("rpc.system", "grpc"),
-            KeyValue::new("rpc.service", service),
-            KeyValue::new("rpc.method", method),
-            KeyValue::new("rpc.grpc.status_code", code),
-        ],
-    );
 }
 
 #[cfg(test)]

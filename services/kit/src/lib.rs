@@ -12,6 +12,7 @@ pub mod db;
 pub mod error;
 pub mod grpc;
 pub mod grpc_tls;
+pub mod grpc_trace;
 pub mod internal_clients;
 pub mod schema;
 pub mod selector;

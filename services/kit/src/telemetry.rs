@@ -1,23 +1,108 @@
 //! Logs, traces and metrics.
 //!
-//! Logs are JSON lines on stdout with lowercase messages and structured fields. Traces and
+//! Logs are JSON lines on stdout with lowercase messages and structured fields ([`logs`]);
+//! inside a traced span each line carries `trace_id`, `span_id` and `service.name`. Traces and
 //! metrics go out over OTLP only when the standard `OTEL_EXPORTER_OTLP_ENDPOINT` (or the
-//! per-signal `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` / `..._METRICS_ENDPOINT`) is set; the exporter
-//! reads the rest of the standard `OTEL_*` variables itself. W3C trace context travels in HTTP
-//! headers, gRPC metadata and (later) AMQP headers through the helpers here, so one trace follows
-//! a hook request across every process.
+//! per-signal `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` / `..._METRICS_ENDPOINT`) is set; the SDK
+//! reads the rest of the standard `OTEL_*` variables itself — `OTEL_BSP_SCHEDULE_DELAY`,
+//! `OTEL_METRIC_EXPORT_INTERVAL`, and the sampler: `OTEL_TRACES_SAMPLER` /
+//! `OTEL_TRACES_SAMPLER_ARG` (opentelemetry_sdk 0.33 reads both; unset, it is
+//! `parentbased_always_on`, so a sampled caller is always followed and ours is never overruled).
+//! W3C trace context travels in HTTP headers, gRPC metadata and AMQP headers ([`propagation`]).
+//!
+//! # One `service.name` per component
+//!
+//! Each component (`baton-gateway`, `baton-registry`, `baton-provenance`, `baton-triage`,
+//! `baton-closer`) has its own `SdkTracerProvider` and `SdkMeterProvider` with its own resource
+//! (`service.name`, `service.version` = the binary's version, `service.namespace` = `baton`), so
+//! `baton serve all` reports five services, exactly as five processes would. OpenTelemetry's
+//! global provider is one per process, so it is not used:
+//!
+//! - Spans: `tracing` has one subscriber per process, so the bridge writes through a routing
+//!   tracer that picks the provider from the [`Component`] value of the new span's parent
+//!   context. Each entry point marks its root span's parent with its component
+//!   ([`propagation::set_parent_from_headers`], [`propagation::set_component_parent`]); every
+//!   span under it inherits the mark. A span outside every component (startup) goes to a
+//!   process-level provider named `baton`.
+//! - Metrics: every instrument comes from its component's meter ([`component::meter`]), named
+//!   explicitly at the call site — except `db.client.operation.duration`, recorded where the
+//!   query runs and attributed by the context, which every entry point (gRPC call, HTTP request,
+//!   consumed message, relay, each component's serve task) attaches even when nothing is traced.
+//!
+//! An `OTEL_SERVICE_NAME` in the environment is ignored: a component's name is not
+//! configuration.
+//!
+//! # Spans
+//!
+//! SERVER spans for every HTTP request (gateway) and gRPC call (services); CLIENT spans for
+//! every outgoing gRPC call (`rpc.system`, `rpc.service`, `rpc.method`, `server.address`) and
+//! the judge's HTTP call (`http.request.method`, `server.address`, `http.response.status_code`),
+//! each injecting its own W3C context; PRODUCER/CONSUMER spans on the bus; database CLIENT spans
+//! from sqlx's query events ([`db_spans`]: `db.system.name`, `db.operation.name`,
+//! `db.collection.name`, never statement text). Status `ERROR` follows [`status`]. Health and
+//! readiness probes (`/healthz`, `/readyz`, `grpc.health.v1.Health/*`) make no span, no access
+//! log line and no request metric: they would be most of the traffic and none of the insight.
+//!
+//! sqlx's own `sqlx::query` events (full SQL text, also at warn for slow statements) never reach
+//! a span and reach the logs only when `BATON_LOG_SQL=1`: statement text carries no bound
+//! values, but it is noise and shape nobody asked for.
+//!
+//! # Access log
+//!
+//! The gateway logs one `access` line per request (info): `http.route`
+//! (the template, never the raw path), `http.request.method`, `http.response.status_code`,
+//! `latency_ms`, `client.address`. Never the key, a query value or a body. The services log one
+//! `rpc` line per call at debug: the gateway's line already covers the
+//! hook-facing traffic, and per-call lines at info would double the volume for no new fact.
+//!
+//! # Metrics (the list `deploy/observability/metrics.txt` repeats, one name a line)
+//!
+//! | name | kind | unit | attributes | emitted by |
+//! |------|------|------|------------|------------|
+//! | `http.server.request.duration` | histogram | s | `http.request.method`, `http.route`, `http.response.status_code` | gateway |
+//! | `rpc.server.duration` | histogram | ms | `rpc.system`, `rpc.service`, `rpc.method`, `rpc.grpc.status_code` | registry, provenance, triage, closer |
+//! | `rpc.client.duration` | histogram | ms | `rpc.system`, `rpc.service`, `rpc.method`, `rpc.grpc.status_code`, `server.address` | gateway, provenance, triage, closer |
+//! | `db.client.operation.duration` | histogram | s | `db.system.name`, `db.operation.name`, `db.collection.name` | every component with a database |
+//! | `http.client.request.duration` | histogram | s | `http.request.method`, `server.address`, `http.response.status_code`, `error.type` | closer (openai judge) |
+//! | `baton.triage.begins` | counter | `{begin}` | `baton.triage.armed`, `baton.triage.reason` | triage |
+//! | `baton.closer.passes` | counter | `{pass}` | `result` | closer |
+//! | `baton.closer.sweep.closed` | histogram | `{session}` | — | closer |
+//! | `baton.closer.judge.tokens` | counter | `{token}` | `kind` (`total`), `baton.judge` | closer |
+//! | `baton.closer.lag` | histogram | s | `result` | closer (passes run from the close message) |
+//! | `baton.outbox.depth` | gauge | `{message}` | `outbox` | registry (its relay) |
+//! | `baton.bus.published` | counter | `{message}` | `outbox`, `messaging.destination.name` (the routing key) | registry (its relay) |
+//! | `baton.bus.redeliveries` | counter | `{message}` | `messaging.destination.name` | closer (its consumer) |
+//! | `baton.bus.queue.depth` | gauge | `{message}` | `messaging.destination.name` | closer (its consumer) |
+//! | `baton.bus.dead_letter.depth` | gauge | `{message}` | `messaging.destination.name` | closer (its consumer) |
+//!
+//! Units: the HTTP histograms in seconds (the stable HTTP conventions); the RPC histograms in
+//! milliseconds, the unit of the conventions that name `rpc.server.duration` /
+//! `rpc.client.duration`. Boundaries are in [`buckets`]. Hook latency as the hook's users feel
+//! it is `http.server.request.duration` on the `/api/v1/agent-sessions/*` routes; the hook
+//! itself exports nothing (it runs on laptops, not next to a collector).
 //!
 //! Nothing secret or private is ever recorded: no memory content, excerpt, prompt or key.
 
-use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
+pub mod buckets;
+pub mod component;
+pub mod db_spans;
+pub mod logs;
+pub mod propagation;
+mod routing;
+pub mod status;
+
+pub use component::Component;
+pub use propagation::{
+    extract_context, extract_from_map, inject_current_into_headers, inject_current_into_map,
+    inject_current_into_metadata, set_component_parent, set_parent_from_headers,
+};
+
+use opentelemetry::KeyValue;
 use opentelemetry::trace::TracerProvider as _;
-use opentelemetry::{Context, KeyValue};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
-use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
-use tracing_opentelemetry::OpenTelemetrySpanExt;
-use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::filter::{FilterFn, LevelFilter};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{EnvFilter, Layer, Registry};
@@ -25,20 +110,23 @@ use tracing_subscriber::{EnvFilter, Layer, Registry};
 /// Default log filter: our own crates at info, chatty dependencies at warn.
 const DEFAULT_FILTER: &str = "info,sqlx=warn,h2=warn,hyper=warn,tower=warn,tonic=warn,lapin=warn";
 
+/// The `service.name` of spans that belong to no component (startup, migrations).
+pub const PROCESS_SERVICE_NAME: &str = "baton";
+
 /// Keeps the exporters alive; call [`Telemetry::shutdown`] before exit to flush them.
 #[derive(Default)]
 pub struct Telemetry {
-    tracer_provider: Option<SdkTracerProvider>,
-    meter_provider: Option<SdkMeterProvider>,
+    tracer_providers: Vec<SdkTracerProvider>,
+    meter_providers: Vec<SdkMeterProvider>,
 }
 
 impl Telemetry {
     /// Flushes and stops the exporters.
     pub fn shutdown(self) {
-        if let Some(provider) = self.tracer_provider {
+        for provider in self.tracer_providers {
             let _ = provider.shutdown();
         }
-        if let Some(provider) = self.meter_provider {
+        for provider in self.meter_providers {
             let _ = provider.shutdown();
         }
     }
@@ -54,65 +142,114 @@ fn otlp_wanted(signal: &str) -> bool {
     set("OTEL_EXPORTER_OTLP_ENDPOINT") || set(&format!("OTEL_EXPORTER_OTLP_{signal}_ENDPOINT"))
 }
 
-/// Installs the process-wide subscriber: JSON logs filtered by `BATON_LOG` (or `RUST_LOG`), plus
-/// an OpenTelemetry layer and meter provider when OTLP is configured. A second call is a no-op.
-pub fn init(service_name: &str) -> Result<Telemetry, TelemetryError> {
-    let resource = Resource::builder()
-        .with_service_name(service_name.to_string())
+/// The resource of one component (or of the process, for [`PROCESS_SERVICE_NAME`]).
+pub fn resource(service_name: &'static str) -> Resource {
+    Resource::builder()
+        .with_service_name(service_name)
+        .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
         .with_attribute(KeyValue::new("service.namespace", "baton"))
-        .build();
-    let tracer_provider = if otlp_wanted("TRACES") {
-        let exporter = opentelemetry_otlp::SpanExporter::builder()
-            .with_tonic()
-            .build()
-            .map_err(|error| TelemetryError(error.to_string()))?;
-        Some(
-            SdkTracerProvider::builder()
-                .with_batch_exporter(exporter)
-                .with_resource(resource.clone())
-                .build(),
-        )
-    } else {
-        None
-    };
-    let meter_provider = if otlp_wanted("METRICS") {
-        let exporter = opentelemetry_otlp::MetricExporter::builder()
-            .with_tonic()
-            .build()
-            .map_err(|error| TelemetryError(error.to_string()))?;
-        let provider = SdkMeterProvider::builder()
-            .with_periodic_exporter(exporter)
-            .with_resource(resource)
-            .build();
-        opentelemetry::global::set_meter_provider(provider.clone());
-        Some(provider)
-    } else {
-        None
-    };
-    match &tracer_provider {
-        // Exporting: spans must exist for the exporter whatever the log level, so the log filter
-        // applies to the log layer only.
-        Some(provider) => {
-            let otel_layer = tracing_opentelemetry::layer()
-                .with_tracer(provider.tracer("baton"))
-                .with_filter(LevelFilter::INFO);
-            let _ = Registry::default()
-                .with(otel_layer)
-                .with(json_log_layer().with_filter(log_filter()))
-                .try_init();
+        .build()
+}
+
+fn tracer_provider(service_name: &'static str) -> Result<SdkTracerProvider, TelemetryError> {
+    let exporter = opentelemetry_otlp::SpanExporter::builder()
+        .with_tonic()
+        .build()
+        .map_err(|error| TelemetryError(error.to_string()))?;
+    // No `with_sampler`: the SDK's default reads OTEL_TRACES_SAMPLER(_ARG).
+    Ok(SdkTracerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(resource(service_name))
+        .build())
+}
+
+fn meter_provider(component: Component) -> Result<SdkMeterProvider, TelemetryError> {
+    let exporter = opentelemetry_otlp::MetricExporter::builder()
+        .with_tonic()
+        .build()
+        .map_err(|error| TelemetryError(error.to_string()))?;
+    Ok(SdkMeterProvider::builder()
+        .with_periodic_exporter(exporter)
+        .with_resource(resource(component.service_name()))
+        .build())
+}
+
+/// Installs the process-wide subscriber: JSON logs filtered by `BATON_LOG` (or `RUST_LOG`), plus,
+/// when OTLP is configured, one tracer and one meter provider per component this process runs.
+/// A second call is a no-op.
+pub fn init(components: &[Component]) -> Result<Telemetry, TelemetryError> {
+    let mut telemetry = Telemetry::default();
+    let metrics = otlp_wanted("METRICS");
+    if metrics {
+        let mut providers = Vec::new();
+        for component in components {
+            let provider = meter_provider(*component)?;
+            telemetry.meter_providers.push(provider.clone());
+            providers.push((*component, provider));
         }
-        // Not exporting: one global filter, so disabled spans cost nothing on the hot path.
-        None => {
-            let _ = Registry::default()
-                .with(log_filter())
-                .with(json_log_layer())
-                .try_init();
-        }
+        component::install_meter_providers(providers);
     }
-    Ok(Telemetry {
-        tracer_provider,
-        meter_provider,
-    })
+    let tracer = if otlp_wanted("TRACES") {
+        let mut tracers = Vec::new();
+        for component in components {
+            let provider = tracer_provider(component.service_name())?;
+            tracers.push((*component, provider.tracer("baton")));
+            telemetry.tracer_providers.push(provider);
+        }
+        // A process running one component has nothing else: its startup spans are its own.
+        let fallback = match components {
+            [_] => tracers[0].1.clone(),
+            _ => {
+                let provider = tracer_provider(PROCESS_SERVICE_NAME)?;
+                let tracer = provider.tracer("baton");
+                telemetry.tracer_providers.push(provider);
+                tracer
+            }
+        };
+        Some(routing::RoutingTracer::new(tracers, fallback))
+    } else {
+        None
+    };
+    if tracer.is_some() || metrics {
+        let _ = Registry::default()
+            .with(trace_layers(tracer))
+            .with(json_log_layer())
+            .try_init();
+    } else {
+        let _ = Registry::default().with(json_log_layer()).try_init();
+    }
+    Ok(telemetry)
+}
+
+/// The span layers: the bridge when tracing (spans at info and above, never sqlx's statement
+/// events, so statement text never becomes a span event) and the database spans and metrics
+/// made from those events. Spans must exist for the exporter whatever the log level, so the
+/// log filter is not theirs.
+fn trace_layers<S>(tracer: Option<routing::RoutingTracer>) -> Box<dyn Layer<S> + Send + Sync>
+where
+    S: tracing::Subscriber
+        + for<'span> tracing_subscriber::registry::LookupSpan<'span>
+        + Send
+        + Sync,
+{
+    let bridge = tracer.clone().map(|tracer| {
+        tracing_opentelemetry::layer()
+            .with_tracer(tracer)
+            .with_filter(LevelFilter::INFO)
+            .with_filter(FilterFn::new(|metadata| {
+                !metadata.target().starts_with("sqlx")
+            }))
+    });
+    let db = db_spans::DbSpans::new(tracer).with_filter(FilterFn::new(|metadata| {
+        metadata.target() == db_spans::SQLX_QUERY_TARGET
+            && *metadata.level() <= tracing::Level::DEBUG
+    }));
+    Layer::and_then(bridge, db).boxed()
+}
+
+/// Whether `BATON_LOG_SQL` asks for sqlx's statement lines in the logs.
+fn sql_logged() -> bool {
+    std::env::var("BATON_LOG_SQL").is_ok_and(|value| matches!(value.trim(), "1" | "true"))
 }
 
 /// The log filter: `BATON_LOG`, else `RUST_LOG`, else [`DEFAULT_FILTER`].
@@ -123,113 +260,121 @@ pub fn log_filter() -> EnvFilter {
     EnvFilter::new(filter)
 }
 
-/// JSON lines on stdout, one object per event with its fields at the top level.
+/// The log layer: JSON lines on stdout ([`logs::JsonLines`]), filtered by [`log_filter`], and
+/// without sqlx's statement events unless `BATON_LOG_SQL=1`.
 pub fn json_log_layer<S>() -> Box<dyn Layer<S> + Send + Sync>
 where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
 {
+    log_layer_to(std::io::stdout, log_filter(), sql_logged())
+}
+
+fn log_layer_to<S, W>(writer: W, filter: EnvFilter, sql: bool) -> Box<dyn Layer<S> + Send + Sync>
+where
+    S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
+    W: for<'writer> tracing_subscriber::fmt::MakeWriter<'writer> + Send + Sync + 'static,
+{
     tracing_subscriber::fmt::layer()
-        .json()
-        .flatten_event(true)
-        .with_current_span(false)
-        .with_span_list(false)
-        .with_target(true)
-        .with_writer(std::io::stdout)
+        .event_format(logs::JsonLines)
+        .with_writer(writer)
+        .with_filter(filter)
+        .with_filter(FilterFn::new(move |metadata| {
+            sql || metadata.target() != db_spans::SQLX_QUERY_TARGET
+        }))
         .boxed()
-}
-
-/// Reads W3C trace context from HTTP headers (gRPC metadata are HTTP/2 headers too).
-pub fn extract_context(headers: &http::HeaderMap) -> Context {
-    TraceContextPropagator::new().extract(&HeaderExtractor(headers))
-}
-
-/// Makes `span` a child of the trace context the headers carry, if any.
-pub fn set_parent_from_headers(span: &tracing::Span, headers: &http::HeaderMap) {
-    let parent = extract_context(headers);
-    let _ = span.set_parent(parent);
-}
-
-/// Writes the current span's W3C trace context into outgoing HTTP headers.
-pub fn inject_current_into_headers(headers: &mut http::HeaderMap) {
-    let context = tracing::Span::current().context();
-    TraceContextPropagator::new().inject_context(&context, &mut HeaderInjector(headers));
-}
-
-/// Writes the current span's W3C trace context into outgoing gRPC metadata.
-pub fn inject_current_into_metadata(metadata: &mut tonic::metadata::MetadataMap) {
-    let context = tracing::Span::current().context();
-    TraceContextPropagator::new().inject_context(&context, &mut MetadataInjector(metadata));
-}
-
-/// Writes the current span's W3C trace context into a plain string map (message headers).
-pub fn inject_current_into_map(map: &mut std::collections::HashMap<String, String>) {
-    let context = tracing::Span::current().context();
-    TraceContextPropagator::new().inject_context(&context, map);
-}
-
-/// Reads W3C trace context from a plain string map (message headers).
-pub fn extract_from_map(map: &std::collections::HashMap<String, String>) -> Context {
-    TraceContextPropagator::new().extract(map)
-}
-
-struct HeaderExtractor<'a>(&'a http::HeaderMap);
-
-impl Extractor for HeaderExtractor<'_> {
-    fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).and_then(|value| value.to_str().ok())
-    }
-
-    fn keys(&self) -> Vec<&str> {
-        self.0.keys().map(http::HeaderName::as_str).collect()
-    }
-}
-
-struct HeaderInjector<'a>(&'a mut http::HeaderMap);
-
-impl Injector for HeaderInjector<'_> {
-    fn set(&mut self, key: &str, value: String) {
-        if let (Ok(name), Ok(value)) = (
-            http::HeaderName::from_bytes(key.as_bytes()),
-            http::HeaderValue::from_str(&value),
-        ) {
-            self.0.insert(name, value);
-        }
-    }
-}
-
-struct MetadataInjector<'a>(&'a mut tonic::metadata::MetadataMap);
-
-impl Injector for MetadataInjector<'_> {
-    fn set(&mut self, key: &str, value: String) {
-        if let (Ok(name), Ok(value)) = (
-            tonic::metadata::MetadataKey::from_bytes(key.as_bytes()),
-            value.parse(),
-        ) {
-            self.0.insert(name, value);
-        }
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opentelemetry::trace::TraceContextExt;
+    use opentelemetry_sdk::trace::InMemorySpanExporter;
+
+    #[derive(Clone, Default)]
+    struct Buffer(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().expect("buffer").extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
 
     #[test]
-    fn extracts_the_parent_from_a_traceparent_header() {
-        let mut headers = http::HeaderMap::new();
-        headers.insert(
-            "traceparent",
-            http::HeaderValue::from_static(
-                "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-            ),
+    fn statement_lines_reach_the_logs_only_when_asked_for() {
+        for (sql, expected_lines) in [(false, 1), (true, 2)] {
+            let buffer = Buffer::default();
+            let writer = buffer.clone();
+            let layer = log_layer_to(move || writer.clone(), EnvFilter::new("info"), sql);
+            let subscriber = Registry::default().with(layer);
+            tracing::subscriber::with_default(subscriber, || {
+                let summary = "SELECT secret_column FROM t";
+                tracing::event!(
+                    target: "sqlx::query",
+                    tracing::Level::WARN,
+                    summary,
+                    db.statement = "SELECT secret_column FROM t WHERE id = $1",
+                    "slow statement: execution time exceeded alert threshold"
+                );
+                tracing::warn!("an ordinary warning");
+            });
+            let text = String::from_utf8(buffer.0.lock().expect("buffer").clone()).expect("utf8");
+            assert_eq!(
+                text.lines().count(),
+                expected_lines,
+                "BATON_LOG_SQL {sql}: {text}"
+            );
+            assert_eq!(text.contains("secret_column"), sql);
+        }
+    }
+
+    #[test]
+    fn a_statement_event_becomes_a_database_span_and_its_text_reaches_no_span() {
+        let exporter = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exporter.clone())
+            .build();
+        let tracer = routing::RoutingTracer::new(Vec::new(), provider.tracer("test"));
+        let subscriber = Registry::default().with(trace_layers(Some(tracer)));
+        tracing::subscriber::with_default(subscriber, || {
+            let span = tracing::info_span!("work");
+            let _entered = span.enter();
+            // What sqlx emits for a slow statement (warn): the text, the summary, the time.
+            let summary = "SELECT secret_column FROM registry.session_runs";
+            tracing::event!(
+                target: "sqlx::query",
+                tracing::Level::WARN,
+                summary,
+                db.statement = "SELECT secret_column FROM registry.session_runs WHERE id = $1",
+                elapsed_secs = 0.25_f64,
+                "slow statement: execution time exceeded alert threshold"
+            );
+        });
+        let _ = provider.force_flush();
+        let spans = exporter.get_finished_spans().expect("spans");
+        let db = spans
+            .iter()
+            .find(|span| span.name == "SELECT registry.session_runs")
+            .expect("a database span named by operation and table");
+        let work = spans.iter().find(|span| span.name == "work").expect("work");
+        assert_eq!(db.parent_span_id, work.span_context.span_id());
+        assert_eq!(db.span_kind, opentelemetry::trace::SpanKind::Client);
+        let elapsed = db.end_time.duration_since(db.start_time).expect("ordered");
+        assert!(
+            elapsed >= std::time::Duration::from_millis(250),
+            "{elapsed:?}"
         );
-        let context = extract_context(&headers);
-        let span_context = context.span().span_context().clone();
-        assert_eq!(
-            span_context.trace_id().to_string(),
-            "4bf92f3577b34da6a3ce929d0e0e4736"
+        let text = format!("{spans:?}");
+        assert!(
+            !text.contains("secret_column"),
+            "statement text in a span: {text}"
         );
-        assert_eq!(span_context.span_id().to_string(), "00f067aa0ba902b7");
+        assert!(
+            !text.contains("db.statement"),
+            "statement attribute: {text}"
+        );
     }
 }

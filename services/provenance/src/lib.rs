@@ -29,6 +29,7 @@ use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::error::ApiError;
 use baton_kit::grpc::{Outbound, ServerSettings};
+use baton_kit::telemetry::Component;
 use baton_proto::provenance::v1::provenance_server::ProvenanceServer;
 
 pub use config::ProvenanceConfig;
@@ -81,11 +82,15 @@ pub async fn serve(
         baton_kit::shutdown::Shutdown::never(),
     );
     let link = link::RegistryLink::new(
-        baton_kit::grpc::channel_with_tls(&config.registry_addr, config.common.grpc_tls.as_ref())?,
+        baton_kit::grpc::traced_channel_with_tls(
+            Component::Provenance,
+            &config.registry_addr,
+            config.common.grpc_tls.as_ref(),
+        )?,
         Outbound::new(&config.common.service_token),
     );
     let service = service::Provenance::new(pool, link, Clock::new(config.common.test_clock));
-    let settings = ServerSettings::new(config.common.service_token.clone())
+    let settings = ServerSettings::new(Component::Provenance, config.common.service_token.clone())
         .with_readiness(readiness)
         .with_tls(config.common.grpc_tls.clone());
     let server = ProvenanceServer::new(grpc::ProvenanceGrpc::new(service));

@@ -5,7 +5,7 @@
 //! run, and the closer's pre-resolved id is stamped as is. A foreign or unknown id fails the
 //! write with 400 before anything is persisted.
 
-use tonic::transport::Channel;
+use baton_kit::grpc::TracedChannel;
 use uuid::Uuid;
 
 use baton_kit::error::{ApiError, ErrorCode};
@@ -44,7 +44,7 @@ impl Provenance {
 /// Registry, as provenance needs it.
 #[derive(Debug, Clone)]
 pub struct RegistryLink {
-    client: SessionRegistryClient<Channel>,
+    client: SessionRegistryClient<TracedChannel>,
     outbound: Outbound,
 }
 
@@ -58,7 +58,7 @@ fn unknown_run(error: tonic::Status) -> ApiError {
 }
 
 impl RegistryLink {
-    pub fn new(channel: Channel, outbound: Outbound) -> RegistryLink {
+    pub fn new(channel: TracedChannel, outbound: Outbound) -> RegistryLink {
         RegistryLink {
             client: SessionRegistryClient::new(channel),
             outbound,

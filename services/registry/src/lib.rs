@@ -27,6 +27,7 @@ use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::grpc::ServerSettings;
 use baton_kit::shutdown::Shutdown;
+use baton_kit::telemetry::Component;
 use baton_proto::registry::v1::session_registry_server::SessionRegistryServer;
 
 pub use config::RegistryConfig;
@@ -82,7 +83,12 @@ pub async fn serve(
         4,
     )
     .await?;
-    let relay = Relay::new(maintenance.clone(), messages::OUTBOX, config.bus.clone());
+    let relay = Relay::new(
+        Component::Registry,
+        maintenance.clone(),
+        messages::OUTBOX,
+        config.bus.clone(),
+    );
     let lease = session::Lease::new(config.lease);
     let registry = service::Registry::new(pool, lease)
         .with_liveness_window(config.liveness_window)
@@ -91,7 +97,7 @@ pub async fn serve(
     let relay_task = tokio::spawn(relay.run(shutdown.clone()));
     let clock = Clock::new(config.common.test_clock);
     let grpc = grpc::RegistryGrpc::new(registry, sweeper, clock);
-    let settings = ServerSettings::new(config.common.service_token.clone())
+    let settings = ServerSettings::new(Component::Registry, config.common.service_token.clone())
         .with_readiness(readiness)
         .with_tls(config.common.grpc_tls.clone());
     let served = baton_kit::grpc::serve(

@@ -25,6 +25,7 @@ use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::error::ApiError;
 use baton_kit::grpc::{Outbound, ServerSettings};
+use baton_kit::telemetry::Component;
 use baton_proto::triage::v1::triage_server::TriageServer;
 
 pub use config::TriageConfig;
@@ -77,8 +78,13 @@ pub async fn serve(
         baton_kit::shutdown::Shutdown::never(),
     );
     let links = links::Links::new(
-        baton_kit::grpc::channel_with_tls(&config.registry_addr, config.common.grpc_tls.as_ref())?,
-        baton_kit::grpc::channel_with_tls(
+        baton_kit::grpc::traced_channel_with_tls(
+            Component::Triage,
+            &config.registry_addr,
+            config.common.grpc_tls.as_ref(),
+        )?,
+        baton_kit::grpc::traced_channel_with_tls(
+            Component::Triage,
             &config.provenance_addr,
             config.common.grpc_tls.as_ref(),
         )?,
@@ -90,7 +96,7 @@ pub async fn serve(
         Clock::new(config.common.test_clock),
         config.thresholds,
     );
-    let settings = ServerSettings::new(config.common.service_token.clone())
+    let settings = ServerSettings::new(Component::Triage, config.common.service_token.clone())
         .with_readiness(readiness)
         .with_tls(config.common.grpc_tls.clone());
     baton_kit::grpc::serve(

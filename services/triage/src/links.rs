@@ -1,8 +1,8 @@
 //! What triage asks other contexts: registry for the session row (never refreshing its lease),
 //! provenance for a run's visible event ids.
 
+use baton_kit::grpc::TracedChannel;
 use chrono::{DateTime, Utc};
-use tonic::transport::Channel;
 use uuid::Uuid;
 
 use baton_kit::clock::from_timestamp;
@@ -46,13 +46,13 @@ pub struct SessionFacts {
 /// Clients of registry and provenance.
 #[derive(Debug, Clone)]
 pub struct Links {
-    registry: SessionRegistryClient<Channel>,
-    provenance: ProvenanceClient<Channel>,
+    registry: SessionRegistryClient<TracedChannel>,
+    provenance: ProvenanceClient<TracedChannel>,
     outbound: Outbound,
 }
 
 impl Links {
-    pub fn new(registry: Channel, provenance: Channel, outbound: Outbound) -> Links {
+    pub fn new(registry: TracedChannel, provenance: TracedChannel, outbound: Outbound) -> Links {
         Links {
             registry: SessionRegistryClient::new(registry),
             provenance: ProvenanceClient::new(provenance),

@@ -172,6 +172,7 @@ impl Triage {
             }
         };
         transaction.commit().await?;
+        count_begin(&began);
         tracing::info!(
             armed = began.armed,
             reason = began.reason.map(Reason::as_str),
@@ -313,4 +314,30 @@ impl Triage {
         };
         Ok(debrief::render(&data))
     }
+}
+
+/// `baton.triage.begins`: every answered begin, by whether it armed and, when not, why.
+fn count_begin(began: &Began) {
+    use baton_kit::telemetry::Component;
+    use baton_kit::telemetry::component::PerComponent;
+    use opentelemetry::KeyValue;
+    use opentelemetry::metrics::Counter;
+    static COUNTER: PerComponent<Counter<u64>> = PerComponent::new();
+    let counter = COUNTER.get_or_init(Component::Triage, |meter| {
+        meter
+            .u64_counter("baton.triage.begins")
+            .with_unit("{begin}")
+            .with_description("Triage begins, by outcome and reason")
+            .build()
+    });
+    counter.add(
+        1,
+        &[
+            KeyValue::new("baton.triage.armed", began.armed),
+            KeyValue::new(
+                "baton.triage.reason",
+                began.reason.map_or("armed", Reason::as_str),
+            ),
+        ],
+    );
 }

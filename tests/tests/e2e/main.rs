@@ -27,6 +27,7 @@ mod lease;
 mod liveness_routes;
 mod memories;
 mod openapi_contract;
+mod otlp;
 mod outbox_stall;
 mod schema_gate;
 mod schemathesis;

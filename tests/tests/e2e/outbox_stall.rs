@@ -116,7 +116,13 @@ async fn a_broker_that_stops_confirming_does_not_hold_the_relay_transaction_past
         namespace: namespace.clone(),
     };
     let round_timeout = Duration::from_secs(1);
-    let relay = Relay::new(pool.clone(), TABLE, bus).with_round_timeout(round_timeout);
+    let relay = Relay::new(
+        baton_kit::telemetry::Component::Registry,
+        pool.clone(),
+        TABLE,
+        bus,
+    )
+    .with_round_timeout(round_timeout);
     let waker = relay.waker();
     let (trigger, shutdown) = baton_kit::shutdown::channel();
     let running = tokio::spawn(relay.run(shutdown));

@@ -1,9 +1,10 @@
 //! Telemetry: a request carrying `traceparent` yields a registry server span whose parent is the
-//! gateway's span, in the caller's trace (in-memory exporter, services in-process).
+//! gateway's CLIENT span under the gateway's request span, in the caller's trace (in-memory
+//! exporter, services in-process).
 
 use std::sync::OnceLock;
 
-use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::trace::{SpanKind, TracerProvider as _};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
 use serde_json::json;
 use tokio::net::TcpListener;
@@ -41,7 +42,7 @@ fn named<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn registry_server_span_is_a_child_of_the_gateway_span() {
+async fn registry_server_span_is_a_child_of_the_gateways_client_span() {
     let (exporter, provider) = exporter();
     let database = TestDatabase::create().await;
     db::migrate_context(
@@ -101,11 +102,21 @@ async fn registry_server_span_is_a_child_of_the_gateway_span() {
     let _ = provider.force_flush();
     let spans = exporter.get_finished_spans().expect("spans");
     let gateway = named(&spans, "POST /api/v1/agent-sessions/open");
-    let registry = named(&spans, "baton.registry.v1.SessionRegistry/Open");
+    let of_kind = |kind: SpanKind| {
+        spans
+            .iter()
+            .find(|span| {
+                span.name == "baton.registry.v1.SessionRegistry/Open" && span.span_kind == kind
+            })
+            .unwrap_or_else(|| panic!("no {kind:?} span for SessionRegistry/Open"))
+    };
+    let (client, registry) = (of_kind(SpanKind::Client), of_kind(SpanKind::Server));
     assert_eq!(gateway.span_context.trace_id().to_string(), TRACE_ID);
     assert_eq!(gateway.parent_span_id.to_string(), CALLER_SPAN);
     assert_eq!(registry.span_context.trace_id().to_string(), TRACE_ID);
-    assert_eq!(registry.parent_span_id, gateway.span_context.span_id());
+    // gateway request -> gateway's CLIENT span -> registry's SERVER span.
+    assert_eq!(client.parent_span_id, gateway.span_context.span_id());
+    assert_eq!(registry.parent_span_id, client.span_context.span_id());
     let attributes: Vec<String> = spans
         .iter()
         .flat_map(|span| span.attributes.iter().map(|kv| kv.value.to_string()))

@@ -11,6 +11,7 @@
 //! Inputs never reach a log line: they carry memory content and the session's last message.
 
 pub mod evidence;
+mod http_trace;
 pub mod lexical;
 pub mod openai;
 

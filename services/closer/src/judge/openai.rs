@@ -19,6 +19,9 @@ use serde_json::json;
 use uuid::Uuid;
 
 use baton_kit::config::Secret;
+use tracing::Instrument;
+
+use super::http_trace::ClientCall;
 
 use crate::judge::{
     Evidence, EvidenceSource, Finding, Judge, JudgeError, JudgeFuture, JudgeInput, Verdict,
@@ -139,21 +142,56 @@ impl OpenAiJudge {
         })
     }
 
+    /// One traced call: a CLIENT span around the exchange ([`super::http_trace`]).
     async fn call(&self, input: &JudgeInput) -> Result<Verdict, JudgeError> {
-        let mut request = self.http.post(&self.endpoint).json(&self.body(input));
+        let traced = ClientCall::start("POST", &self.endpoint);
+        let span = traced.span().clone();
+        let (status, verdict) = self
+            .exchange(input, traced.trace_headers())
+            .instrument(span)
+            .await;
+        traced.finish(status);
+        verdict
+    }
+
+    /// The request and its reply; the status is `None` when no response came.
+    async fn exchange(
+        &self,
+        input: &JudgeInput,
+        trace_headers: reqwest::header::HeaderMap,
+    ) -> (Option<u16>, Result<Verdict, JudgeError>) {
+        let mut request = self
+            .http
+            .post(&self.endpoint)
+            .headers(trace_headers)
+            .json(&self.body(input));
         if let Some(key) = &self.key {
             request = request.bearer_auth(key.expose());
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|error| JudgeError::Transport(error.without_url().to_string()))?;
-        if !response.status().is_success() {
-            return Err(JudgeError::Transport(format!(
-                "status {}",
-                response.status()
-            )));
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(error) => {
+                return (
+                    None,
+                    Err(JudgeError::Transport(error.without_url().to_string())),
+                );
+            }
+        };
+        let status = response.status();
+        if !status.is_success() {
+            return (
+                Some(status.as_u16()),
+                Err(JudgeError::Transport(format!("status {status}"))),
+            );
         }
+        (Some(status.as_u16()), self.verdict(input, response).await)
+    }
+
+    async fn verdict(
+        &self,
+        input: &JudgeInput,
+        response: reqwest::Response,
+    ) -> Result<Verdict, JudgeError> {
         let body = read_capped(response, MAX_RESPONSE_BYTES).await?;
         let completion: Completion = serde_json::from_slice(&body)
             .map_err(|error| JudgeError::Malformed(error.to_string()))?;

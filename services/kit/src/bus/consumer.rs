@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::OnceLock;
 
 use futures::StreamExt;
 use lapin::message::Delivery;
@@ -22,6 +21,7 @@ use crate::bus::topology::{self, ConsumerSpec, Names};
 use crate::bus::{BusConfig, connect, reconnect_delay};
 use crate::shutdown::Shutdown;
 use crate::telemetry;
+use crate::telemetry::component::{Component, PerComponent, within};
 
 /// What to do with a delivery once the handler is done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,11 +43,12 @@ pub struct Received {
     pub prior_deliveries: i64,
 }
 
-fn redeliveries() -> &'static Counter<u64> {
-    static COUNTER: OnceLock<Counter<u64>> = OnceLock::new();
-    COUNTER.get_or_init(|| {
-        opentelemetry::global::meter("baton")
+fn redeliveries(owner: Component) -> &'static Counter<u64> {
+    static COUNTER: PerComponent<Counter<u64>> = PerComponent::new();
+    COUNTER.get_or_init(owner, |meter| {
+        meter
             .u64_counter("baton.bus.redeliveries")
+            .with_unit("{message}")
             .with_description("Messages delivered again after a failure or a consumer crash")
             .build()
     })
@@ -89,6 +90,11 @@ where
     F: Future<Output = Disposition> + Send + 'static,
 {
     let names = Names::new(&bus.namespace);
+    tokio::spawn(crate::bus::depth::watch(
+        bus.clone(),
+        spec.clone(),
+        shutdown.clone(),
+    ));
     let mut attempt = 0;
     while !shutdown.is_triggered() {
         match consume_once(&bus, &spec, &names, handler.clone(), shutdown.clone()).await {
@@ -148,14 +154,14 @@ where
         };
         let delivery = delivery?;
         let handler = handler.clone();
-        in_flight.spawn(handle(delivery, handler));
+        in_flight.spawn(within(spec.owner, handle(delivery, spec.owner, handler)));
     }
     // Let in-flight work finish (its acks go out) before the connection closes.
     while in_flight.join_next().await.is_some() {}
     Ok(())
 }
 
-async fn handle<H, F>(delivery: Delivery, handler: H)
+async fn handle<H, F>(delivery: Delivery, owner: Component, handler: H)
 where
     H: Fn(Received) -> F,
     F: Future<Output = Disposition>,
@@ -163,7 +169,7 @@ where
     let routing_key = delivery.routing_key.as_str().to_string();
     let prior = prior_deliveries(&delivery);
     if prior > 0 {
-        redeliveries().add(
+        redeliveries(owner).add(
             1,
             &[KeyValue::new(
                 "messaging.destination.name",
@@ -179,9 +185,10 @@ where
         messaging.operation = "process",
         messaging.message.id = tracing::field::Empty,
         prior_deliveries = prior,
+        otel.status_code = tracing::field::Empty,
     );
     let parent = telemetry::extract_from_map(&header_map(delivery.properties.headers().as_ref()));
-    let _ = tracing_opentelemetry::OpenTelemetrySpanExt::set_parent(&span, parent);
+    telemetry::set_component_parent(&span, parent, owner);
     let envelope =
         serde_json::from_slice::<Envelope>(&delivery.data).map_err(|error| error.to_string());
     if let Ok(envelope) = &envelope {
@@ -192,7 +199,11 @@ where
         routing_key,
         prior_deliveries: prior,
     };
-    let disposition = handler(received).instrument(span).await;
+    let disposition = handler(received).instrument(span.clone()).await;
+    if disposition == Disposition::Requeue {
+        // Not handled: the span shows the failure that will bring the message back.
+        span.record("otel.status_code", "ERROR");
+    }
     let outcome = match disposition {
         Disposition::Ack => delivery.ack(BasicAckOptions::default()).await,
         Disposition::Requeue => {

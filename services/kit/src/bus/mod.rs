@@ -9,6 +9,7 @@
 //! spans the publisher and every consumer.
 
 pub mod consumer;
+pub mod depth;
 pub mod outbox;
 pub mod topology;
 

@@ -10,14 +10,14 @@
 //! `(id uuid primary key, routing_key text, envelope jsonb, headers jsonb, created_at timestamptz)`.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use lapin::options::{BasicPublishOptions, ConfirmSelectOptions};
 use lapin::types::{AMQPValue, FieldTable, LongString, ShortString};
 use lapin::{BasicProperties, Channel};
 use opentelemetry::KeyValue;
-use opentelemetry::metrics::Gauge;
+use opentelemetry::metrics::{Counter, Gauge};
 use sqlx::types::Json;
 use sqlx::{AssertSqlSafe, PgConnection, PgPool};
 use tokio::sync::Notify;
@@ -30,6 +30,7 @@ use crate::bus::topology::{self, Names};
 use crate::bus::{BusConfig, connect, reconnect_delay};
 use crate::shutdown::Shutdown;
 use crate::telemetry;
+use crate::telemetry::component::{Component, PerComponent, within};
 
 /// Rows a relay publishes per round.
 const BATCH: i64 = 100;
@@ -87,6 +88,7 @@ struct OutboxRow {
 /// Publishes one context's outbox.
 #[derive(Debug, Clone)]
 pub struct Relay {
+    component: Component,
     pool: PgPool,
     table: OutboxTable,
     bus: BusConfig,
@@ -95,9 +97,11 @@ pub struct Relay {
 }
 
 impl Relay {
-    /// `pool` must be allowed to read and delete the outbox rows of every tenant.
-    pub fn new(pool: PgPool, table: OutboxTable, bus: BusConfig) -> Relay {
+    /// `pool` must be allowed to read and delete the outbox rows of every tenant; `component`
+    /// owns the outbox (its spans and metrics report as it).
+    pub fn new(component: Component, pool: PgPool, table: OutboxTable, bus: BusConfig) -> Relay {
         Relay {
+            component,
             pool,
             table,
             bus,
@@ -120,6 +124,11 @@ impl Relay {
 
     /// Runs until shutdown, reconnecting after broker failures.
     pub async fn run(self, shutdown: Shutdown) {
+        let component = self.component;
+        within(component, self.relay(shutdown)).await;
+    }
+
+    async fn relay(self, shutdown: Shutdown) {
         // Consecutive failures, reset by a successful round; each failure waits longer.
         let mut failures = 0;
         while !shutdown.is_triggered() {
@@ -167,15 +176,37 @@ impl Relay {
 
     /// Records the outbox depth gauge (messages not yet confirmed by the broker).
     async fn record_depth(&self) {
-        static DEPTH: OnceLock<Gauge<i64>> = OnceLock::new();
-        let gauge = DEPTH.get_or_init(|| {
-            opentelemetry::global::meter("baton")
+        static DEPTH: PerComponent<Gauge<i64>> = PerComponent::new();
+        let gauge = DEPTH.get_or_init(self.component, |meter| {
+            meter
                 .i64_gauge("baton.outbox.depth")
+                .with_unit("{message}")
                 .with_description("Messages waiting in an outbox")
                 .build()
         });
         if let Ok(count) = depth(&self.pool, self.table).await {
             gauge.record(count, &[KeyValue::new("outbox", self.table.0)]);
+        }
+    }
+
+    /// `baton.bus.published`, once the rows' confirms are in and their delete is committed.
+    fn count_published(&self, rows: &[OutboxRow]) {
+        static PUBLISHED: PerComponent<Counter<u64>> = PerComponent::new();
+        let counter = PUBLISHED.get_or_init(self.component, |meter| {
+            meter
+                .u64_counter("baton.bus.published")
+                .with_unit("{message}")
+                .with_description("Messages the outbox relay published and the broker confirmed")
+                .build()
+        });
+        for row in rows {
+            counter.add(
+                1,
+                &[
+                    KeyValue::new("outbox", self.table.0),
+                    KeyValue::new("messaging.destination.name", row.routing_key.clone()),
+                ],
+            );
         }
     }
 
@@ -235,7 +266,7 @@ impl Relay {
                 messaging.destination.name = %exchange,
                 messaging.message.id = %row.id,
             );
-            let _ = tracing_opentelemetry::OpenTelemetrySpanExt::set_parent(&span, parent);
+            telemetry::set_component_parent(&span, parent, self.component);
             let confirm = async {
                 let payload = serde_json::to_vec(&row.envelope.0).map_err(RelayError::Encode)?;
                 let mut headers = HashMap::new();
@@ -269,6 +300,7 @@ impl Relay {
             .execute(&mut *transaction)
             .await?;
         transaction.commit().await?;
+        self.count_published(&rows);
         tracing::debug!(
             published = ids.len(),
             table = self.table.0,

@@ -9,6 +9,8 @@ use lapin::{Channel, ExchangeKind};
 /// A consumer's queue and what it is bound to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsumerSpec {
+    /// The component that consumes it (its metrics' `service.name`).
+    pub owner: crate::telemetry::Component,
     /// Queue name within the namespace, e.g. `closer.session-closed`.
     pub name: &'static str,
     /// Routing keys bound on the events exchange.
@@ -22,6 +24,7 @@ pub struct ConsumerSpec {
 
 /// The closer's queue: every explicit or implicit close of a session run.
 pub const CLOSER_SESSION_CLOSED: ConsumerSpec = ConsumerSpec {
+    owner: crate::telemetry::Component::Closer,
     name: "closer.session-closed",
     routing_keys: &[baton_proto::messages::SESSION_CLOSED],
     delivery_limit: 30,

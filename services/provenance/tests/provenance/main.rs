@@ -75,7 +75,11 @@ impl Harness {
             .await
             .expect("provenance pool");
         let link = RegistryLink::new(
-            baton_kit::grpc::channel(&registry_addr).expect("channel"),
+            baton_kit::grpc::traced_channel(
+                baton_kit::telemetry::Component::Provenance,
+                &registry_addr,
+            )
+            .expect("channel"),
             Outbound::new(Secret::new(TOKEN.to_string())),
         );
         let provenance = Provenance::new(runtime_pool.clone(), link, Clock::new(true));

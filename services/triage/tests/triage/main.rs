@@ -89,7 +89,10 @@ impl Harness {
         .await;
 
         let outbound = Outbound::new(Secret::new(TOKEN.to_string()));
-        let channel = |address: &str| baton_kit::grpc::channel(address).expect("channel");
+        use baton_kit::telemetry::Component;
+        let channel = |component, address: &str| {
+            baton_kit::grpc::traced_channel(component, address).expect("channel")
+        };
         let registry_pool = db::connect_runtime(database.url(), None, &baton_registry::DB, 4)
             .await
             .expect("pool");
@@ -102,12 +105,19 @@ impl Harness {
         let registry = Registry::new(registry_pool, Lease::new(Duration::from_secs(24 * 3600)));
         let provenance = Provenance::new(
             provenance_pool,
-            RegistryLink::new(channel(&registry_addr), outbound.clone()),
+            RegistryLink::new(
+                channel(Component::Provenance, &registry_addr),
+                outbound.clone(),
+            ),
             Clock::new(true),
         );
         let triage = Triage::new(
             triage_pool,
-            Links::new(channel(&registry_addr), channel(&provenance_addr), outbound),
+            Links::new(
+                channel(Component::Triage, &registry_addr),
+                channel(Component::Triage, &provenance_addr),
+                outbound,
+            ),
             Clock::new(true),
             Thresholds::default(),
         );
