@@ -11,6 +11,7 @@ const PROTOS: &[&str] = &[
     "baton/provenance/v1/provenance.proto",
     "baton/triage/v1/triage.proto",
     "baton/closer/v1/closer.proto",
+    "baton/usage/v1/usage.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

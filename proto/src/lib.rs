@@ -38,6 +38,13 @@ pub mod closer {
     }
 }
 
+/// The usage context.
+pub mod usage {
+    pub mod v1 {
+        tonic::include_proto!("baton.usage.v1");
+    }
+}
+
 pub mod messages;
 
 /// The protobuf timestamp type every context uses.
