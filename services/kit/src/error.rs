@@ -199,8 +199,25 @@ impl From<ApiError> for Status {
 }
 
 impl From<Status> for ApiError {
+    /// A peer's answer, read on the calling side. UNAUTHENTICATED or PERMISSION_DENIED from a
+    /// Baton service means it refused this process's own credentials (the service token or the
+    /// client certificate): the end user's key was checked at the edge, so passing a 401 or 403
+    /// on would tell a hook its API key is bad when the deployment is misconfigured (a token
+    /// rotated on one side only). It is the deployment's fault and retryable: 503, logged.
     fn from(status: Status) -> ApiError {
-        ApiError::new(ErrorCode::from_status(&status), status.message())
+        match status.code() {
+            Code::Unauthenticated | Code::PermissionDenied => {
+                tracing::error!(
+                    code = ?status.code(),
+                    "a baton service refused this process's credentials (service token or client certificate)"
+                );
+                ApiError::new(
+                    ErrorCode::ServiceUnavailable,
+                    "a Baton service refused this deployment's internal credentials",
+                )
+            }
+            _ => ApiError::new(ErrorCode::from_status(&status), status.message()),
+        }
     }
 }
 
@@ -317,6 +334,32 @@ mod tests {
                 ErrorCode::Internal
             };
             assert_eq!(code, expected);
+        }
+    }
+
+    #[test]
+    fn a_peer_refusing_our_credentials_is_unavailable_not_the_callers_fault() {
+        let table = [
+            (
+                ErrorCode::Unauthorized.to_status("bad token"),
+                ErrorCode::ServiceUnavailable,
+            ),
+            (
+                Status::unauthenticated("no token"),
+                ErrorCode::ServiceUnavailable,
+            ),
+            (
+                Status::permission_denied("scope"),
+                ErrorCode::ServiceUnavailable,
+            ),
+            (ErrorCode::NotFound.to_status("x"), ErrorCode::NotFound),
+            (
+                ErrorCode::InvalidInput.to_status("x"),
+                ErrorCode::InvalidInput,
+            ),
+        ];
+        for (status, expected) in table {
+            assert_eq!(ApiError::from(status.clone()).code, expected, "{status:?}");
         }
     }
 
