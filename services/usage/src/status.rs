@@ -93,14 +93,14 @@ mod tests {
     #[test]
     fn each_word_comes_from_its_one_source() {
         let window = Duration::minutes(10);
-        let main = |activity, prompt, stop| Evidence {
+        let main = |activity: i64, prompt: Option<i64>, stop: Option<i64>| Evidence {
             is_main: true,
             last_activity_at: at(activity),
             last_prompt_at: prompt.and_then(at),
             last_stop_at: stop.and_then(at),
             ended: None,
         };
-        let sub = |activity, ended| Evidence {
+        let sub = |activity: i64, ended: Option<&'static str>| Evidence {
             is_main: false,
             last_activity_at: at(activity),
             ended,
