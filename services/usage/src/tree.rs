@@ -136,13 +136,16 @@ pub fn assemble(
             ..AgentRow::default()
         });
     }
-    agents.sort_by(|a, b| {
-        (!a.agent_id.is_empty(), a.first_activity_at, &a.agent_id).cmp(&(
-            !b.agent_id.is_empty(),
-            b.first_activity_at,
-            &b.agent_id,
-        ))
-    });
+    // The main agent first, then by first activity (unknown last), then by id.
+    let order = |agent: &AgentRow| {
+        (
+            !agent.agent_id.is_empty(),
+            agent.first_activity_at.is_none(),
+            agent.first_activity_at,
+            agent.agent_id.clone(),
+        )
+    };
+    agents.sort_by_key(order);
     let known: HashSet<&str> = agents.iter().map(|agent| agent.agent_id.as_str()).collect();
     let mut parent: HashMap<&str, &str> = HashMap::new();
     for agent in agents.iter().filter(|agent| !agent.agent_id.is_empty()) {
