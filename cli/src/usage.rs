@@ -11,8 +11,8 @@ use crate::migrate;
 /// Adds a price file's rows (the repository's schema) and re-prices the usage they affect.
 /// Runs with the migration credentials: prices are reference data shared by every tenant.
 pub async fn pricing_import(env: &Env, file: &std::path::Path) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("reading {}", file.display()))?;
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(1)
         .connect(&migrate::admin_url(env))

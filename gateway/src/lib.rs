@@ -112,10 +112,7 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         .route("/usage", get(usage::query))
         .route("/usage/batches", post(usage::upload))
         .route("/usage/sessions", get(usage::sessions))
-        .route(
-            "/agent-sessions/{session_run_id}/tree",
-            get(usage::tree),
-        )
+        .route("/agent-sessions/{session_run_id}/tree", get(usage::tree))
         .fallback(response::not_found)
         .method_not_allowed_fallback(response::method_not_allowed)
         .layer(from_fn_with_state(state.clone(), auth::require_api_key))

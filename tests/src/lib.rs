@@ -207,7 +207,11 @@ impl Baton {
             .args(args)
             .envs(base_env(self.database.url(), &self.namespace))
             .envs(self.extra_env.iter().cloned())
-            .envs(extra_env.iter().map(|(k, v)| (k.to_string(), v.to_string())))
+            .envs(
+                extra_env
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string())),
+            )
             .output()
             .await
             .expect("run baton")

@@ -116,12 +116,14 @@ fn figures() -> Value {
 }
 
 fn session_summary() -> Value {
-    record(json!({"agent": {"type": "string"}, "sessionId": {"type": "string"},
+    record(
+        json!({"agent": {"type": "string"}, "sessionId": {"type": "string"},
         "projectSlug": {"type": "string"}, "hostIds": array(json!({"type": "string"}), None),
         "clientVersions": array(json!({"type": "string"}), None),
         "outputUnderReported": boolean(), "firstActivityAt": nullable(iso()),
         "lastActivityAt": nullable(iso()), "agentCount": u32_count(),
-        "figures": reference("UsageFigures")}))
+        "figures": reference("UsageFigures")}),
+    )
 }
 
 /// The usage schemas the operations reference.
@@ -175,11 +177,13 @@ pub fn usage_paths(paths: &mut Map<String, Value>) {
         body: None,
         success: (
             200,
-            record(json!({"groupBy": {"type": "string"}, "timezone": {"type": "string"},
+            record(
+                json!({"groupBy": {"type": "string"}, "timezone": {"type": "string"},
                 "from": iso(), "to": iso(),
                 "groups": array(record(json!({"key": {"type": "string"},
                     "figures": reference("UsageFigures")})), None),
-                "total": reference("UsageFigures")})),
+                "total": reference("UsageFigures")}),
+            ),
         ),
         errors: &[400],
     };
@@ -190,7 +194,11 @@ pub fn usage_paths(paths: &mut Map<String, Value>) {
         query("agent", agent(), false),
         query("hostId", id(128), false),
         query("limit", integer(1, 200), false),
-        query("cursor", json!({"type": "string", "maxLength": 2048}), false),
+        query(
+            "cursor",
+            json!({"type": "string", "maxLength": 2048}),
+            false,
+        ),
     ]);
     let sessions = Operation {
         summary: "Sessions whose last activity is in [from, to), newest first, with their \
@@ -219,19 +227,29 @@ pub fn usage_paths(paths: &mut Map<String, Value>) {
             "status": string_enum(STATUSES), "firstActivityAt": nullable(iso()),
             "lastActivityAt": nullable(iso()), "own": own_or_rolled.clone(),
             "rolledUp": own_or_rolled}),
-        &["kind", "status", "firstActivityAt", "lastActivityAt", "own", "rolledUp"],
+        &[
+            "kind",
+            "status",
+            "firstActivityAt",
+            "lastActivityAt",
+            "own",
+            "rolledUp",
+        ],
     );
     let tree = Operation {
         summary: "A run's agent tree: agents with status, own and rolled-up figures, edges with \
             the join path that proved them, and delegation savings (always an estimate)",
-        parameters: vec![json!({"name": "sessionRunId", "in": "path", "required": true,
+        parameters: vec![
+            json!({"name": "sessionRunId", "in": "path", "required": true,
             "schema": uuid(), "example": EXAMPLE_RUN,
             "description": "Malformed ids are 400; unknown and other tenants' runs are 404. \
-                A run with nothing uploaded answers its empty tree."})],
+                A run with nothing uploaded answers its empty tree."}),
+        ],
         body: None,
         success: (
             200,
-            record(json!({"sessionRunId": uuid(), "session": reference("UsageSession"),
+            record(
+                json!({"sessionRunId": uuid(), "session": reference("UsageSession"),
                 "agents": array(tree_agent, None),
                 "edges": array(object(json!({"parentAgentId": {"type": "string"},
                     "childAgentId": {"type": "string"}, "joinPath": string_enum(JOIN_PATHS)}),
@@ -242,7 +260,8 @@ pub fn usage_paths(paths: &mut Map<String, Value>) {
                     "skippedAgentIds": array(json!({"type": "string"}), None),
                     "counterfactualModel": {"type": "string"}}),
                     &["actualUsd", "counterfactualUsd", "savingsUsd", "isEstimate",
-                      "skippedAgentIds"])})),
+                      "skippedAgentIds"])}),
+            ),
         ),
         errors: &[400, 404],
     };

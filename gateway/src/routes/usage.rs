@@ -451,7 +451,9 @@ pub async fn sessions(
     let pairs = strict::query_pairs(query.as_deref())?;
     strict::only_keys(
         &pairs,
-        &["from", "to", "project", "agent", "hostId", "limit", "cursor"],
+        &[
+            "from", "to", "project", "agent", "hostId", "limit", "cursor",
+        ],
     )?;
     let get = |key: &str| strict::single(&pairs, key);
     let request = proto::ListSessionsRequest {
@@ -563,9 +565,7 @@ pub async fn tree(
         .await
     {
         Ok(answer) => answer.into_inner(),
-        Err(status) if ErrorCode::from_status(&status) == ErrorCode::NotFound => {
-            empty_tree(&run)
-        }
+        Err(status) if ErrorCode::from_status(&status) == ErrorCode::NotFound => empty_tree(&run),
         Err(status) => return Err(status.into()),
     };
     let savings = answer.delegation_savings.unwrap_or_default();

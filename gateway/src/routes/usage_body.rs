@@ -66,9 +66,8 @@ pub fn decode(encoding: Encoding, bytes: &[u8], limit: usize) -> Result<Vec<u8>,
         }
         Encoding::Gzip => Box::new(flate2::read::MultiGzDecoder::new(bytes)),
         Encoding::Zstd => Box::new(
-            zstd::stream::read::Decoder::new(bytes).map_err(|_| {
-                HttpError::new(ErrorCode::InvalidRequest, "body does not decode")
-            })?,
+            zstd::stream::read::Decoder::new(bytes)
+                .map_err(|_| HttpError::new(ErrorCode::InvalidRequest, "body does not decode"))?,
         ),
     };
     let mut decoded = Vec::with_capacity(bytes.len().saturating_mul(4).min(limit));
@@ -129,7 +128,10 @@ mod tests {
         for (value, expected) in table {
             let mut headers = HeaderMap::new();
             if let Some(value) = value {
-                headers.insert(http::header::CONTENT_ENCODING, value.parse().expect("header"));
+                headers.insert(
+                    http::header::CONTENT_ENCODING,
+                    value.parse().expect("header"),
+                );
             }
             let got = encoding(&headers);
             assert_eq!(got.as_ref().ok().copied(), expected, "{value:?}");
@@ -142,7 +144,10 @@ mod tests {
     #[test]
     fn decoding_stops_at_the_limit_and_garbage_is_a_bad_request() {
         let body = b"{\"hostId\":\"h\"}".repeat(10);
-        assert_eq!(decode(Encoding::Gzip, &gzip(&body), 1024).expect("gzip"), body);
+        assert_eq!(
+            decode(Encoding::Gzip, &gzip(&body), 1024).expect("gzip"),
+            body
+        );
         let zstd = zstd::encode_all(&body[..], 3).expect("zstd");
         assert_eq!(decode(Encoding::Zstd, &zstd, 1024).expect("zstd"), body);
         // A bomb: 64 MiB of zeros in a few kilobytes stops one byte past 1 MiB.

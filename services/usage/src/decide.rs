@@ -56,13 +56,48 @@ mod tests {
     fn the_collision_rule_decides_every_upload() {
         let table = [
             ("new key", row(5, false, None), None, Fate::Insert),
-            ("same copy again", row(5, false, None), Some(row(5, false, None)), Fate::Unchanged),
-            ("larger output", row(9, false, None), Some(row(5, false, None)), Fate::Replace),
-            ("smaller output", row(3, false, None), Some(row(5, false, None)), Fate::Unchanged),
-            ("sidechain yields", row(90, true, None), Some(row(5, false, None)), Fate::Unchanged),
-            ("main beats sidechain", row(1, false, None), Some(row(90, true, None)), Fate::Replace),
-            ("tie, speed wins", row(5, false, Some("fast")), Some(row(5, false, None)), Fate::Replace),
-            ("tie, no speed", row(5, false, None), Some(row(5, false, Some("fast"))), Fate::Unchanged),
+            (
+                "same copy again",
+                row(5, false, None),
+                Some(row(5, false, None)),
+                Fate::Unchanged,
+            ),
+            (
+                "larger output",
+                row(9, false, None),
+                Some(row(5, false, None)),
+                Fate::Replace,
+            ),
+            (
+                "smaller output",
+                row(3, false, None),
+                Some(row(5, false, None)),
+                Fate::Unchanged,
+            ),
+            (
+                "sidechain yields",
+                row(90, true, None),
+                Some(row(5, false, None)),
+                Fate::Unchanged,
+            ),
+            (
+                "main beats sidechain",
+                row(1, false, None),
+                Some(row(90, true, None)),
+                Fate::Replace,
+            ),
+            (
+                "tie, speed wins",
+                row(5, false, Some("fast")),
+                Some(row(5, false, None)),
+                Fate::Replace,
+            ),
+            (
+                "tie, no speed",
+                row(5, false, None),
+                Some(row(5, false, Some("fast"))),
+                Fate::Unchanged,
+            ),
         ];
         for (name, candidate, stored, fate) in table {
             assert_eq!(decide(&candidate, stored.as_ref()), fate, "{name}");

@@ -79,7 +79,13 @@ mod tests {
     #[test]
     fn unpriced_tokens_stand_beside_the_dollars_by_model() {
         let mut sums = Sums::default();
-        sums.add("claude-opus-4-5", [10, 20, 0, 0, 0], 2, 5_000_000_000_000, 0);
+        sums.add(
+            "claude-opus-4-5",
+            [10, 20, 0, 0, 0],
+            2,
+            5_000_000_000_000,
+            0,
+        );
         sums.add("mystery-model", [1, 2, 3, 4, 5], 1, 0, 15);
         sums.add("", [0, 7, 0, 0, 0], 1, 0, 7);
         let mut other = Sums::default();

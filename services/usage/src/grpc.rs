@@ -43,7 +43,10 @@ impl UsageGrpc {
     }
 }
 
-fn instant(field: &str, value: Option<&Timestamp>) -> Result<Option<chrono::DateTime<chrono::Utc>>, ApiError> {
+fn instant(
+    field: &str,
+    value: Option<&Timestamp>,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, ApiError> {
     value
         .map(|value| {
             from_timestamp(value)

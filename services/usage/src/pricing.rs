@@ -25,10 +25,12 @@ use baton_transcripts::{PriceTable, Priced};
 /// The price table as the service last read it.
 #[derive(Debug, Clone, Default)]
 pub struct PriceCache {
-    inner: Arc<RwLock<Option<(Fingerprint, Arc<PriceTable>)>>>,
+    inner: Arc<RwLock<Option<Cached>>>,
 }
 
+/// Row count and newest load time: any import changes one of them.
 type Fingerprint = (i64, Option<DateTime<Utc>>);
+type Cached = (Fingerprint, Arc<PriceTable>);
 
 impl PriceCache {
     /// The current table, rebuilt from the database when it changed since the last read.
@@ -49,14 +51,11 @@ impl PriceCache {
 }
 
 /// Every stored row as one table.
-pub async fn load<'e>(
-    executor: impl sqlx::PgExecutor<'e>,
-) -> Result<PriceTable, sqlx::Error> {
-    let rows: Vec<(Value,)> = sqlx::query_as(
-        "SELECT row_json FROM usage.model_pricing ORDER BY model, effective_from",
-    )
-    .fetch_all(executor)
-    .await?;
+pub async fn load<'e>(executor: impl sqlx::PgExecutor<'e>) -> Result<PriceTable, sqlx::Error> {
+    let rows: Vec<(Value,)> =
+        sqlx::query_as("SELECT row_json FROM usage.model_pricing ORDER BY model, effective_from")
+            .fetch_all(executor)
+            .await?;
     let file = serde_json::json!({
         "schema": 1,
         "rows": rows.into_iter().map(|(row,)| row).collect::<Vec<_>>(),
@@ -95,7 +94,9 @@ pub fn rows_of(text: &str) -> Result<Vec<(String, NaiveDate, Value)>, PricingErr
                 .and_then(|text| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok());
             match (model, date) {
                 (Some(model), Some(date)) => Ok((model.to_string(), date, row.clone())),
-                _ => Err(PricingError::Format("row without model or date".to_string())),
+                _ => Err(PricingError::Format(
+                    "row without model or date".to_string(),
+                )),
             }
         })
         .collect()

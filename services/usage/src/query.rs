@@ -105,7 +105,9 @@ pub fn range(
         return Err(ApiError::invalid_input("from must be before to"));
     }
     if to - from > Duration::days(400) {
-        return Err(ApiError::invalid_input("from and to are at most 400 days apart"));
+        return Err(ApiError::invalid_input(
+            "from and to are at most 400 days apart",
+        ));
     }
     Ok((from, to))
 }
@@ -123,7 +125,11 @@ fn midnight(zone: &Tz, date: NaiveDate) -> DateTime<Utc> {
 }
 
 /// The local days `[from, to)` spans in `zone`, each clipped to the range (pure).
-pub fn days(zone: &Tz, from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<(String, DateTime<Utc>, DateTime<Utc>)> {
+pub fn days(
+    zone: &Tz,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Vec<(String, DateTime<Utc>, DateTime<Utc>)> {
     let mut days = Vec::new();
     let mut date = from.with_timezone(zone).date_naive();
     loop {
@@ -154,7 +160,18 @@ fn ceil_bucket(at: DateTime<Utc>) -> DateTime<Utc> {
     }
 }
 
-type Aggregate = (String, String, i64, i64, i64, i64, i64, i64, Option<String>, i64);
+type Aggregate = (
+    String,
+    String,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+    Option<String>,
+    i64,
+);
 
 /// The grouped figures of one tenant.
 pub async fn query(
@@ -166,8 +183,9 @@ pub async fn query(
     to: DateTime<Utc>,
 ) -> Result<BTreeMap<String, Sums>, ApiError> {
     let days = days(zone, from, to);
-    let (names, starts, ends): (Vec<String>, Vec<DateTime<Utc>>, Vec<DateTime<Utc>>) =
-        days.into_iter().fold(Default::default(), |mut columns, (name, start, end)| {
+    let (names, starts, ends): (Vec<String>, Vec<DateTime<Utc>>, Vec<DateTime<Utc>>) = days
+        .into_iter()
+        .fold(Default::default(), |mut columns, (name, start, end)| {
             columns.0.push(name);
             columns.1.push(start);
             columns.2.push(end);
@@ -235,7 +253,8 @@ pub async fn query(
     );
     tx.commit().await.map_err(db_error)?;
     let mut groups: BTreeMap<String, Sums> = BTreeMap::new();
-    for (key, model, input, output, cache_read, write_5m, write_1h, requests, cost, unpriced) in rows
+    for (key, model, input, output, cache_read, write_5m, write_1h, requests, cost, unpriced) in
+        rows
     {
         let cost = cost.and_then(|text| text.parse::<i128>().ok()).unwrap_or(0);
         groups.entry(key).or_default().add(
@@ -274,8 +293,16 @@ mod tests {
         assert_eq!(cut[1].2, instant("2026-03-29T22:00:00Z"));
         assert_eq!(cut[2].2, instant("2026-03-30T00:00:00Z"));
         let kolkata: Tz = "Asia/Kolkata".parse().expect("zone");
-        let cut = days(&kolkata, instant("2026-01-01T00:00:00Z"), instant("2026-01-02T00:00:00Z"));
-        assert_eq!(cut[0].2, instant("2026-01-01T18:30:00Z"), "a half-hour zone");
+        let cut = days(
+            &kolkata,
+            instant("2026-01-01T00:00:00Z"),
+            instant("2026-01-02T00:00:00Z"),
+        );
+        assert_eq!(
+            cut[0].2,
+            instant("2026-01-01T18:30:00Z"),
+            "a half-hour zone"
+        );
     }
 
     #[test]
@@ -290,7 +317,13 @@ mod tests {
         assert!(range(Some(now - Duration::days(400)), None, now).is_ok());
         assert!(zone(Some("Mars/Olympus")).is_err());
         assert_eq!(zone(None).expect("utc"), Tz::UTC);
-        assert_eq!(ceil_bucket(instant("2026-01-01T00:00:01Z")), instant("2026-01-01T00:15:00Z"));
-        assert_eq!(ceil_bucket(instant("2026-01-01T00:15:00Z")), instant("2026-01-01T00:15:00Z"));
+        assert_eq!(
+            ceil_bucket(instant("2026-01-01T00:00:01Z")),
+            instant("2026-01-01T00:15:00Z")
+        );
+        assert_eq!(
+            ceil_bucket(instant("2026-01-01T00:15:00Z")),
+            instant("2026-01-01T00:15:00Z")
+        );
     }
 }

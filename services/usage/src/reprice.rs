@@ -12,6 +12,9 @@ use baton_transcripts::PriceTable;
 
 use crate::rollups::{self, Delta, Key};
 
+/// The changed rows' keys and new prices, as `unnest` columns.
+type Updates = (Vec<Uuid>, Vec<String>, Vec<String>, Vec<String>, Vec<bool>);
+
 /// Re-prices the rows of `models` (normalised ids); answers how many rows changed.
 pub async fn reprice(
     tx: &mut Transaction<'static, Postgres>,
@@ -27,8 +30,7 @@ pub async fn reprice(
     .bind(models)
     .fetch_all(&mut **tx)
     .await?;
-    let mut updates: (Vec<Uuid>, Vec<String>, Vec<String>, Vec<String>, Vec<bool>) =
-        Default::default();
+    let mut updates = Updates::default();
     let mut deltas: HashMap<Uuid, Vec<(Key, Delta)>> = HashMap::new();
     for row in &rows {
         let tenant: Uuid = row.try_get("tenant_id")?;
@@ -48,7 +50,10 @@ pub async fn reprice(
             agent_kind: row.try_get("agent_kind")?,
         };
         let tenant_deltas = deltas.entry(tenant).or_default();
-        tenant_deltas.push((key.clone(), Delta::of(&old.record.tokens, old.cost, old.priced).negated()));
+        tenant_deltas.push((
+            key.clone(),
+            Delta::of(&old.record.tokens, old.cost, old.priced).negated(),
+        ));
         tenant_deltas.push((key, Delta::of(&old.record.tokens, cost, priced)));
         updates.0.push(tenant);
         updates.1.push(agent);

@@ -126,10 +126,7 @@ mod tests {
             cutoff(&default, now),
             Some("2026-03-03T00:00:00Z".parse().expect("instant"))
         );
-        let keep = RetentionConfig {
-            days: 0,
-            ..default
-        };
+        let keep = RetentionConfig { days: 0, ..default };
         assert_eq!(cutoff(&keep, now), None);
     }
 }

@@ -215,10 +215,7 @@ mod tests {
             output: 5,
             ..Tokens::default()
         };
-        let large = Tokens {
-            output: 9,
-            ..small
-        };
+        let large = Tokens { output: 9, ..small };
         let old = Delta::of(&small, 100, true);
         let new = Delta::of(&large, 140, true);
         let merged = merge([

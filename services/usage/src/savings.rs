@@ -41,8 +41,8 @@ pub fn savings(
                 if !row.priced {
                     return None;
                 }
-                let date = chrono::DateTime::from_timestamp_millis(row.record.timestamp_ms)?
-                    .date_naive();
+                let date =
+                    chrono::DateTime::from_timestamp_millis(row.record.timestamp_ms)?.date_naive();
                 let counter_row = table.row_for(model, date)?;
                 let mut moved = row.record.clone();
                 moved.model = Some(model.to_string());

@@ -76,7 +76,11 @@ pub async fn list(
 ) -> Result<proto::ListSessionsResponse, ApiError> {
     let mut tx = begin_tenant(pool, tenant_id).await.map_err(db_error)?;
     let (after_t, after_a, after_s) = match &filter.after {
-        Some(cursor) => (Some(cursor.t), Some(cursor.a.clone()), Some(cursor.s.clone())),
+        Some(cursor) => (
+            Some(cursor.t),
+            Some(cursor.a.clone()),
+            Some(cursor.s.clone()),
+        ),
         None => (None, None, None),
     };
     let rows = sqlx::query(
@@ -125,7 +129,19 @@ pub async fn list(
         .iter()
         .map(|session| (session.agent.clone(), session.session_id.clone()))
         .unzip();
-    type Figure = (String, String, String, i64, i64, i64, i64, i64, i64, Option<String>, i64);
+    type Figure = (
+        String,
+        String,
+        String,
+        i64,
+        i64,
+        i64,
+        i64,
+        i64,
+        i64,
+        Option<String>,
+        i64,
+    );
     let figures: Vec<Figure> = sqlx::query_as(
         "SELECT t.agent, t.session_id, coalesce(t.model_key, ''), sum(t.input)::int8, \
            sum(t.output)::int8, sum(t.cache_read)::int8, sum(t.cache_write_5m)::int8, \
@@ -160,9 +176,13 @@ pub async fn list(
     let mut sums: HashMap<(String, String), Sums> = HashMap::new();
     for (agent, session, model, i, o, cr, c5, c1, n, cost, unpriced) in figures {
         let cost = cost.and_then(|text| text.parse::<i128>().ok()).unwrap_or(0);
-        sums.entry((agent, session))
-            .or_default()
-            .add(&model, [i, o, cr, c5, c1], n, cost, unpriced);
+        sums.entry((agent, session)).or_default().add(
+            &model,
+            [i, o, cr, c5, c1],
+            n,
+            cost,
+            unpriced,
+        );
     }
     // The main agent is counted whether or not its row arrived.
     let agent_counts: HashMap<(String, String), u32> = counts
@@ -171,19 +191,16 @@ pub async fn list(
             ((agent, session), count as u32 + u32::from(!has_main))
         })
         .collect();
-    let next_cursor = more
-        .then(|| sessions.last())
-        .flatten()
-        .and_then(|last| {
-            last.last_activity_at.map(|t| {
-                Cursor {
-                    t,
-                    a: last.agent.clone(),
-                    s: last.session_id.clone(),
-                }
-                .encode()
-            })
-        });
+    let next_cursor = more.then(|| sessions.last()).flatten().and_then(|last| {
+        last.last_activity_at.map(|t| {
+            Cursor {
+                t,
+                a: last.agent.clone(),
+                s: last.session_id.clone(),
+            }
+            .encode()
+        })
+    });
     Ok(proto::ListSessionsResponse {
         sessions: sessions
             .iter()
@@ -211,7 +228,10 @@ mod tests {
             a: "claude-code".to_string(),
             s: "s-1".to_string(),
         };
-        assert_eq!(Cursor::decode(&cursor.encode()).expect("round trip"), cursor);
+        assert_eq!(
+            Cursor::decode(&cursor.encode()).expect("round trip"),
+            cursor
+        );
         for bad in ["", "!!!", "e30", "bm90IGpzb24", &"A".repeat(3000)] {
             assert!(Cursor::decode(bad).is_err(), "{bad}");
         }

@@ -109,22 +109,62 @@ mod tests {
         let now = at(5).expect("now");
         let table = [
             ("main, activity only", main(4, None, None), Status::Working),
-            ("main, stop after activity", main(3, None, Some(4)), Status::Waiting),
-            ("main, stop at the same instant", main(4, None, Some(4)), Status::Waiting),
-            ("main, prompt after stop", main(2, Some(4), Some(3)), Status::Working),
-            ("main, transcript after stop", main(4, Some(1), Some(3)), Status::Working),
-            ("main, quiet past the window", main(-6, None, None), Status::Unknown),
-            ("main, waiting and quiet", main(-9, None, Some(-8)), Status::Unknown),
-            ("main, stop recent though activity old", main(-20, None, Some(4)), Status::Waiting),
+            (
+                "main, stop after activity",
+                main(3, None, Some(4)),
+                Status::Waiting,
+            ),
+            (
+                "main, stop at the same instant",
+                main(4, None, Some(4)),
+                Status::Waiting,
+            ),
+            (
+                "main, prompt after stop",
+                main(2, Some(4), Some(3)),
+                Status::Working,
+            ),
+            (
+                "main, transcript after stop",
+                main(4, Some(1), Some(3)),
+                Status::Working,
+            ),
+            (
+                "main, quiet past the window",
+                main(-6, None, None),
+                Status::Unknown,
+            ),
+            (
+                "main, waiting and quiet",
+                main(-9, None, Some(-8)),
+                Status::Unknown,
+            ),
+            (
+                "main, stop recent though activity old",
+                main(-20, None, Some(4)),
+                Status::Waiting,
+            ),
             ("sub, activity", sub(4, None), Status::Working),
-            ("sub, completed", sub(4, Some("completed")), Status::Completed),
+            (
+                "sub, completed",
+                sub(4, Some("completed")),
+                Status::Completed,
+            ),
             ("sub, error", sub(4, Some("error")), Status::Error),
-            ("sub, completed and quiet stays completed", sub(-60, Some("completed")), Status::Completed),
+            (
+                "sub, completed and quiet stays completed",
+                sub(-60, Some("completed")),
+                Status::Completed,
+            ),
             ("sub, quiet", sub(-6, None), Status::Unknown),
-            ("sub, a Stop is the main agent's, never a subagent's", Evidence {
-                last_stop_at: at(4),
-                ..sub(3, None)
-            }, Status::Working),
+            (
+                "sub, a Stop is the main agent's, never a subagent's",
+                Evidence {
+                    last_stop_at: at(4),
+                    ..sub(3, None)
+                },
+                Status::Working,
+            ),
         ];
         for (name, evidence, expected) in table {
             assert_eq!(status(&evidence, now, window), expected, "{name}");
@@ -142,7 +182,10 @@ mod tests {
         let now = at(11).expect("now");
         assert_eq!(status(&quiet, now, window), Status::Unknown);
         // Exactly at the window's edge it is not yet past it.
-        assert_eq!(status(&quiet, at(10).expect("edge"), window), Status::Working);
+        assert_eq!(
+            status(&quiet, at(10).expect("edge"), window),
+            Status::Working
+        );
         let same = Evidence {
             last_activity_at: at(0),
             ..quiet

@@ -182,7 +182,9 @@ pub fn assemble(
             if !seen.insert(up) {
                 break;
             }
-            if let (Some(target), Some(mine)) = (rolled.get_mut(up), own.get(agent.agent_id.as_str())) {
+            if let (Some(target), Some(mine)) =
+                (rolled.get_mut(up), own.get(agent.agent_id.as_str()))
+            {
                 target.merge(mine);
             }
             at = up;
@@ -368,9 +370,8 @@ pub fn priced_row(
     agent: &str,
     session_id: &str,
 ) -> Result<PricedRow, sqlx::Error> {
-    let count = |name: &str| -> Result<u64, sqlx::Error> {
-        Ok(row.try_get::<i64, _>(name)?.max(0) as u64)
-    };
+    let count =
+        |name: &str| -> Result<u64, sqlx::Error> { Ok(row.try_get::<i64, _>(name)?.max(0) as u64) };
     let at: DateTime<Utc> = row.try_get("at")?;
     let agent_id: String = row.try_get("agent_id")?;
     let cost: String = row.try_get("cost")?;

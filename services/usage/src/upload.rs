@@ -60,7 +60,9 @@ pub async fn upload(
         agents: batch.agents.len() as u32,
         ..Uploaded::default()
     };
-    sessions(&mut tx, tenant_id, batch).await.map_err(db_error)?;
+    sessions(&mut tx, tenant_id, batch)
+        .await
+        .map_err(db_error)?;
     agents(&mut tx, tenant_id, batch).await.map_err(db_error)?;
     uploaded.edges_inserted = edges(&mut tx, tenant_id, batch).await.map_err(db_error)?;
     usage(&mut tx, table, tenant_id, batch, &mut uploaded)
@@ -98,7 +100,9 @@ async fn check_references(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result
         .await
         .map_err(db_error)?;
         if found != sessions.len() as i64 {
-            return Err(ApiError::not_found("a fact names a session that is not stored"));
+            return Err(ApiError::not_found(
+                "a fact names a session that is not stored",
+            ));
         }
     }
     let agents: Vec<AgentKey> = batch.referenced_agents();
@@ -123,7 +127,9 @@ async fn check_references(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result
         .await
         .map_err(db_error)?;
         if found != agents.len() as i64 {
-            return Err(ApiError::not_found("a fact names an agent that is not stored"));
+            return Err(ApiError::not_found(
+                "a fact names an agent that is not stored",
+            ));
         }
     }
     Ok(())
@@ -329,7 +335,11 @@ async fn usage(
             deltas.push((existing.key.clone(), existing.delta.negated()));
         }
         let (project, kind) = coordinates
-            .get(&(row.agent.clone(), row.session_id.clone(), row.agent_id.clone()))
+            .get(&(
+                row.agent.clone(),
+                row.session_id.clone(),
+                row.agent_id.clone(),
+            ))
             .cloned()
             .unwrap_or_default();
         let (cost, priced) = crate::pricing::price(table, &record);
@@ -409,14 +419,7 @@ async fn stored_rows(
             agent_kind: row.try_get("agent_kind")?,
         };
         let delta = Delta::of(&tokens, cost.parse().unwrap_or(0), priced);
-        stored.insert(
-            (agent, dedup_key),
-            Stored {
-                record,
-                key,
-                delta,
-            },
-        );
+        stored.insert((agent, dedup_key), Stored { record, key, delta });
     }
     Ok(stored)
 }
@@ -430,7 +433,13 @@ async fn coordinates(
     let mut keys: Vec<AgentKey> = batch
         .usage
         .iter()
-        .map(|row| (row.agent.clone(), row.session_id.clone(), row.agent_id.clone()))
+        .map(|row| {
+            (
+                row.agent.clone(),
+                row.session_id.clone(),
+                row.agent_id.clone(),
+            )
+        })
         .collect();
     keys.sort();
     keys.dedup();
@@ -457,9 +466,8 @@ async fn coordinates(
     Ok(rows
         .into_iter()
         .map(|(agent, session, id, project, kind)| {
-            let kind = kind.unwrap_or_else(|| {
-                if id.is_empty() { "main" } else { "subagent" }.to_string()
-            });
+            let kind =
+                kind.unwrap_or_else(|| if id.is_empty() { "main" } else { "subagent" }.to_string());
             ((agent, session, id), (project, kind))
         })
         .collect())
@@ -489,7 +497,11 @@ async fn write_usage(
         text[5].push(key.project_slug.clone());
         text[6].push(cost.to_string());
         optional[0].push(row.model.clone());
-        optional[1].push(row.model.as_deref().map(baton_transcripts::pricing::normalize_model));
+        optional[1].push(
+            row.model
+                .as_deref()
+                .map(baton_transcripts::pricing::normalize_model),
+        );
         optional[2].push(row.modifiers.service_tier.clone());
         optional[3].push(row.modifiers.speed.clone());
         optional[4].push(row.modifiers.inference_geo.clone());

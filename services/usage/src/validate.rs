@@ -219,8 +219,16 @@ impl Batch {
             .iter()
             .flat_map(|e| {
                 [
-                    (e.agent.as_str(), e.session_id.as_str(), e.parent_agent_id.as_str()),
-                    (e.agent.as_str(), e.session_id.as_str(), e.child_agent_id.as_str()),
+                    (
+                        e.agent.as_str(),
+                        e.session_id.as_str(),
+                        e.parent_agent_id.as_str(),
+                    ),
+                    (
+                        e.agent.as_str(),
+                        e.session_id.as_str(),
+                        e.child_agent_id.as_str(),
+                    ),
                 ]
             })
             .chain(
@@ -250,7 +258,9 @@ pub fn id(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'));
     if !ok {
-        return Err(invalid(format!("{field} must be 1..{max} of [A-Za-z0-9._:-]")));
+        return Err(invalid(format!(
+            "{field} must be 1..{max} of [A-Za-z0-9._:-]"
+        )));
     }
     Ok(value.to_string())
 }
@@ -311,7 +321,9 @@ fn ordered(
     if let (Some(first), Some(last)) = (first, last)
         && first > last
     {
-        return Err(invalid(format!("{field}: firstActivityAt is after lastActivityAt")));
+        return Err(invalid(format!(
+            "{field}: firstActivityAt is after lastActivityAt"
+        )));
     }
     Ok(())
 }
@@ -363,8 +375,16 @@ pub fn batch(request: &proto::UploadBatchRequest, now: DateTime<Utc>) -> Result<
             .iter()
             .map(|version| label("clientVersions[]", version, 64))
             .collect::<Result<Vec<_>, _>>()?;
-        let first = instant("sessions[].firstActivityAt", fact.first_activity_at.as_ref(), now)?;
-        let last = instant("sessions[].lastActivityAt", fact.last_activity_at.as_ref(), now)?;
+        let first = instant(
+            "sessions[].firstActivityAt",
+            fact.first_activity_at.as_ref(),
+            now,
+        )?;
+        let last = instant(
+            "sessions[].lastActivityAt",
+            fact.last_activity_at.as_ref(),
+            now,
+        )?;
         ordered("sessions[]", first, last)?;
         sessions.push(Session {
             agent,
@@ -381,9 +401,9 @@ pub fn batch(request: &proto::UploadBatchRequest, now: DateTime<Utc>) -> Result<
     let mut seen_agents = std::collections::HashSet::new();
     for fact in &request.agents {
         agents.push(agent(fact, now)?);
-        let added = agents.last().map(|a: &Agent| {
-            (a.agent.clone(), a.session_id.clone(), a.agent_id.clone())
-        });
+        let added = agents
+            .last()
+            .map(|a: &Agent| (a.agent.clone(), a.session_id.clone(), a.agent_id.clone()));
         if let Some(added) = added
             && !seen_agents.insert(added)
         {
@@ -497,14 +517,24 @@ fn agent(fact: &proto::AgentFact, now: DateTime<Utc>) -> Result<Agent, ApiError>
     if parent_agent_id.as_deref() == Some(agent_id.as_str()) {
         return Err(invalid("an agent cannot be its own parent"));
     }
-    let first = instant("agents[].firstActivityAt", fact.first_activity_at.as_ref(), now)?;
-    let last = instant("agents[].lastActivityAt", fact.last_activity_at.as_ref(), now)?;
+    let first = instant(
+        "agents[].firstActivityAt",
+        fact.first_activity_at.as_ref(),
+        now,
+    )?;
+    let last = instant(
+        "agents[].lastActivityAt",
+        fact.last_activity_at.as_ref(),
+        now,
+    )?;
     ordered("agents[]", first, last)?;
     let ended_at = instant("agents[].endedAt", fact.ended_at.as_ref(), now)?;
     let ended = match (fact.ended.as_deref(), ended_at) {
         (None, None) => None,
         (Some(_), _) if kind == Kind::Main => {
-            return Err(invalid("the main agent's end is its Stop delivery, not `ended`"));
+            return Err(invalid(
+                "the main agent's end is its Stop delivery, not `ended`",
+            ));
         }
         (Some(word @ ("completed" | "error")), Some(at)) => Some((word.to_string(), at)),
         (Some("completed" | "error"), None) => {

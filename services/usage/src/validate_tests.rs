@@ -5,7 +5,9 @@ fn now() -> DateTime<Utc> {
 }
 
 fn ts(text: &str) -> Option<Timestamp> {
-    Some(baton_kit::clock::to_timestamp(text.parse().expect("instant")))
+    Some(baton_kit::clock::to_timestamp(
+        text.parse().expect("instant"),
+    ))
 }
 
 fn session() -> proto::SessionFact {
@@ -87,7 +89,10 @@ fn batch_of(edit: impl FnOnce(&mut proto::UploadBatchRequest)) -> Result<Batch, 
 #[test]
 fn a_well_formed_batch_is_accepted_whole() {
     let batch = batch_of(|_| {}).expect("valid");
-    assert_eq!(batch.usage[0].modifiers.inference_geo, None, "empty geo is none");
+    assert_eq!(
+        batch.usage[0].modifiers.inference_geo, None,
+        "empty geo is none"
+    );
     assert_eq!(batch.agents[0].agent_id, "a1");
     assert!(batch.referenced_sessions().is_empty());
     assert!(batch.referenced_agents().is_empty());
@@ -97,55 +102,146 @@ fn a_well_formed_batch_is_accepted_whole() {
 fn every_violation_rejects_the_batch() {
     type Edit = Box<dyn FnOnce(&mut proto::UploadBatchRequest)>;
     let table: Vec<(&str, Edit)> = vec![
-        ("empty batch", Box::new(|r| {
-            r.sessions.clear();
-            r.agents.clear();
-            r.edges.clear();
-            r.usage.clear();
-            r.deliveries.clear();
-        })),
-        ("host id with a slash", Box::new(|r| r.host_id = "a/b".to_string())),
-        ("host id too long", Box::new(|r| r.host_id = "h".repeat(129))),
-        ("hostname with a control", Box::new(|r| r.hostname = Some("a\u{1b}b".to_string()))),
-        ("agent not a slug", Box::new(|r| r.sessions[0].agent = "Claude".to_string())),
-        ("session id too long", Box::new(|r| r.sessions[0].session_id = "s".repeat(257))),
-        ("project with newline", Box::new(|r| r.sessions[0].project_slug = "a\nb".to_string())),
-        ("33 client versions", Box::new(|r| r.sessions[0].client_versions = vec!["1".to_string(); 33])),
-        ("first after last", Box::new(|r| r.sessions[0].first_activity_at = ts("2026-06-01T11:30:00Z"))),
-        ("instant before 2000", Box::new(|r| r.usage[0].at = ts("1999-12-31T00:00:00Z"))),
-        ("instant two days ahead", Box::new(|r| r.usage[0].at = ts("2026-06-03T12:00:00Z"))),
+        (
+            "empty batch",
+            Box::new(|r| {
+                r.sessions.clear();
+                r.agents.clear();
+                r.edges.clear();
+                r.usage.clear();
+                r.deliveries.clear();
+            }),
+        ),
+        (
+            "host id with a slash",
+            Box::new(|r| r.host_id = "a/b".to_string()),
+        ),
+        (
+            "host id too long",
+            Box::new(|r| r.host_id = "h".repeat(129)),
+        ),
+        (
+            "hostname with a control",
+            Box::new(|r| r.hostname = Some("a\u{1b}b".to_string())),
+        ),
+        (
+            "agent not a slug",
+            Box::new(|r| r.sessions[0].agent = "Claude".to_string()),
+        ),
+        (
+            "session id too long",
+            Box::new(|r| r.sessions[0].session_id = "s".repeat(257)),
+        ),
+        (
+            "project with newline",
+            Box::new(|r| r.sessions[0].project_slug = "a\nb".to_string()),
+        ),
+        (
+            "33 client versions",
+            Box::new(|r| r.sessions[0].client_versions = vec!["1".to_string(); 33]),
+        ),
+        (
+            "first after last",
+            Box::new(|r| r.sessions[0].first_activity_at = ts("2026-06-01T11:30:00Z")),
+        ),
+        (
+            "instant before 2000",
+            Box::new(|r| r.usage[0].at = ts("1999-12-31T00:00:00Z")),
+        ),
+        (
+            "instant two days ahead",
+            Box::new(|r| r.usage[0].at = ts("2026-06-03T12:00:00Z")),
+        ),
         ("usage without at", Box::new(|r| r.usage[0].at = None)),
-        ("duplicate session", Box::new(|r| r.sessions.push(session()))),
+        (
+            "duplicate session",
+            Box::new(|r| r.sessions.push(session())),
+        ),
         ("duplicate agent", Box::new(|r| r.agents.push(sub_agent()))),
-        ("unknown kind", Box::new(|r| r.agents[0].kind = "helper".to_string())),
-        ("main with an id", Box::new(|r| r.agents[0].kind = "main".to_string())),
-        ("subagent without id", Box::new(|r| r.agents[0].agent_id = None)),
-        ("ended without endedAt", Box::new(|r| r.agents[0].ended = Some("completed".to_string()))),
-        ("endedAt without ended", Box::new(|r| r.agents[0].ended_at = ts("2026-06-01T10:30:00Z"))),
-        ("ended word unknown", Box::new(|r| {
-            r.agents[0].ended = Some("finished".to_string());
-            r.agents[0].ended_at = ts("2026-06-01T10:30:00Z");
-        })),
-        ("own parent", Box::new(|r| r.agents[0].parent_agent_id = Some("a1".to_string()))),
-        ("join path unknown", Box::new(|r| r.edges[0].join_path = "guess".to_string())),
-        ("edge to itself", Box::new(|r| r.edges[0].parent_agent_id = Some("a1".to_string()))),
-        ("tokens above bound", Box::new(|r| r.usage[0].output = MAX_TOKENS + 1)),
-        ("dedup key empty", Box::new(|r| r.usage[0].dedup_key = String::new())),
-        ("model with control", Box::new(|r| r.usage[0].model = Some("m\u{7}".to_string()))),
-        ("delivery id not a uuid", Box::new(|r| r.deliveries[0].delivery_id = "d-1".to_string())),
-        ("event with a space", Box::new(|r| r.deliveries[0].event = "User Prompt".to_string())),
-        ("event too long", Box::new(|r| r.deliveries[0].event = "E".repeat(65))),
-        ("10001 usage rows", Box::new(|r| {
-            r.usage = (0..10_001).map(|i| usage(&format!("m{i}"), 1)).collect();
-        })),
-        ("2001 deliveries", Box::new(|r| {
-            let one = r.deliveries[0].clone();
-            r.deliveries = vec![one; 2001];
-        })),
+        (
+            "unknown kind",
+            Box::new(|r| r.agents[0].kind = "helper".to_string()),
+        ),
+        (
+            "main with an id",
+            Box::new(|r| r.agents[0].kind = "main".to_string()),
+        ),
+        (
+            "subagent without id",
+            Box::new(|r| r.agents[0].agent_id = None),
+        ),
+        (
+            "ended without endedAt",
+            Box::new(|r| r.agents[0].ended = Some("completed".to_string())),
+        ),
+        (
+            "endedAt without ended",
+            Box::new(|r| r.agents[0].ended_at = ts("2026-06-01T10:30:00Z")),
+        ),
+        (
+            "ended word unknown",
+            Box::new(|r| {
+                r.agents[0].ended = Some("finished".to_string());
+                r.agents[0].ended_at = ts("2026-06-01T10:30:00Z");
+            }),
+        ),
+        (
+            "own parent",
+            Box::new(|r| r.agents[0].parent_agent_id = Some("a1".to_string())),
+        ),
+        (
+            "join path unknown",
+            Box::new(|r| r.edges[0].join_path = "guess".to_string()),
+        ),
+        (
+            "edge to itself",
+            Box::new(|r| r.edges[0].parent_agent_id = Some("a1".to_string())),
+        ),
+        (
+            "tokens above bound",
+            Box::new(|r| r.usage[0].output = MAX_TOKENS + 1),
+        ),
+        (
+            "dedup key empty",
+            Box::new(|r| r.usage[0].dedup_key = String::new()),
+        ),
+        (
+            "model with control",
+            Box::new(|r| r.usage[0].model = Some("m\u{7}".to_string())),
+        ),
+        (
+            "delivery id not a uuid",
+            Box::new(|r| r.deliveries[0].delivery_id = "d-1".to_string()),
+        ),
+        (
+            "event with a space",
+            Box::new(|r| r.deliveries[0].event = "User Prompt".to_string()),
+        ),
+        (
+            "event too long",
+            Box::new(|r| r.deliveries[0].event = "E".repeat(65)),
+        ),
+        (
+            "10001 usage rows",
+            Box::new(|r| {
+                r.usage = (0..10_001).map(|i| usage(&format!("m{i}"), 1)).collect();
+            }),
+        ),
+        (
+            "2001 deliveries",
+            Box::new(|r| {
+                let one = r.deliveries[0].clone();
+                r.deliveries = vec![one; 2001];
+            }),
+        ),
     ];
     for (name, edit) in table {
         let refused = batch_of(edit).expect_err(name);
-        assert_eq!(refused.code, baton_kit::error::ErrorCode::InvalidInput, "{name}");
+        assert_eq!(
+            refused.code,
+            baton_kit::error::ErrorCode::InvalidInput,
+            "{name}"
+        );
     }
 }
 
@@ -158,7 +254,10 @@ fn any_event_name_is_accepted_and_ended_facts_parse() {
     })
     .expect("valid");
     assert_eq!(batch.deliveries[0].event, "SomeFutureHook_v2");
-    assert_eq!(batch.agents[0].ended.as_ref().map(|(w, _)| w.as_str()), Some("error"));
+    assert_eq!(
+        batch.agents[0].ended.as_ref().map(|(w, _)| w.as_str()),
+        Some("error")
+    );
 }
 
 #[test]

@@ -17,7 +17,10 @@ async fn open(client: &Client, session_id: &str) -> String {
         )
         .await;
     assert_eq!(opened.status, 200, "{:?}", opened.body);
-    opened.body["sessionRunId"].as_str().expect("run").to_string()
+    opened.body["sessionRunId"]
+        .as_str()
+        .expect("run")
+        .to_string()
 }
 
 fn statuses(tree: &Value) -> Vec<(String, String)> {
@@ -41,7 +44,9 @@ fn pair(agent: &str, status: &str) -> (String, String) {
 #[tokio::test]
 async fn tree_status_words_come_from_their_evidence_and_the_watchdog_reads_unknown() {
     let baton = Baton::start().await;
-    let client = baton.client(&baton.create_tenant("usage-status").await).at(NOW);
+    let client = baton
+        .client(&baton.create_tenant("usage-status").await)
+        .at(NOW);
     let run = open(&client, "s-1").await;
     let path = format!("/api/v1/agent-sessions/{run}/tree");
     // Known run, nothing uploaded: its empty tree.
@@ -61,13 +66,22 @@ async fn tree_status_words_come_from_their_evidence_and_the_watchdog_reads_unkno
     assert_eq!(tree.status, 200, "{:?}", tree.body);
     assert_eq!(
         statuses(&tree.body),
-        [pair("main", "working"), pair("a1", "completed"), pair("a2", "working")]
+        [
+            pair("main", "working"),
+            pair("a1", "completed"),
+            pair("a2", "working")
+        ]
     );
     assert_eq!(tree.body["agents"][0]["rolledUp"]["tokens"]["output"], 120);
     assert_eq!(tree.body["agents"][0]["own"]["tokens"]["output"], 50);
     assert_eq!(tree.body["edges"][0]["joinPath"], "tool_result");
     assert_eq!(tree.body["delegationSavings"]["isEstimate"], true);
-    assert!(tree.body["delegationSavings"]["savingsUsd"].as_f64().expect("savings") > 0.0);
+    assert!(
+        tree.body["delegationSavings"]["savingsUsd"]
+            .as_f64()
+            .expect("savings")
+            > 0.0
+    );
 
     // The main agent's Stop: waiting.
     let stop = json!({"hostId": "host-a", "deliveries": [{"deliveryId": Uuid::new_v4(),
@@ -83,7 +97,11 @@ async fn tree_status_words_come_from_their_evidence_and_the_watchdog_reads_unkno
     let quiet = later.get(&path).await;
     assert_eq!(
         statuses(&quiet.body),
-        [pair("main", "unknown"), pair("a1", "completed"), pair("a2", "unknown")]
+        [
+            pair("main", "unknown"),
+            pair("a1", "completed"),
+            pair("a2", "unknown")
+        ]
     );
     // Activity that does not advance changes nothing; activity past the anchor reverts it,
     // and the completed subagent's later activity never reopens it.
@@ -91,7 +109,10 @@ async fn tree_status_words_come_from_their_evidence_and_the_watchdog_reads_unkno
     same["agents"] = json!([{"agent": "claude-code", "sessionId": "s-1", "agentId": "a2",
         "kind": "subagent", "lastActivityAt": "2026-03-01T10:24:00Z"}]);
     assert_eq!(later.post(BATCHES, &same).await.status, 200);
-    assert_eq!(statuses(&later.get(&path).await.body)[2], pair("a2", "unknown"));
+    assert_eq!(
+        statuses(&later.get(&path).await.body)[2],
+        pair("a2", "unknown")
+    );
     let mut advanced = same.clone();
     advanced["agents"] = json!([
         {"agent": "claude-code", "sessionId": "s-1", "agentId": "a2", "kind": "subagent",
@@ -102,14 +123,20 @@ async fn tree_status_words_come_from_their_evidence_and_the_watchdog_reads_unkno
     let revived = later.get(&path).await;
     assert_eq!(
         statuses(&revived.body),
-        [pair("main", "unknown"), pair("a1", "completed"), pair("a2", "working")]
+        [
+            pair("main", "unknown"),
+            pair("a1", "completed"),
+            pair("a2", "working")
+        ]
     );
 }
 
 #[tokio::test]
 async fn an_unpriced_model_is_priced_by_baton_pricing_import_and_totals_follow() {
     let baton = Baton::start().await;
-    let client = baton.client(&baton.create_tenant("usage-price").await).at(NOW);
+    let client = baton
+        .client(&baton.create_tenant("usage-price").await)
+        .at(NOW);
     let mut batch = tree_batch("s-1", &Uuid::new_v4().to_string());
     let mut row = usage_row("s-1", None, "msg_9:req_9", 100, false);
     row["model"] = json!("claude-zephyr-1");
@@ -118,7 +145,10 @@ async fn an_unpriced_model_is_priced_by_baton_pricing_import_and_totals_follow()
     let before = totals(&client).await;
     assert_eq!(before["total"]["costUsd"], 0.0);
     assert_eq!(before["total"]["unpricedTokens"], 1334);
-    assert_eq!(before["total"]["unpriced"], json!([{"model": "claude-zephyr-1", "tokens": 1334}]));
+    assert_eq!(
+        before["total"]["unpriced"],
+        json!([{"model": "claude-zephyr-1", "tokens": 1334}])
+    );
 
     let file = std::env::temp_dir().join(format!("prices-{}.json", Uuid::new_v4()));
     std::fs::write(
@@ -160,7 +190,8 @@ async fn baton_usage_retention_deletes_only_deliveries_past_the_window() {
     batch["agents"] = json!([]);
     batch["edges"] = json!([]);
     batch["usage"] = json!([]);
-    batch["deliveries"] = json!((0..3)
+    batch["deliveries"] =
+        json!((0..3)
         .map(|_| json!({"deliveryId": Uuid::new_v4(), "agent": "claude-code", "sessionId": "s-1",
                         "event": "Stop", "observedAt": "2026-05-01T10:00:00Z"}))
         .collect::<Vec<_>>());
@@ -174,7 +205,10 @@ async fn baton_usage_retention_deletes_only_deliveries_past_the_window() {
     let output = baton
         .cli(
             &["usage", "retention"],
-            &[("BATON_USAGE__RETENTION_DAYS", "90"), ("BATON_USAGE__RETENTION_BATCH", "2")],
+            &[
+                ("BATON_USAGE__RETENTION_DAYS", "90"),
+                ("BATON_USAGE__RETENTION_BATCH", "2"),
+            ],
         )
         .await;
     assert!(output.status.success(), "{output:?}");
@@ -198,13 +232,18 @@ async fn baton_usage_retention_deletes_only_deliveries_past_the_window() {
 #[tokio::test]
 async fn days_follow_the_zone_and_the_listing_pages_with_an_opaque_cursor() {
     let baton = Baton::start().await;
-    let client = baton.client(&baton.create_tenant("usage-days").await).at(NOW);
+    let client = baton
+        .client(&baton.create_tenant("usage-days").await)
+        .at(NOW);
     let mut batch = tree_batch("s-1", &Uuid::new_v4().to_string());
     let mut late = usage_row("s-1", None, "m-late", 7, false);
     late["at"] = json!("2026-03-01T04:30:00Z");
     let mut tokyo_night = usage_row("s-1", None, "m-night", 3, false);
     tokyo_night["at"] = json!("2026-03-01T16:00:00Z");
-    batch["usage"].as_array_mut().expect("usage").extend([late, tokyo_night]);
+    batch["usage"]
+        .as_array_mut()
+        .expect("usage")
+        .extend([late, tokyo_night]);
     assert_eq!(client.post(BATCHES, &batch).await.status, 200);
     for id in ["s-2", "s-3"] {
         let mut other = tree_batch(id, &Uuid::new_v4().to_string());
@@ -246,21 +285,34 @@ async fn days_follow_the_zone_and_the_listing_pages_with_an_opaque_cursor() {
         [day("2026-03-01", 127), day("2026-03-02", 3)]
     );
     assert_eq!(days_in("UTC").await, [day("2026-03-01", 130)]);
-    for bad in ["groupBy=week", "timezone=Mars/Base", "from=yesterday", "extra=1"] {
+    for bad in [
+        "groupBy=week",
+        "timezone=Mars/Base",
+        "from=yesterday",
+        "extra=1",
+    ] {
         let refused = client.get(&format!("/api/v1/usage?{bad}")).await;
         assert_eq!(refused.status, 400, "{bad}");
     }
-    let page = client.get("/api/v1/usage/sessions?from=2026-03-01T00:00:00Z&to=2026-03-02T00:00:00Z&limit=2").await;
+    let page = client
+        .get("/api/v1/usage/sessions?from=2026-03-01T00:00:00Z&to=2026-03-02T00:00:00Z&limit=2")
+        .await;
     assert_eq!(page.status, 200, "{:?}", page.body);
     assert_eq!(page.body["sessions"].as_array().map(Vec::len), Some(2));
-    let cursor = page.body["nextCursor"].as_str().expect("cursor").to_string();
+    let cursor = page.body["nextCursor"]
+        .as_str()
+        .expect("cursor")
+        .to_string();
     let rest = client
         .get(&format!("/api/v1/usage/sessions?from=2026-03-01T00:00:00Z&to=2026-03-02T00:00:00Z&limit=2&cursor={cursor}"))
         .await;
     assert_eq!(rest.body["sessions"].as_array().map(Vec::len), Some(1));
     assert!(rest.body.get("nextCursor").is_none());
     let malformed = client.get("/api/v1/usage/sessions?cursor=bm9wZQ").await;
-    assert_eq!((malformed.status, &malformed.body["error"]), (400, &json!("invalid_input")));
+    assert_eq!(
+        (malformed.status, &malformed.body["error"]),
+        (400, &json!("invalid_input"))
+    );
     let limit = client.get("/api/v1/usage/sessions?limit=201").await;
     assert_eq!(limit.status, 400);
 }

@@ -39,7 +39,13 @@ pub fn tree_batch(session_id: &str, delivery_id: &str) -> Value {
     })
 }
 
-pub fn usage_row(session_id: &str, agent_id: Option<&str>, key: &str, output: u64, sidechain: bool) -> Value {
+pub fn usage_row(
+    session_id: &str,
+    agent_id: Option<&str>,
+    key: &str,
+    output: u64,
+    sidechain: bool,
+) -> Value {
     let mut row = json!({
         "agent": "claude-code", "sessionId": session_id, "dedupKey": key,
         "model": if agent_id.is_some() { "claude-haiku-4-5" } else { "claude-opus-4-5" },
@@ -79,14 +85,20 @@ async fn a_batch_twice_changes_nothing_and_a_larger_copy_replaces_under_the_coll
     let second = client.post(BATCHES, &batch).await;
     assert_eq!(second.status, 200, "{:?}", second.body);
     assert_eq!(
-        (&second.body["usageUnchanged"], &second.body["deliveriesDuplicate"], &second.body["edgesInserted"]),
+        (
+            &second.body["usageUnchanged"],
+            &second.body["deliveriesDuplicate"],
+            &second.body["edgesInserted"]
+        ),
         (&json!(2), &json!(1), &json!(0))
     );
-    assert_eq!(totals(&client).await, before, "identical totals after a resend");
+    assert_eq!(
+        totals(&client).await,
+        before,
+        "identical totals after a resend"
+    );
 
-    let resend = |output: u64, sidechain: bool| {
-        json!({"hostId": "host-b", "usage": [usage_row("s-1", None, "msg_1:req_1", output, sidechain)]})
-    };
+    let resend = |output: u64, sidechain: bool| json!({"hostId": "host-b", "usage": [usage_row("s-1", None, "msg_1:req_1", output, sidechain)]});
     let larger = client.post(BATCHES, &resend(90, false)).await;
     assert_eq!(larger.body["usageReplaced"], 1, "{:?}", larger.body);
     let smaller = client.post(BATCHES, &resend(10, false)).await;
@@ -111,16 +123,25 @@ async fn bodies_are_strict_bounded_and_may_be_gzip_or_zstd() {
         assert_eq!(refused.body["error"], "invalid_input");
         let mut batch = tree_batch("s-1", &Uuid::new_v4().to_string());
         batch[field] = json!("secret words");
-        assert_eq!(client.post(BATCHES, &batch).await.status, 400, "top-level {field}");
+        assert_eq!(
+            client.post(BATCHES, &batch).await.status,
+            400,
+            "top-level {field}"
+        );
     }
     let empty = client.post(BATCHES, &json!({"hostId": "h"})).await;
     assert_eq!(empty.status, 400, "a batch of no facts");
     let not_json = client.post_raw(BATCHES, "{\"hostId\":".to_string()).await;
-    assert_eq!((not_json.status, &not_json.body["error"]), (400, &json!("invalid_request")));
+    assert_eq!(
+        (not_json.status, &not_json.body["error"]),
+        (400, &json!("invalid_request"))
+    );
     // 2001 deliveries: over the bound, under the byte limit.
     let deliveries: Vec<Value> = (0..2001)
-        .map(|_| json!({"deliveryId": Uuid::new_v4(), "agent": "claude-code", "sessionId": "s-1",
-                        "event": "Stop", "observedAt": "2026-03-01T10:00:00Z"}))
+        .map(|_| {
+            json!({"deliveryId": Uuid::new_v4(), "agent": "claude-code", "sessionId": "s-1",
+                        "event": "Stop", "observedAt": "2026-03-01T10:00:00Z"})
+        })
         .collect();
     let mut over = tree_batch("s-1", &Uuid::new_v4().to_string());
     over["deliveries"] = json!(deliveries);
@@ -133,20 +154,34 @@ async fn bodies_are_strict_bounded_and_may_be_gzip_or_zstd() {
     assert_eq!(oversize.status, 413);
     // Compressed: accepted, and the limit applies to the decoded bytes.
     let batch = tree_batch("s-gz", &Uuid::new_v4().to_string()).to_string();
-    let gz = client.post_encoded(BATCHES, gzip(batch.as_bytes()), "gzip").await;
+    let gz = client
+        .post_encoded(BATCHES, gzip(batch.as_bytes()), "gzip")
+        .await;
     assert_eq!(gz.status, 200, "{:?}", gz.body);
     let batch = tree_batch("s-zstd", &Uuid::new_v4().to_string()).to_string();
     let zst = client
-        .post_encoded(BATCHES, zstd::encode_all(batch.as_bytes(), 3).expect("zstd"), "zstd")
+        .post_encoded(
+            BATCHES,
+            zstd::encode_all(batch.as_bytes(), 3).expect("zstd"),
+            "zstd",
+        )
         .await;
     assert_eq!(zst.status, 200, "{:?}", zst.body);
     let bomb = gzip(format!("{{\"hostId\":\"{}\"}}", "a".repeat(64 << 20)).as_bytes());
     assert!(bomb.len() < 1 << 20, "the bomb is small on the wire");
     let exploded = client.post_encoded(BATCHES, bomb, "gzip").await;
-    assert_eq!((exploded.status, &exploded.body["error"]), (413, &json!("payload_too_large")));
+    assert_eq!(
+        (exploded.status, &exploded.body["error"]),
+        (413, &json!("payload_too_large"))
+    );
     let brotli = client.post_encoded(BATCHES, batch.into_bytes(), "br").await;
-    assert_eq!((brotli.status, &brotli.body["error"]), (415, &json!("unsupported_media_type")));
-    let garbage = client.post_encoded(BATCHES, b"definitely not zstd".to_vec(), "zstd").await;
+    assert_eq!(
+        (brotli.status, &brotli.body["error"]),
+        (415, &json!("unsupported_media_type"))
+    );
+    let garbage = client
+        .post_encoded(BATCHES, b"definitely not zstd".to_vec(), "zstd")
+        .await;
     assert_eq!(garbage.status, 400);
     let unauthenticated = baton.anonymous().post(BATCHES, &tree_batch("s", "x")).await;
     assert_eq!(unauthenticated.status, 401);
@@ -168,7 +203,12 @@ async fn another_tenant_can_neither_write_into_nor_read_a_session() {
     let baton = Baton::start().await;
     let alice = baton.client(&baton.create_tenant("usage-a").await).at(NOW);
     let bob = baton.client(&baton.create_tenant("usage-b").await).at(NOW);
-    let uploaded = alice.post(BATCHES, &tree_batch("shared-id", &Uuid::new_v4().to_string())).await;
+    let uploaded = alice
+        .post(
+            BATCHES,
+            &tree_batch("shared-id", &Uuid::new_v4().to_string()),
+        )
+        .await;
     assert_eq!(uploaded.status, 200, "{:?}", uploaded.body);
     let opened = alice
         .post(
@@ -177,23 +217,37 @@ async fn another_tenant_can_neither_write_into_nor_read_a_session() {
         )
         .await;
     assert_eq!(opened.status, 200, "{:?}", opened.body);
-    let run = opened.body["sessionRunId"].as_str().expect("run id").to_string();
+    let run = opened.body["sessionRunId"]
+        .as_str()
+        .expect("run id")
+        .to_string();
 
     // Bob names Alice's session and agent ids without carrying the session: not found.
-    let foreign = json!({"hostId": "h", "usage": [usage_row("shared-id", Some("a1"), "k", 1, true)]});
+    let foreign =
+        json!({"hostId": "h", "usage": [usage_row("shared-id", Some("a1"), "k", 1, true)]});
     let refused = bob.post(BATCHES, &foreign).await;
-    assert_eq!((refused.status, &refused.body["error"]), (404, &json!("not_found")));
+    assert_eq!(
+        (refused.status, &refused.body["error"]),
+        (404, &json!("not_found"))
+    );
     assert_eq!(totals(&bob).await["total"]["requests"], 0);
     let tree = bob.get(&format!("/api/v1/agent-sessions/{run}/tree")).await;
-    assert_eq!((tree.status, &tree.body["error"]), (404, &json!("not_found")));
+    assert_eq!(
+        (tree.status, &tree.body["error"]),
+        (404, &json!("not_found"))
+    );
     let unknown = alice
         .get(&format!("/api/v1/agent-sessions/{}/tree", Uuid::now_v7()))
         .await;
     assert_eq!(unknown.status, 404);
-    let listed = bob.get("/api/v1/usage/sessions?from=2026-03-01T00:00:00Z&to=2026-03-02T00:00:00Z").await;
+    let listed = bob
+        .get("/api/v1/usage/sessions?from=2026-03-01T00:00:00Z&to=2026-03-02T00:00:00Z")
+        .await;
     assert_eq!(listed.body["sessions"], json!([]));
     // Alice still reads her own tree.
-    let own = alice.get(&format!("/api/v1/agent-sessions/{run}/tree")).await;
+    let own = alice
+        .get(&format!("/api/v1/agent-sessions/{run}/tree"))
+        .await;
     assert_eq!(own.status, 200, "{:?}", own.body);
     assert_eq!(own.body["agents"].as_array().map(Vec::len), Some(2));
 }

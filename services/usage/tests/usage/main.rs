@@ -105,7 +105,14 @@ pub fn subagent(session: &str, id: &str, model: &str) -> proto::AgentFact {
     }
 }
 
-pub fn row(session: &str, agent_id: Option<&str>, key: &str, model: &str, when: &str, output: u64) -> proto::UsageFact {
+pub fn row(
+    session: &str,
+    agent_id: Option<&str>,
+    key: &str,
+    model: &str,
+    when: &str,
+    output: u64,
+) -> proto::UsageFact {
     proto::UsageFact {
         agent: AGENT.to_string(),
         session_id: session.to_string(),

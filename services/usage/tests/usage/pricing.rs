@@ -36,8 +36,22 @@ async fn a_model_without_a_row_is_unpriced_until_a_row_is_imported_and_then_tota
     let mut request = batch("h");
     request.sessions = vec![session("s-1")];
     request.usage = vec![
-        row("s-1", None, "k1", "claude-quantum-9", "2026-03-01T10:01:00Z", 100),
-        row("s-1", None, "k2", "claude-opus-4-5", "2026-03-01T10:02:00Z", 100),
+        row(
+            "s-1",
+            None,
+            "k1",
+            "claude-quantum-9",
+            "2026-03-01T10:01:00Z",
+            100,
+        ),
+        row(
+            "s-1",
+            None,
+            "k2",
+            "claude-opus-4-5",
+            "2026-03-01T10:02:00Z",
+            100,
+        ),
     ];
     harness
         .grpc
@@ -55,7 +69,10 @@ async fn a_model_without_a_row_is_unpriced_until_a_row_is_imported_and_then_tota
         .and_then(|group| group.figures.clone())
         .expect("group");
     assert_eq!(quantum.cost_usd, 0.0);
-    assert_eq!(quantum.unpriced_tokens, 1334, "tokens shown unpriced, not as $0");
+    assert_eq!(
+        quantum.unpriced_tokens, 1334,
+        "tokens shown unpriced, not as $0"
+    );
     let opus_cost = total.cost_usd;
     assert!(opus_cost > 0.0);
 
@@ -68,7 +85,10 @@ async fn a_model_without_a_row_is_unpriced_until_a_row_is_imported_and_then_tota
     assert_eq!(after.unpriced_tokens, 0);
     // 1000 × $2 + 100 × $10 + 200 × $0.2 + 30 × $2.5 + 4 × $4, per million tokens.
     let expected = (1000.0 * 2.0 + 100.0 * 10.0 + 200.0 * 0.2 + 30.0 * 2.5 + 4.0 * 4.0) / 1e6;
-    assert!((after.cost_usd - opus_cost - expected).abs() < 1e-12, "{after:?}");
+    assert!(
+        (after.cost_usd - opus_cost - expected).abs() < 1e-12,
+        "{after:?}"
+    );
     // The same file again changes nothing.
     let again = baton_usage::pricing::import(&harness.admin, NEW_MODEL_FILE)
         .await
@@ -76,13 +96,27 @@ async fn a_model_without_a_row_is_unpriced_until_a_row_is_imported_and_then_tota
     assert_eq!((again.rows_changed, again.usage_repriced), (0, 0));
     // The service's cache sees the new table: a new row of the model is priced at upload.
     let mut request = batch("h");
-    request.usage = vec![row("s-1", None, "k3", "claude-quantum-9", "2026-03-01T10:03:00Z", 1)];
+    request.usage = vec![row(
+        "s-1",
+        None,
+        "k3",
+        "claude-quantum-9",
+        "2026-03-01T10:03:00Z",
+        1,
+    )];
     harness
         .grpc
         .upload_batch(call(tenant, NOW, request))
         .await
         .expect("upload");
-    assert_eq!(by_model(&harness, tenant).await.total.expect("t").unpriced_tokens, 0);
+    assert_eq!(
+        by_model(&harness, tenant)
+            .await
+            .total
+            .expect("t")
+            .unpriced_tokens,
+        0
+    );
 }
 
 #[tokio::test]
@@ -97,7 +131,9 @@ async fn bundled_prices_load_idempotently() {
         .await
         .expect("count");
     assert!(rows > 40, "{rows}");
-    assert!(baton_usage::pricing::import(&harness.admin, r#"{"schema": 2, "rows": []}"#)
-        .await
-        .is_err());
+    assert!(
+        baton_usage::pricing::import(&harness.admin, r#"{"schema": 2, "rows": []}"#)
+            .await
+            .is_err()
+    );
 }

@@ -30,9 +30,30 @@ fn tree_batch() -> proto::UploadBatchRequest {
         join_path: "tool_result".to_string(),
     }];
     request.usage = vec![
-        row("s-1", None, "m1", "claude-opus-4-5", "2026-03-01T10:01:00Z", 10),
-        row("s-1", Some("a1"), "m2", "claude-haiku-4-5", "2026-03-01T10:06:00Z", 20),
-        row("s-1", Some("a2"), "m3", "claude-haiku-4-5", "2026-03-01T10:07:00Z", 30),
+        row(
+            "s-1",
+            None,
+            "m1",
+            "claude-opus-4-5",
+            "2026-03-01T10:01:00Z",
+            10,
+        ),
+        row(
+            "s-1",
+            Some("a1"),
+            "m2",
+            "claude-haiku-4-5",
+            "2026-03-01T10:06:00Z",
+            20,
+        ),
+        row(
+            "s-1",
+            Some("a2"),
+            "m3",
+            "claude-haiku-4-5",
+            "2026-03-01T10:07:00Z",
+            30,
+        ),
     ];
     request.deliveries = vec![proto::DeliveryFact {
         delivery_id: Uuid::new_v4().to_string(),
@@ -86,7 +107,11 @@ async fn the_tree_rolls_figures_up_and_reads_each_status_from_its_evidence() {
         ]
     );
     let output = |figures: &Option<proto::Figures>| {
-        figures.as_ref().and_then(|f| f.tokens.clone()).map(|t| t.output).unwrap_or(0)
+        figures
+            .as_ref()
+            .and_then(|f| f.tokens)
+            .map(|t| t.output)
+            .unwrap_or(0)
     };
     let outputs: Vec<(u64, u64)> = answer
         .agents
@@ -98,10 +123,16 @@ async fn the_tree_rolls_figures_up_and_reads_each_status_from_its_evidence() {
     assert_eq!(answer.edges.len(), 1);
     let savings = answer.delegation_savings.clone().expect("savings");
     assert!(savings.is_estimate);
-    assert_eq!(savings.counterfactual_model.as_deref(), Some("claude-opus-4-5"));
+    assert_eq!(
+        savings.counterfactual_model.as_deref(),
+        Some("claude-opus-4-5")
+    );
     assert!(savings.savings_usd > 0.0, "{savings:?}");
     let session = answer.session.expect("summary");
-    assert_eq!((session.agent_count, session.figures.expect("f").requests), (3, 3));
+    assert_eq!(
+        (session.agent_count, session.figures.expect("f").requests),
+        (3, 3)
+    );
 
     // Past the watchdog window every non-terminal agent reads unknown; the terminal stays.
     let quiet = tree(&harness, tenant, "2026-03-01T10:40:00Z").await;
@@ -153,13 +184,41 @@ async fn days_are_cut_in_the_requested_zone_over_an_unaligned_range() {
     request.sessions = vec![session("s-1")];
     request.usage = vec![
         // 23:30 on 28 Feb in Los Angeles.
-        row("s-1", None, "k1", "claude-opus-4-5", "2026-03-01T07:30:00Z", 1),
+        row(
+            "s-1",
+            None,
+            "k1",
+            "claude-opus-4-5",
+            "2026-03-01T07:30:00Z",
+            1,
+        ),
         // 00:30 on 1 March there.
-        row("s-1", None, "k2", "claude-opus-4-5", "2026-03-01T08:30:00Z", 2),
+        row(
+            "s-1",
+            None,
+            "k2",
+            "claude-opus-4-5",
+            "2026-03-01T08:30:00Z",
+            2,
+        ),
         // Inside a partial bucket at the range's end.
-        row("s-1", None, "k3", "claude-opus-4-5", "2026-03-01T09:00:01Z", 4),
+        row(
+            "s-1",
+            None,
+            "k3",
+            "claude-opus-4-5",
+            "2026-03-01T09:00:01Z",
+            4,
+        ),
         // Just past the end: not counted.
-        row("s-1", None, "k4", "claude-opus-4-5", "2026-03-01T09:00:06Z", 8),
+        row(
+            "s-1",
+            None,
+            "k4",
+            "claude-opus-4-5",
+            "2026-03-01T09:00:06Z",
+            8,
+        ),
     ];
     harness
         .grpc
@@ -176,7 +235,12 @@ async fn days_are_cut_in_the_requested_zone_over_an_unaligned_range() {
         answer
             .groups
             .into_iter()
-            .map(|group| (group.key, group.figures.and_then(|f| f.tokens).map_or(0, |t| t.output)))
+            .map(|group| {
+                (
+                    group.key,
+                    group.figures.and_then(|f| f.tokens).map_or(0, |t| t.output),
+                )
+            })
             .collect()
     };
     let la = harness
@@ -186,7 +250,10 @@ async fn days_are_cut_in_the_requested_zone_over_an_unaligned_range() {
         .expect("la")
         .into_inner();
     assert_eq!(la.timezone, "America/Los_Angeles");
-    assert_eq!(days(la), [("2026-02-28".to_string(), 1), ("2026-03-01".to_string(), 6)]);
+    assert_eq!(
+        days(la),
+        [("2026-02-28".to_string(), 1), ("2026-03-01".to_string(), 6)]
+    );
     let utc = harness
         .grpc
         .query_usage(call(tenant, NOW, query(None)))
@@ -195,9 +262,27 @@ async fn days_are_cut_in_the_requested_zone_over_an_unaligned_range() {
         .into_inner();
     assert_eq!(days(utc), [("2026-03-01".to_string(), 7)]);
     for (name, bad) in [
-        ("zone", proto::QueryUsageRequest { timezone: Some("Nowhere/City".to_string()), ..query(None) }),
-        ("group", proto::QueryUsageRequest { group_by: "week".to_string(), ..query(None) }),
-        ("range", proto::QueryUsageRequest { from: ts("2025-01-01T00:00:00Z"), ..query(None) }),
+        (
+            "zone",
+            proto::QueryUsageRequest {
+                timezone: Some("Nowhere/City".to_string()),
+                ..query(None)
+            },
+        ),
+        (
+            "group",
+            proto::QueryUsageRequest {
+                group_by: "week".to_string(),
+                ..query(None)
+            },
+        ),
+        (
+            "range",
+            proto::QueryUsageRequest {
+                from: ts("2025-01-01T00:00:00Z"),
+                ..query(None)
+            },
+        ),
     ] {
         let status = harness
             .grpc
@@ -222,7 +307,14 @@ async fn sessions_list_newest_first_in_keyset_pages() {
             fact
         })
         .collect();
-    request.usage = vec![row("s-b", None, "k", "claude-opus-4-5", "2026-03-01T10:01:00Z", 3)];
+    request.usage = vec![row(
+        "s-b",
+        None,
+        "k",
+        "claude-opus-4-5",
+        "2026-03-01T10:01:00Z",
+        3,
+    )];
     harness
         .grpc
         .upload_batch(call(tenant, NOW, request))
@@ -241,7 +333,11 @@ async fn sessions_list_newest_first_in_keyset_pages() {
         .await
         .expect("first")
         .into_inner();
-    let ids: Vec<&str> = first.sessions.iter().map(|s| s.session_id.as_str()).collect();
+    let ids: Vec<&str> = first
+        .sessions
+        .iter()
+        .map(|s| s.session_id.as_str())
+        .collect();
     assert_eq!(ids, ["s-c", "s-b"]);
     assert_eq!(
         first.sessions[1].figures.as_ref().map(|f| f.requests),
@@ -253,7 +349,11 @@ async fn sessions_list_newest_first_in_keyset_pages() {
         .await
         .expect("second")
         .into_inner();
-    let ids: Vec<&str> = second.sessions.iter().map(|s| s.session_id.as_str()).collect();
+    let ids: Vec<&str> = second
+        .sessions
+        .iter()
+        .map(|s| s.session_id.as_str())
+        .collect();
     assert_eq!(ids, ["s-a"]);
     assert!(second.next_cursor.is_none());
     let status = harness

@@ -18,8 +18,22 @@ fn full_batch() -> proto::UploadBatchRequest {
         join_path: "tool_result".to_string(),
     }];
     request.usage = vec![
-        row("s-1", None, "msg_1:req_1", "claude-opus-4-5", "2026-03-01T10:01:00Z", 50),
-        row("s-1", Some("a1"), "msg_2:req_2", "claude-haiku-4-5", "2026-03-01T10:06:00Z", 70),
+        row(
+            "s-1",
+            None,
+            "msg_1:req_1",
+            "claude-opus-4-5",
+            "2026-03-01T10:01:00Z",
+            50,
+        ),
+        row(
+            "s-1",
+            Some("a1"),
+            "msg_2:req_2",
+            "claude-haiku-4-5",
+            "2026-03-01T10:06:00Z",
+            70,
+        ),
     ];
     request.deliveries = vec![proto::DeliveryFact {
         delivery_id: Uuid::new_v4().to_string(),
@@ -43,7 +57,11 @@ async fn the_same_batch_twice_changes_nothing() {
         .expect("first")
         .into_inner();
     assert_eq!(
-        (first.usage_inserted, first.edges_inserted, first.deliveries_inserted),
+        (
+            first.usage_inserted,
+            first.edges_inserted,
+            first.deliveries_inserted
+        ),
         (2, 1, 1)
     );
     let before = snapshot(&harness.admin, tenant).await;
@@ -93,11 +111,24 @@ async fn a_larger_output_replaces_a_smaller_does_not_and_a_sidechain_yields() {
     let cases = [
         ("larger output replaces", 80, false, (0, 1, 0), 80),
         ("smaller output does not", 60, false, (0, 0, 1), 80),
-        ("a sidechain copy yields, however large", 900, true, (0, 0, 1), 80),
+        (
+            "a sidechain copy yields, however large",
+            900,
+            true,
+            (0, 0, 1),
+            80,
+        ),
     ];
     for (name, output, sidechain, counts, expected) in cases {
         let mut request = batch("host-b");
-        let mut copy = row("s-1", None, "msg_1:req_1", "claude-opus-4-5", "2026-03-01T10:01:00Z", output);
+        let mut copy = row(
+            "s-1",
+            None,
+            "msg_1:req_1",
+            "claude-opus-4-5",
+            "2026-03-01T10:01:00Z",
+            output,
+        );
         copy.sidechain = sidechain;
         request.usage = vec![copy];
         let answer = harness
@@ -107,7 +138,11 @@ async fn a_larger_output_replaces_a_smaller_does_not_and_a_sidechain_yields() {
             .expect(name)
             .into_inner();
         assert_eq!(
-            (answer.usage_inserted, answer.usage_replaced, answer.usage_unchanged),
+            (
+                answer.usage_inserted,
+                answer.usage_replaced,
+                answer.usage_unchanged
+            ),
             counts,
             "{name}"
         );
@@ -115,13 +150,12 @@ async fn a_larger_output_replaces_a_smaller_does_not_and_a_sidechain_yields() {
         assert_rollups_consistent(&harness.admin, tenant).await;
     }
     // The replacement moved the row to the host that sent it; hosts accumulate on the session.
-    let hosts: Vec<String> = sqlx::query_scalar(
-        "SELECT unnest(host_ids) FROM usage.sessions WHERE tenant_id = $1",
-    )
-    .bind(tenant)
-    .fetch_all(&harness.admin)
-    .await
-    .expect("hosts");
+    let hosts: Vec<String> =
+        sqlx::query_scalar("SELECT unnest(host_ids) FROM usage.sessions WHERE tenant_id = $1")
+            .bind(tenant)
+            .fetch_all(&harness.admin)
+            .await
+            .expect("hosts");
     assert_eq!(hosts, ["host-a", "host-b"]);
 }
 
@@ -138,13 +172,27 @@ async fn unknown_references_are_not_found_and_nothing_is_written() {
     let cases: Vec<(&str, proto::UploadBatchRequest)> = vec![
         ("another tenant's session", {
             let mut request = batch("h");
-            request.usage = vec![row("s-1", None, "k", "claude-opus-4-5", "2026-03-01T10:01:00Z", 1)];
+            request.usage = vec![row(
+                "s-1",
+                None,
+                "k",
+                "claude-opus-4-5",
+                "2026-03-01T10:01:00Z",
+                1,
+            )];
             request
         }),
         ("an agent that is nowhere", {
             let mut request = batch("h");
             request.sessions = vec![session("s-2")];
-            request.usage = vec![row("s-2", Some("ghost"), "k", "claude-opus-4-5", "2026-03-01T10:01:00Z", 1)];
+            request.usage = vec![row(
+                "s-2",
+                Some("ghost"),
+                "k",
+                "claude-opus-4-5",
+                "2026-03-01T10:01:00Z",
+                1,
+            )];
             request
         }),
         ("an edge to an unknown child", {
