@@ -251,3 +251,49 @@ async fn another_tenant_can_neither_write_into_nor_read_a_session() {
     assert_eq!(own.status, 200, "{:?}", own.body);
     assert_eq!(own.body["agents"].as_array().map(Vec::len), Some(2));
 }
+
+#[tokio::test]
+async fn the_grpc_server_accepts_gzip_and_zstd_compressed_uploads() {
+    use baton_kit::config::Secret;
+    use baton_kit::grpc::{Outbound, OutboundCall};
+    use baton_proto::usage::v1 as proto;
+    use baton_proto::usage::v1::usage_client::UsageClient;
+    use tonic::codec::CompressionEncoding;
+
+    let baton = Baton::start().await;
+    let tenant = baton.create_tenant("usage-grpc").await;
+    let call = OutboundCall {
+        tenant_id: tenant.tenant_id.parse().expect("tenant"),
+        test_now: Some(NOW.to_string()),
+    };
+    let outbound = Outbound::new(Secret::new(baton_tests::SERVICE_TOKEN.to_string()));
+    let channel = baton_kit::grpc::channel(&baton.addresses["usage"]).expect("channel");
+    for (encoding, session) in [
+        (CompressionEncoding::Gzip, "grpc-gzip"),
+        (CompressionEncoding::Zstd, "grpc-zstd"),
+    ] {
+        let mut client = UsageClient::new(channel.clone()).send_compressed(encoding);
+        let request = proto::UploadBatchRequest {
+            host_id: "host-grpc".to_string(),
+            sessions: vec![proto::SessionFact {
+                agent: "claude-code".to_string(),
+                session_id: session.to_string(),
+                project_slug: "-repo".to_string(),
+                ..proto::SessionFact::default()
+            }],
+            ..proto::UploadBatchRequest::default()
+        };
+        let answer = client
+            .upload_batch(outbound.request(&call, request))
+            .await
+            .unwrap_or_else(|status| panic!("{encoding:?}: {status:?}"))
+            .into_inner();
+        assert_eq!(answer.sessions, 1, "{encoding:?}");
+    }
+    let listed = baton
+        .client(&tenant)
+        .at(NOW)
+        .get("/api/v1/usage/sessions?from=2026-01-01T00:00:00Z&to=2026-12-31T00:00:00Z")
+        .await;
+    assert_eq!(listed.status, 200, "{:?}", listed.body);
+}
