@@ -7,6 +7,7 @@ mod migrate;
 mod report;
 mod serve;
 mod tenant;
+mod usage;
 
 use clap::{Parser, Subcommand};
 
@@ -23,7 +24,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run services: `all`, or one or more of registry, provenance, triage, closer, gateway.
+    /// Run services: `all`, or one or more of registry, provenance, triage, closer, usage, gateway.
     Serve {
         #[arg(value_enum, required = true, num_args = 1..)]
         targets: Vec<serve::Target>,
@@ -63,6 +64,16 @@ enum Command {
     Report {
         #[command(subcommand)]
         command: ReportCommand,
+    },
+    /// Model prices (the usage context's reference data).
+    Pricing {
+        #[command(subcommand)]
+        command: PricingCommand,
+    },
+    /// Usage context maintenance.
+    Usage {
+        #[command(subcommand)]
+        command: UsageCommand,
     },
     /// Administer tenants.
     Tenant {
@@ -115,6 +126,20 @@ enum ReportCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+enum PricingCommand {
+    /// Add the rows of a price file (schema of `clients/transcripts/pricing/prices.json`);
+    /// re-prices the stored usage they affect. Prints `{"rowsChanged", "usageRepriced"}`.
+    Import { file: std::path::PathBuf },
+}
+
+#[derive(Debug, Subcommand)]
+enum UsageCommand {
+    /// Delete hook deliveries past `BATON_USAGE__RETENTION_DAYS` once, in windows of
+    /// `BATON_USAGE__RETENTION_BATCH`, and print the run's journal line.
+    Retention,
 }
 
 #[derive(Debug, Subcommand)]
@@ -171,6 +196,12 @@ async fn main() -> anyhow::Result<()> {
             }
             Ok(())
         }
+        Command::Pricing {
+            command: PricingCommand::Import { file },
+        } => usage::pricing_import(&env, &file).await,
+        Command::Usage {
+            command: UsageCommand::Retention,
+        } => usage::retention(&env).await,
         Command::Tenant {
             command: TenantCommand::Create { name },
         } => tenant::create(&env, &name).await,

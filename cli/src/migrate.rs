@@ -41,9 +41,23 @@ pub async fn migrate_all(admin_url: &str) -> anyhow::Result<()> {
     db::migrate_context(admin_url, &baton_closer::DB, baton_closer::migrator())
         .await
         .context("migrating closer")?;
+    db::migrate_context(admin_url, &baton_usage::DB, baton_usage::migrator())
+        .await
+        .context("migrating usage")?;
     db::migrate_context(admin_url, &baton_gateway::DB, baton_gateway::migrator())
         .await
         .context("migrating gateway")?;
+    // The bundled price rows: only new or changed rows are written (and re-price what they
+    // affect), so a second migrate changes nothing.
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .connect(admin_url)
+        .await
+        .context("connecting to load prices")?;
+    baton_usage::pricing::import(&pool, baton_transcripts::pricing::BUNDLED)
+        .await
+        .context("loading the bundled price table")?;
+    pool.close().await;
     Ok(())
 }
 
@@ -56,7 +70,7 @@ struct Checked {
     url_key: &'static str,
 }
 
-const CONTEXTS: [Checked; 5] = [
+const CONTEXTS: [Checked; 6] = [
     Checked {
         target: Target::Registry,
         db: &baton_registry::DB,
@@ -80,6 +94,12 @@ const CONTEXTS: [Checked; 5] = [
         db: &baton_closer::DB,
         migrator: baton_closer::migrator,
         url_key: "BATON_CLOSER__DATABASE_URL",
+    },
+    Checked {
+        target: Target::Usage,
+        db: &baton_usage::DB,
+        migrator: baton_usage::migrator,
+        url_key: "BATON_USAGE__DATABASE_URL",
     },
     Checked {
         target: Target::Gateway,

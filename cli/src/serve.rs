@@ -17,6 +17,7 @@ use baton_kit::telemetry::component::within;
 use baton_provenance::ProvenanceConfig;
 use baton_registry::RegistryConfig;
 use baton_triage::TriageConfig;
+use baton_usage::UsageConfig;
 
 use crate::migrate;
 
@@ -28,6 +29,7 @@ pub enum Target {
     Provenance,
     Triage,
     Closer,
+    Usage,
     Gateway,
 }
 
@@ -43,6 +45,7 @@ pub fn components(targets: &[Target]) -> Vec<Component> {
                 Component::Provenance => Target::Provenance,
                 Component::Triage => Target::Triage,
                 Component::Closer => Target::Closer,
+                Component::Usage => Target::Usage,
             })
         })
         .collect()
@@ -80,6 +83,7 @@ struct Plan {
     provenance: Option<ProvenanceConfig>,
     triage: Option<TriageConfig>,
     closer: Option<CloserConfig>,
+    usage: Option<UsageConfig>,
     gateway: Option<GatewayConfig>,
 }
 
@@ -97,6 +101,9 @@ fn plan(env: &Env, targets: &[Target]) -> anyhow::Result<Plan> {
             .transpose()?,
         closer: wants(Target::Closer)
             .then(|| CloserConfig::from_env(env))
+            .transpose()?,
+        usage: wants(Target::Usage)
+            .then(|| UsageConfig::from_env(env))
             .transpose()?,
         gateway: wants(Target::Gateway)
             .then(|| GatewayConfig::from_env(env))
@@ -127,6 +134,13 @@ async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> any
         Some(config) => Some(bind("closer", config.listen).await?),
         None => None,
     };
+    let usage = match &plan.usage {
+        Some(config) => Some(bind("usage", config.listen).await?),
+        None => None,
+    };
+    if let (Some((_, address)), Some(gateway)) = (&usage, plan.gateway.as_mut()) {
+        gateway.usage_addr.clone_from(address);
+    }
     if let Some((_, address)) = &registry {
         for slot in [
             plan.provenance
@@ -213,6 +227,14 @@ async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> any
             baton_closer::serve(config, listener, stop)
                 .await
                 .context("closer")
+        }));
+    }
+    if let (Some(config), Some((listener, _))) = (plan.usage, usage) {
+        let stop = stop.clone();
+        services.spawn(within(Component::Usage, async move {
+            baton_usage::serve(config, listener, stop)
+                .await
+                .context("usage")
         }));
     }
     if let (Some(config), Some((listener, _))) = (plan.gateway, gateway) {

@@ -23,6 +23,10 @@ pub struct GatewayConfig {
     pub triage_addr: String,
     /// Closer's gRPC address (`BATON_CLOSER__ADDR`), for the closer listing and the test-clock sweep route.
     pub closer_addr: String,
+    /// Usage's gRPC address (`BATON_USAGE__ADDR`).
+    pub usage_addr: String,
+    /// Largest usage upload after decompression (`BATON_GATEWAY__USAGE_BODY_LIMIT`, 8 MiB).
+    pub usage_body_limit: usize,
     /// Requests per key per window (`BATON_RATE_LIMIT__REQUESTS`, 300).
     pub rate_limit_requests: u32,
     /// The window (`BATON_RATE_LIMIT__WINDOW`, 60s).
@@ -54,6 +58,7 @@ pub const DEFAULT_REGISTRY_ADDR: &str = "127.0.0.1:50051";
 pub const DEFAULT_PROVENANCE_ADDR: &str = "127.0.0.1:50052";
 pub const DEFAULT_TRIAGE_ADDR: &str = "127.0.0.1:50053";
 pub const DEFAULT_CLOSER_ADDR: &str = "127.0.0.1:50054";
+pub const DEFAULT_USAGE_ADDR: &str = "127.0.0.1:50055";
 
 impl GatewayConfig {
     pub fn from_env(env: &Env) -> Result<GatewayConfig, ConfigError> {
@@ -65,6 +70,13 @@ impl GatewayConfig {
             provenance_addr: env.string("BATON_PROVENANCE__ADDR", DEFAULT_PROVENANCE_ADDR),
             triage_addr: env.string("BATON_TRIAGE__ADDR", DEFAULT_TRIAGE_ADDR),
             closer_addr: env.string("BATON_CLOSER__ADDR", DEFAULT_CLOSER_ADDR),
+            usage_addr: env.string("BATON_USAGE__ADDR", DEFAULT_USAGE_ADDR),
+            usage_body_limit: env.bounded_u64(
+                "BATON_GATEWAY__USAGE_BODY_LIMIT",
+                8 << 20,
+                64 * 1024,
+                64 << 20,
+            )? as usize,
             rate_limit_requests: env.bounded_u64(
                 "BATON_RATE_LIMIT__REQUESTS",
                 300,

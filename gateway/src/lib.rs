@@ -37,13 +37,14 @@ use baton_proto::closer::v1::closer_client::CloserClient;
 use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
 use baton_proto::triage::v1::triage_client::TriageClient;
+use baton_proto::usage::v1::usage_client::UsageClient;
 
 pub use config::GatewayConfig;
 
 use crate::auth::KeyResolver;
 use crate::http_layers::Limits;
 use crate::rate_limit::RateLimiter;
-use crate::routes::{briefing, closer, events, liveness, memories, sessions, triage};
+use crate::routes::{briefing, closer, events, liveness, memories, sessions, triage, usage};
 use crate::state::AppState;
 
 /// The gateway's place in the database.
@@ -108,6 +109,10 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         .route("/memories/{id}/resolve", post(memories::resolve))
         .route("/memories/{id}/archive", post(memories::archive))
         .route("/briefing", get(briefing::briefing))
+        .route("/usage", get(usage::query))
+        .route("/usage/batches", post(usage::upload))
+        .route("/usage/sessions", get(usage::sessions))
+        .route("/agent-sessions/{session_run_id}/tree", get(usage::tree))
         .fallback(response::not_found)
         .method_not_allowed_fallback(response::method_not_allowed)
         .layer(from_fn_with_state(state.clone(), auth::require_api_key))
@@ -165,6 +170,13 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
             &config.closer_addr,
             config.common.grpc_tls.as_ref(),
         )?),
+        usage: UsageClient::new(grpc::traced_channel_with_tls(
+            Component::Gateway,
+            &config.usage_addr,
+            config.common.grpc_tls.as_ref(),
+        )?)
+        .max_decoding_message_size(16 << 20),
+        usage_body_limit: config.usage_body_limit,
         triage_channel,
         keys: KeyResolver::new(pool.clone(), config.key_cache_ttl),
         pool,

@@ -14,6 +14,7 @@ use baton_proto::closer::v1::closer_client::CloserClient;
 use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
 use baton_proto::triage::v1::triage_client::TriageClient;
+use baton_proto::usage::v1::usage_client::UsageClient;
 
 use crate::auth::{KeyResolver, Principal};
 use crate::client_addr::Cidr;
@@ -27,6 +28,9 @@ pub struct AppState {
     pub provenance: ProvenanceClient<TracedChannel>,
     pub triage: TriageClient<TracedChannel>,
     pub closer: CloserClient<TracedChannel>,
+    pub usage: UsageClient<TracedChannel>,
+    /// Largest usage upload after decompression.
+    pub usage_body_limit: usize,
     /// Channels to the services behind the gateway, kept (untraced) for readiness probes.
     pub registry_channel: Channel,
     pub provenance_channel: Channel,

@@ -202,6 +202,22 @@ impl Baton {
         }
     }
 
+    /// Runs the real CLI (`baton ARGS`) with this instance's environment.
+    pub async fn cli(&self, args: &[&str], extra_env: &[(&str, &str)]) -> std::process::Output {
+        Command::new(binary("baton"))
+            .args(args)
+            .envs(base_env(self.database.url(), &self.namespace))
+            .envs(self.extra_env.iter().cloned())
+            .envs(
+                extra_env
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string())),
+            )
+            .output()
+            .await
+            .expect("run baton")
+    }
+
     /// An HTTP client for one tenant.
     pub fn client(&self, tenant: &Tenant) -> Client {
         Client {
@@ -255,6 +271,7 @@ pub fn base_env(database_url: &str, namespace: &str) -> Vec<(String, String)> {
         ("BATON_PROVENANCE__LISTEN", "127.0.0.1:0"),
         ("BATON_TRIAGE__LISTEN", "127.0.0.1:0"),
         ("BATON_CLOSER__LISTEN", "127.0.0.1:0"),
+        ("BATON_USAGE__LISTEN", "127.0.0.1:0"),
         ("BATON_LOG", "info"),
         // Hermetic whatever the caller's environment: tests that want the closer say so.
         ("BATON_CLOSER_ENABLED", "false"),
@@ -440,6 +457,17 @@ impl Client {
             .http
             .post(format!("{}{path}", self.base_url))
             .header("content-type", "application/json")
+            .body(body);
+        self.send(request).await
+    }
+
+    /// Posts bytes with a `Content-Encoding` header.
+    pub async fn post_encoded(&self, path: &str, body: Vec<u8>, encoding: &str) -> Answer {
+        let request = self
+            .http
+            .post(format!("{}{path}", self.base_url))
+            .header("content-type", "application/json")
+            .header("content-encoding", encoding)
             .body(body);
         self.send(request).await
     }

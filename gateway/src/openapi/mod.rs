@@ -10,6 +10,7 @@
 mod memory_paths;
 mod paths;
 pub mod schemas;
+mod usage_paths;
 
 use axum::Json;
 use serde_json::{Value, json};
@@ -33,6 +34,7 @@ fn error_description(status: u16) -> &'static str {
         408 => "`request_timeout`: the body did not arrive in time; the connection is closed",
         409 => "`conflict`, `duplicate_memory`, `resource_limit_exceeded` or `invalid_transition`",
         413 => "`payload_too_large`; the connection is closed",
+        415 => "`unsupported_media_type`: a `Content-Encoding` other than gzip or zstd",
         429 => {
             "`rate_limited`: per verified key, per client for failed verifications, or too many connections"
         }
@@ -105,7 +107,7 @@ mod tests {
         let paths = document["paths"].as_object().expect("paths");
         assert_eq!(
             paths.len(),
-            20,
+            24,
             "every route but the test-clock one, and the document"
         );
         for (path, item) in paths {

@@ -404,6 +404,7 @@ pub fn paths() -> Value {
     session_paths(&mut paths);
     triage_paths(&mut paths);
     super::memory_paths::memory_paths(&mut paths);
+    super::usage_paths::usage_paths(&mut paths);
     paths.insert(
         "/api/v1/openapi.json".into(),
         json!({"get": {"summary": "This document", "security": [],

@@ -195,7 +195,7 @@ pub fn components() -> Value {
         .iter()
         .map(|code| code.as_str())
         .collect();
-    json!({
+    let mut schemas = json!({
         "Error": object(json!({"error": string_enum(&codes),
             "detail": {"type": "string", "maxLength": 500}}), &["error"]),
         "BriefedRow": briefed,
@@ -204,5 +204,9 @@ pub fn components() -> Value {
         "MemoryRef": memory_ref,
         "CommitmentSection": commitment_section,
         "MemorySection": memory_section,
-    })
+    });
+    if let Some(map) = schemas.as_object_mut() {
+        super::usage_paths::components(map);
+    }
+    schemas
 }

@@ -7,6 +7,8 @@ pub mod liveness;
 pub mod memories;
 pub mod sessions;
 pub mod triage;
+pub mod usage;
+pub mod usage_body;
 
 use chrono::{DateTime, Utc};
 

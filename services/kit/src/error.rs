@@ -40,6 +40,8 @@ pub enum ErrorCode {
     AccountDeleted,
     /// The request body is larger than the gateway accepts.
     PayloadTooLarge,
+    /// The request body's `Content-Encoding` is not one the route accepts.
+    UnsupportedMediaType,
     /// The client took longer than the gateway allows to send the request body.
     RequestTimeout,
     /// The caller exceeded its rate limit.
@@ -52,7 +54,7 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, for table-driven tests and documentation.
-    pub const ALL: [ErrorCode; 17] = [
+    pub const ALL: [ErrorCode; 18] = [
         ErrorCode::InvalidInput,
         ErrorCode::InvalidRequest,
         ErrorCode::Unauthorized,
@@ -66,6 +68,7 @@ impl ErrorCode {
         ErrorCode::InvalidTransition,
         ErrorCode::AccountDeleted,
         ErrorCode::PayloadTooLarge,
+        ErrorCode::UnsupportedMediaType,
         ErrorCode::RequestTimeout,
         ErrorCode::RateLimited,
         ErrorCode::Internal,
@@ -104,6 +107,9 @@ impl ErrorCode {
             ErrorCode::InvalidTransition => ("invalid_transition", 409, Code::FailedPrecondition),
             ErrorCode::AccountDeleted => ("account_deleted", 410, Code::FailedPrecondition),
             ErrorCode::PayloadTooLarge => ("payload_too_large", 413, Code::InvalidArgument),
+            ErrorCode::UnsupportedMediaType => {
+                ("unsupported_media_type", 415, Code::InvalidArgument)
+            }
             ErrorCode::RequestTimeout => ("request_timeout", 408, Code::DeadlineExceeded),
             ErrorCode::RateLimited => ("rate_limited", 429, Code::ResourceExhausted),
             ErrorCode::Internal => ("internal_error", 500, Code::Internal),

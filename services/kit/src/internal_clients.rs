@@ -35,10 +35,11 @@ pub const READ_ONLY: &[(&str, &[&str])] = &[
     ),
     ("triage", &["GetState", "ListAttempts", "RenderDebrief"]),
     ("closer", &["ListPasses", "Report"]),
+    ("usage", &["QueryUsage", "GetTree", "ListSessions"]),
 ];
 
 /// The services a client may be scoped to.
-pub const SERVICES: &[&str] = &["registry", "provenance", "triage", "closer"];
+pub const SERVICES: &[&str] = &["registry", "provenance", "triage", "closer", "usage"];
 
 /// One line of the clients file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -53,6 +53,7 @@ async fn reflection_on_each_port_lists_only_the_service_it_serves() {
         ("provenance", "baton.provenance.v1.Provenance"),
         ("triage", "baton.triage.v1.Triage"),
         ("closer", "baton.closer.v1.Closer"),
+        ("usage", "baton.usage.v1.Usage"),
     ] {
         assert_eq!(
             listed(&baton.addresses[service]).await,

@@ -25,7 +25,14 @@ use baton_tests::Baton;
 use crate::closer::{close, commitment, heartbeat, open_briefed, settled_pass};
 
 /// The schemas Baton's contexts own.
-const SCHEMAS: &[&str] = &["registry", "provenance", "triage", "closer", "gateway"];
+const SCHEMAS: &[&str] = &[
+    "registry",
+    "provenance",
+    "triage",
+    "closer",
+    "usage",
+    "gateway",
+];
 
 /// Tables without row-level security, and why no tenant-scoped role can reach another tenant's
 /// rows in them.
@@ -45,6 +52,14 @@ const EXEMPT: &[(&str, &str)] = &[
     (
         "closer.inbox",
         "message ids only, no tenant data (the consumer's idempotence record)",
+    ),
+    (
+        "usage.model_pricing",
+        "global reference data (dated model prices), no tenant column; the runtime role may only SELECT",
+    ),
+    (
+        "usage.retention_runs",
+        "counts per retention run, no tenant data; only the maintenance role reads or writes it",
     ),
 ];
 
@@ -70,6 +85,17 @@ const RUNTIME: &[(&str, &[&str])] = &[
             "closer.budgets",
             "closer.usage",
             "closer.verdicts",
+        ],
+    ),
+    (
+        "baton_usage",
+        &[
+            "usage.sessions",
+            "usage.agents",
+            "usage.orchestration_edges",
+            "usage.token_usage",
+            "usage.rollups",
+            "usage.hook_deliveries",
         ],
     ),
 ];
@@ -340,6 +366,14 @@ async fn populate(baton: &Baton, tenant: &baton_tests::Tenant, admin: &PgPool, a
     .execute(admin)
     .await
     .expect("usage");
+    // The usage context's tables, from a real upload (every table gets a row).
+    let uploaded = client
+        .post(
+            "/api/v1/usage/batches",
+            &crate::usage_upload::tree_batch("rls-1", &Uuid::now_v7().to_string()),
+        )
+        .await;
+    assert_eq!(uploaded.status, 200, "{:?}", uploaded.body);
 }
 
 /// Copies every tenant table's rows of `from` under tenant `to`, as the superuser (which

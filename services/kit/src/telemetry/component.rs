@@ -25,15 +25,17 @@ pub enum Component {
     Provenance,
     Triage,
     Closer,
+    Usage,
 }
 
 impl Component {
-    pub const ALL: [Component; 5] = [
+    pub const ALL: [Component; 6] = [
         Component::Gateway,
         Component::Registry,
         Component::Provenance,
         Component::Triage,
         Component::Closer,
+        Component::Usage,
     ];
 
     /// The OpenTelemetry `service.name` this component reports.
@@ -44,6 +46,7 @@ impl Component {
             Component::Provenance => "baton-provenance",
             Component::Triage => "baton-triage",
             Component::Closer => "baton-closer",
+            Component::Usage => "baton-usage",
         }
     }
 
@@ -54,6 +57,7 @@ impl Component {
             Component::Provenance => 2,
             Component::Triage => 3,
             Component::Closer => 4,
+            Component::Usage => 5,
         }
     }
 
@@ -80,11 +84,11 @@ pub fn within<F: std::future::Future>(
 }
 
 /// One lazily-built value per component (an instrument, typically).
-pub struct PerComponent<T>([OnceLock<T>; 5]);
+pub struct PerComponent<T>([OnceLock<T>; 6]);
 
 impl<T> PerComponent<T> {
     pub const fn new() -> PerComponent<T> {
-        PerComponent([const { OnceLock::new() }; 5])
+        PerComponent([const { OnceLock::new() }; 6])
     }
 
     pub fn get_or_init(&self, component: Component, init: impl FnOnce(Meter) -> T) -> &T {

@@ -1,0 +1,170 @@
+//! The gRPC adapter for `baton.usage.v1`: reads the call's tenant and "now", checks the
+//! request at the boundary and maps answers to the wire.
+
+use std::time::Duration;
+
+use sqlx::PgPool;
+use tonic::{Request, Response, Status};
+
+use baton_kit::clock::{Clock, from_timestamp, to_timestamp};
+use baton_kit::error::ApiError;
+use baton_kit::grpc::CallContext;
+use baton_kit::text;
+use baton_proto::Timestamp;
+use baton_proto::usage::v1 as proto;
+use baton_proto::usage::v1::usage_server;
+
+use crate::pricing::PriceCache;
+use crate::query::{self, GroupBy};
+use crate::sessions::{self, Cursor, Filter};
+use crate::{tree, upload, validate};
+
+/// The `Usage` gRPC service.
+#[derive(Debug, Clone)]
+pub struct UsageGrpc {
+    pool: PgPool,
+    prices: PriceCache,
+    clock: Clock,
+    watchdog: chrono::Duration,
+}
+
+impl UsageGrpc {
+    pub fn new(pool: PgPool, clock: Clock, watchdog: Duration) -> UsageGrpc {
+        UsageGrpc {
+            pool,
+            prices: PriceCache::default(),
+            clock,
+            watchdog: chrono::Duration::from_std(watchdog).unwrap_or(chrono::Duration::MAX),
+        }
+    }
+
+    fn call<T>(&self, request: &Request<T>) -> Result<CallContext, Status> {
+        CallContext::from_request(request, &self.clock)
+    }
+}
+
+fn instant(
+    field: &str,
+    value: Option<&Timestamp>,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, ApiError> {
+    value
+        .map(|value| {
+            from_timestamp(value)
+                .ok_or_else(|| ApiError::invalid_input(format!("{field} must be a valid instant")))
+        })
+        .transpose()
+}
+
+fn db(error: sqlx::Error) -> Status {
+    ApiError::from(error).into()
+}
+
+#[tonic::async_trait]
+impl usage_server::Usage for UsageGrpc {
+    #[tracing::instrument(name = "usage.upload_batch", skip_all)]
+    async fn upload_batch(
+        &self,
+        request: Request<proto::UploadBatchRequest>,
+    ) -> Result<Response<proto::UploadBatchResponse>, Status> {
+        let call = self.call(&request)?;
+        let batch = validate::batch(request.get_ref(), call.now)?;
+        let table = self.prices.table(&self.pool).await.map_err(db)?;
+        let done = upload::upload(&self.pool, &table, call.tenant_id, call.now, &batch).await?;
+        Ok(Response::new(proto::UploadBatchResponse {
+            sessions: done.sessions,
+            agents: done.agents,
+            edges_inserted: done.edges_inserted,
+            usage_inserted: done.usage_inserted,
+            usage_replaced: done.usage_replaced,
+            usage_unchanged: done.usage_unchanged,
+            deliveries_inserted: done.deliveries_inserted,
+            deliveries_duplicate: done.deliveries_duplicate,
+        }))
+    }
+
+    #[tracing::instrument(name = "usage.query_usage", skip_all)]
+    async fn query_usage(
+        &self,
+        request: Request<proto::QueryUsageRequest>,
+    ) -> Result<Response<proto::QueryUsageResponse>, Status> {
+        let call = self.call(&request)?;
+        let message = request.get_ref();
+        let group_by = GroupBy::parse(&message.group_by)?;
+        let zone = query::zone(message.timezone.as_deref())?;
+        let (from, to) = query::range(
+            instant("from", message.from.as_ref())?,
+            instant("to", message.to.as_ref())?,
+            call.now,
+        )?;
+        let groups = query::query(&self.pool, call.tenant_id, group_by, &zone, from, to).await?;
+        let mut total = crate::figures::Sums::default();
+        for sums in groups.values() {
+            total.merge(sums);
+        }
+        Ok(Response::new(proto::QueryUsageResponse {
+            group_by: group_by.as_str().to_string(),
+            timezone: zone.name().to_string(),
+            from: Some(to_timestamp(from)),
+            to: Some(to_timestamp(to)),
+            groups: groups
+                .iter()
+                .map(|(key, sums)| proto::UsageGroup {
+                    key: key.clone(),
+                    figures: Some(sums.figures()),
+                })
+                .collect(),
+            total: Some(total.figures()),
+        }))
+    }
+
+    #[tracing::instrument(name = "usage.get_tree", skip_all)]
+    async fn get_tree(
+        &self,
+        request: Request<proto::GetTreeRequest>,
+    ) -> Result<Response<proto::GetTreeResponse>, Status> {
+        let call = self.call(&request)?;
+        let message = request.get_ref();
+        let agent = text::agent(&message.agent)?;
+        let session_id = text::session_id(&message.session_id)?;
+        let stored = tree::load(&self.pool, call.tenant_id, &agent, &session_id)
+            .await?
+            .ok_or_else(|| ApiError::not_found("no usage stored for this session"))?;
+        let table = self.prices.table(&self.pool).await.map_err(db)?;
+        Ok(Response::new(tree::assemble(
+            &stored,
+            &table,
+            call.now,
+            self.watchdog,
+        )))
+    }
+
+    #[tracing::instrument(name = "usage.list_sessions", skip_all)]
+    async fn list_sessions(
+        &self,
+        request: Request<proto::ListSessionsRequest>,
+    ) -> Result<Response<proto::ListSessionsResponse>, Status> {
+        let call = self.call(&request)?;
+        let message = request.get_ref();
+        let (from, to) = query::range(
+            instant("from", message.from.as_ref())?,
+            instant("to", message.to.as_ref())?,
+            call.now,
+        )?;
+        let filter = Filter {
+            from,
+            to,
+            project: message.project.as_deref().map(text::project).transpose()?,
+            agent: message.agent.as_deref().map(text::agent).transpose()?,
+            host_id: message
+                .host_id
+                .as_deref()
+                .map(|host| validate::id("hostId", host, 128))
+                .transpose()?,
+            limit: sessions::limit(message.limit)?,
+            after: message.cursor.as_deref().map(Cursor::decode).transpose()?,
+        };
+        Ok(Response::new(
+            sessions::list(&self.pool, call.tenant_id, &filter).await?,
+        ))
+    }
+}

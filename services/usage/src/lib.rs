@@ -1,0 +1,119 @@
+//! `baton-usage`: the usage context (schema `usage`, seed 002). What every machine's
+//! transcripts say, as identifiers and counts only: sessions, agent trees with their edges,
+//! token usage one row per dedup key with 15-minute rollups, dated prices, and the immutable
+//! record of hook deliveries.
+//!
+//! [`validate`] checks a batch at the boundary; [`decide`] applies the transcripts' collision
+//! rule; [`upload`] writes a batch in one tenant transaction with bulk statements;
+//! [`rollups`] keeps the per-bucket sums; [`pricing`] holds the dated table and re-prices on
+//! import; [`status`], [`savings`] and [`figures`] are the read-side decisions; [`query`],
+//! [`tree`] and [`sessions`] the reads; [`retention`] prunes old deliveries.
+
+pub mod config;
+pub mod decide;
+pub mod figures;
+pub mod grpc;
+pub mod pricing;
+pub mod query;
+pub mod reprice;
+pub mod retention;
+pub mod rollups;
+pub mod savings;
+pub mod sessions;
+pub mod status;
+pub mod store;
+pub mod tree;
+pub mod upload;
+pub mod validate;
+
+use tokio::net::TcpListener;
+use tonic::codec::CompressionEncoding;
+
+use baton_kit::clock::Clock;
+use baton_kit::db::{self, ContextDb};
+use baton_kit::grpc::ServerSettings;
+use baton_kit::shutdown::Shutdown;
+use baton_kit::telemetry::Component;
+use baton_proto::usage::v1::usage_server::UsageServer;
+
+pub use config::UsageConfig;
+
+/// The usage context's place in the database.
+pub const DB: ContextDb = ContextDb {
+    schema: "usage",
+    owner_role: "baton_usage_owner",
+    runtime_role: "baton_usage",
+    maintenance_role: Some("baton_usage_maint"),
+};
+
+/// Largest decoded (decompressed) request: a full batch with room to spare.
+pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
+
+/// The usage context's migrations, embedded at build time.
+pub fn migrator() -> sqlx::migrate::Migrator {
+    sqlx::migrate!("./migrations")
+}
+
+/// Errors that stop the usage service.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Database(#[from] db::DbError),
+    #[error(transparent)]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Serves usage on an already-bound listener until `shutdown` fires, with the periodic
+/// retention run beside it (not under the test clock).
+pub async fn serve(
+    config: UsageConfig,
+    listener: TcpListener,
+    shutdown: Shutdown,
+) -> Result<(), ServeError> {
+    let base = config.common.database_url.expose();
+    let pool = db::connect_runtime(
+        base,
+        config
+            .database_url
+            .as_ref()
+            .map(baton_kit::config::SecretUrl::expose),
+        &DB,
+        config.common.database_max_connections,
+    )
+    .await?;
+    // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
+    let readiness = baton_kit::schema::gate(pool.clone(), &DB, migrator(), shutdown.clone());
+    let clock = Clock::new(config.common.test_clock);
+    let retention = if config.common.test_clock {
+        None
+    } else {
+        let maintenance = db::connect_maintenance(
+            base,
+            config
+                .maintenance_database_url
+                .as_ref()
+                .map(baton_kit::config::SecretUrl::expose),
+            &DB,
+            2,
+        )
+        .await?;
+        Some(tokio::spawn(retention::run_periodically(
+            maintenance,
+            config.retention,
+            shutdown.clone(),
+        )))
+    };
+    let settings = ServerSettings::new(Component::Usage, config.common.service_token.clone())
+        .with_readiness(readiness)
+        .with_tls(config.common.grpc_tls.clone());
+    let service = UsageServer::new(grpc::UsageGrpc::new(pool, clock, config.watchdog_window))
+        .accept_compressed(CompressionEncoding::Gzip)
+        .accept_compressed(CompressionEncoding::Zstd)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES);
+    let served = baton_kit::grpc::serve(listener, settings, service, shutdown.wait()).await;
+    if let Some(retention) = retention {
+        let _ = retention.await;
+    }
+    served?;
+    Ok(())
+}

@@ -1,0 +1,329 @@
+//! `QueryUsage`: tokens and cost in `[from, to)`, grouped.
+//!
+//! - Defaults: `to` = now, `from` = `to` − 30 days; at most 400 days; `from` before `to`.
+//! - `groupBy`: `day` (cut at midnight in `timezone`, an IANA name read with chrono-tz;
+//!   UTC by default), `model`, `project`, `host`, `agentType` — read from the 15-minute
+//!   rollups for the whole buckets inside the range and from `token_usage` for the partial
+//!   buckets at its edges, so a range need not be aligned; `session` — from `token_usage`.
+//! - Every group and the total carry unpriced tokens by model ([`crate::figures`]).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, NaiveDate, TimeZone, Utc};
+use chrono_tz::Tz;
+use sqlx::{AssertSqlSafe, PgPool};
+use uuid::Uuid;
+
+use baton_kit::db::begin_tenant;
+use baton_kit::error::ApiError;
+
+use crate::figures::Sums;
+use crate::rollups::BUCKET_SECONDS;
+use crate::store::db_error;
+
+/// What a query groups by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    Day,
+    Model,
+    Project,
+    Host,
+    Session,
+    AgentType,
+}
+
+impl GroupBy {
+    pub fn parse(text: &str) -> Result<GroupBy, ApiError> {
+        Ok(match text {
+            "day" => GroupBy::Day,
+            "model" => GroupBy::Model,
+            "project" => GroupBy::Project,
+            "host" => GroupBy::Host,
+            "session" => GroupBy::Session,
+            "agentType" => GroupBy::AgentType,
+            _ => {
+                return Err(ApiError::invalid_input(
+                    "groupBy must be day, model, project, host, session or agentType",
+                ));
+            }
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GroupBy::Day => "day",
+            GroupBy::Model => "model",
+            GroupBy::Project => "project",
+            GroupBy::Host => "host",
+            GroupBy::Session => "session",
+            GroupBy::AgentType => "agentType",
+        }
+    }
+
+    fn rollup_column(self) -> &'static str {
+        match self {
+            GroupBy::Day => "d.day",
+            GroupBy::Model => "r.model",
+            GroupBy::Project => "r.project_slug",
+            GroupBy::Host => "r.host_id",
+            GroupBy::AgentType => "r.agent_kind",
+            GroupBy::Session => "''",
+        }
+    }
+
+    fn usage_column(self) -> &'static str {
+        match self {
+            GroupBy::Day => "d.day",
+            GroupBy::Model => "coalesce(t.model_key, '')",
+            GroupBy::Project => "t.project_slug",
+            GroupBy::Host => "t.host_id",
+            GroupBy::AgentType => "t.agent_kind",
+            GroupBy::Session => "t.agent || '/' || t.session_id",
+        }
+    }
+}
+
+/// The IANA zone a query names (UTC when absent).
+pub fn zone(name: Option<&str>) -> Result<Tz, ApiError> {
+    match name {
+        None => Ok(Tz::UTC),
+        Some(name) => name
+            .parse::<Tz>()
+            .map_err(|_| ApiError::invalid_input("timezone must be an IANA zone name")),
+    }
+}
+
+/// The query's range: defaults applied and bounds checked.
+pub fn range(
+    from: Option<DateTime<Utc>>,
+    to: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Result<(DateTime<Utc>, DateTime<Utc>), ApiError> {
+    let to = to.unwrap_or(now);
+    let from = from.unwrap_or(to - Duration::days(30));
+    if from >= to {
+        return Err(ApiError::invalid_input("from must be before to"));
+    }
+    if to - from > Duration::days(400) {
+        return Err(ApiError::invalid_input(
+            "from and to are at most 400 days apart",
+        ));
+    }
+    Ok((from, to))
+}
+
+/// The first instant of a local date in `zone` (the first valid one after a gap).
+fn midnight(zone: &Tz, date: NaiveDate) -> DateTime<Utc> {
+    let mut local = date.and_hms_opt(0, 0, 0).unwrap_or_default();
+    for _ in 0..96 {
+        if let Some(instant) = zone.from_local_datetime(&local).earliest() {
+            return instant.with_timezone(&Utc);
+        }
+        local += Duration::minutes(15);
+    }
+    Utc.from_utc_datetime(&local)
+}
+
+/// The local days `[from, to)` spans in `zone`, each clipped to the range (pure).
+pub fn days(
+    zone: &Tz,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Vec<(String, DateTime<Utc>, DateTime<Utc>)> {
+    let mut days = Vec::new();
+    let mut date = from.with_timezone(zone).date_naive();
+    loop {
+        let start = midnight(zone, date).max(from);
+        let Some(next) = date.succ_opt() else { break };
+        let end = midnight(zone, next).min(to);
+        if start >= to {
+            break;
+        }
+        if start < end {
+            days.push((date.format("%Y-%m-%d").to_string(), start, end));
+        }
+        date = next;
+    }
+    days
+}
+
+fn floor_bucket(at: DateTime<Utc>) -> DateTime<Utc> {
+    crate::rollups::bucket(at)
+}
+
+fn ceil_bucket(at: DateTime<Utc>) -> DateTime<Utc> {
+    let floor = floor_bucket(at);
+    if floor == at {
+        at
+    } else {
+        floor + Duration::seconds(BUCKET_SECONDS)
+    }
+}
+
+type Aggregate = (
+    String,
+    String,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+    Option<String>,
+    i64,
+);
+
+/// The grouped figures of one tenant.
+pub async fn query(
+    pool: &PgPool,
+    tenant_id: Uuid,
+    group_by: GroupBy,
+    zone: &Tz,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<BTreeMap<String, Sums>, ApiError> {
+    let days = days(zone, from, to);
+    let (names, starts, ends): (Vec<String>, Vec<DateTime<Utc>>, Vec<DateTime<Utc>>) = days
+        .into_iter()
+        .fold(Default::default(), |mut columns, (name, start, end)| {
+            columns.0.push(name);
+            columns.1.push(start);
+            columns.2.push(end);
+            columns
+        });
+    let (aligned_from, aligned_to) = (ceil_bucket(from), floor_bucket(to));
+    let use_rollups = group_by != GroupBy::Session && aligned_from < aligned_to;
+    // The slices read from token_usage: the edges, or everything.
+    let windows = if use_rollups {
+        [(from, aligned_from), (aligned_to, to)]
+    } else {
+        [(from, to), (to, to)]
+    };
+    let mut tx = begin_tenant(pool, tenant_id).await.map_err(db_error)?;
+    let mut rows: Vec<Aggregate> = Vec::new();
+    if use_rollups {
+        let statement = format!(
+            "SELECT {group} AS g, r.model, sum(r.input)::int8, sum(r.output)::int8, \
+               sum(r.cache_read)::int8, sum(r.cache_write_5m)::int8, sum(r.cache_write_1h)::int8, \
+               sum(r.requests)::int8, sum(r.cost)::text, sum(r.unpriced_tokens)::int8 \
+             FROM unnest($2::text[], $3::timestamptz[], $4::timestamptz[]) AS d(day, lo, hi) \
+             JOIN usage.rollups r ON r.tenant_id = $1 AND r.bucket >= d.lo AND r.bucket < d.hi \
+               AND r.bucket >= $5 AND r.bucket < $6 \
+             GROUP BY 1, 2",
+            group = group_by.rollup_column()
+        );
+        rows.extend(
+            sqlx::query_as::<_, Aggregate>(AssertSqlSafe(statement))
+                .bind(tenant_id)
+                .bind(&names)
+                .bind(&starts)
+                .bind(&ends)
+                .bind(aligned_from)
+                .bind(aligned_to)
+                .fetch_all(&mut *tx)
+                .await
+                .map_err(db_error)?,
+        );
+    }
+    let statement = format!(
+        "SELECT {group} AS g, coalesce(t.model_key, ''), sum(t.input)::int8, sum(t.output)::int8, \
+           sum(t.cache_read)::int8, sum(t.cache_write_5m)::int8, sum(t.cache_write_1h)::int8, \
+           count(*)::int8, sum(t.cost)::text, \
+           sum(CASE WHEN t.priced THEN 0 ELSE t.input + t.output + t.cache_read \
+             + t.cache_write_5m + t.cache_write_1h END)::int8 \
+         FROM unnest($2::text[], $3::timestamptz[], $4::timestamptz[]) AS d(day, lo, hi) \
+         JOIN usage.token_usage t ON t.tenant_id = $1 AND t.at >= d.lo AND t.at < d.hi \
+           AND ((t.at >= $5 AND t.at < $6) OR (t.at >= $7 AND t.at < $8)) \
+         GROUP BY 1, 2",
+        group = group_by.usage_column()
+    );
+    rows.extend(
+        sqlx::query_as::<_, Aggregate>(AssertSqlSafe(statement))
+            .bind(tenant_id)
+            .bind(&names)
+            .bind(&starts)
+            .bind(&ends)
+            .bind(windows[0].0)
+            .bind(windows[0].1)
+            .bind(windows[1].0)
+            .bind(windows[1].1)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(db_error)?,
+    );
+    tx.commit().await.map_err(db_error)?;
+    let mut groups: BTreeMap<String, Sums> = BTreeMap::new();
+    for (key, model, input, output, cache_read, write_5m, write_1h, requests, cost, unpriced) in
+        rows
+    {
+        let cost = cost.and_then(|text| text.parse::<i128>().ok()).unwrap_or(0);
+        groups.entry(key).or_default().add(
+            &model,
+            [input, output, cache_read, write_5m, write_1h],
+            requests,
+            cost,
+            unpriced,
+        );
+    }
+    // Rollup rows netted to zero by replacements leave no group behind.
+    groups.retain(|_, sums| sums.requests > 0);
+    Ok(groups)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn instant(text: &str) -> DateTime<Utc> {
+        text.parse().expect("instant")
+    }
+
+    #[test]
+    fn days_are_cut_at_local_midnight_even_across_a_dst_change() {
+        let zone: Tz = "Europe/Berlin".parse().expect("zone");
+        let cut = days(
+            &zone,
+            instant("2026-03-28T12:00:00Z"),
+            instant("2026-03-30T00:00:00Z"),
+        );
+        let names: Vec<&str> = cut.iter().map(|(name, _, _)| name.as_str()).collect();
+        assert_eq!(names, ["2026-03-28", "2026-03-29", "2026-03-30"]);
+        // 29 March 2026 is 23 hours long in Berlin (clocks go forward).
+        assert_eq!(cut[1].1, instant("2026-03-28T23:00:00Z"));
+        assert_eq!(cut[1].2, instant("2026-03-29T22:00:00Z"));
+        assert_eq!(cut[2].2, instant("2026-03-30T00:00:00Z"));
+        let kolkata: Tz = "Asia/Kolkata".parse().expect("zone");
+        let cut = days(
+            &kolkata,
+            instant("2026-01-01T00:00:00Z"),
+            instant("2026-01-02T00:00:00Z"),
+        );
+        assert_eq!(
+            cut[0].2,
+            instant("2026-01-01T18:30:00Z"),
+            "a half-hour zone"
+        );
+    }
+
+    #[test]
+    fn ranges_default_to_thirty_days_and_stay_bounded() {
+        let now = instant("2026-06-01T00:00:00Z");
+        assert_eq!(
+            range(None, None, now).expect("defaults"),
+            (instant("2026-05-02T00:00:00Z"), now)
+        );
+        assert!(range(Some(now), Some(now), now).is_err());
+        assert!(range(Some(now - Duration::days(401)), None, now).is_err());
+        assert!(range(Some(now - Duration::days(400)), None, now).is_ok());
+        assert!(zone(Some("Mars/Olympus")).is_err());
+        assert_eq!(zone(None).expect("utc"), Tz::UTC);
+        assert_eq!(
+            ceil_bucket(instant("2026-01-01T00:00:01Z")),
+            instant("2026-01-01T00:15:00Z")
+        );
+        assert_eq!(
+            ceil_bucket(instant("2026-01-01T00:15:00Z")),
+            instant("2026-01-01T00:15:00Z")
+        );
+    }
+}

@@ -1,0 +1,626 @@
+//! `UploadBatch`: one checked batch written in one tenant transaction.
+//!
+//! Order: the tenant's advisory lock (uploads of one tenant are serialised, so the replace
+//! decision made after one SELECT of the stored keys cannot race another upload), reference
+//! checks (`not_found`, nothing written), sessions, agents, edges, usage with its rollup
+//! deltas, deliveries. Every step is one bulk statement over `unnest` arrays, never one per row.
+//!
+//! Merges: a session's hosts and client versions accumulate (sorted, at most 64 hosts and 32
+//! versions), `outputUnderReported` once true stays true, first activity only falls and last
+//! only rises, `lastPromptAt`/`lastStopAt` only rise. An agent keeps its first kind and
+//! parent; its model follows its newest activity; a stored `ended` is sticky. An edge's first
+//! proof wins. A delivery is stored once by its id.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgPool, Postgres, Row, Transaction};
+use uuid::Uuid;
+
+use baton_kit::db::begin_tenant;
+use baton_kit::error::ApiError;
+use baton_transcripts::record::{Modifiers, Tokens};
+use baton_transcripts::{PriceTable, UsageRecord};
+
+use crate::decide::{Fate, decide};
+use crate::rollups::{self, Delta, Key};
+use crate::store::db_error;
+use crate::validate::{AgentKey, Batch, SessionKey, Usage};
+
+/// What an upload did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Uploaded {
+    pub sessions: u32,
+    pub agents: u32,
+    pub edges_inserted: u32,
+    pub usage_inserted: u32,
+    pub usage_replaced: u32,
+    pub usage_unchanged: u32,
+    pub deliveries_inserted: u32,
+    pub deliveries_duplicate: u32,
+}
+
+/// Writes a batch for `tenant_id`, received at `now`.
+pub async fn upload(
+    pool: &PgPool,
+    table: &PriceTable,
+    tenant_id: Uuid,
+    now: DateTime<Utc>,
+    batch: &Batch,
+) -> Result<Uploaded, ApiError> {
+    let mut tx = begin_tenant(pool, tenant_id).await.map_err(db_error)?;
+    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('baton.usage.upload:' || $1, 0))")
+        .bind(tenant_id.to_string())
+        .execute(&mut *tx)
+        .await
+        .map_err(db_error)?;
+    check_references(&mut tx, tenant_id, batch).await?;
+    let mut uploaded = Uploaded {
+        sessions: batch.sessions.len() as u32,
+        agents: batch.agents.len() as u32,
+        ..Uploaded::default()
+    };
+    sessions(&mut tx, tenant_id, batch)
+        .await
+        .map_err(db_error)?;
+    agents(&mut tx, tenant_id, batch).await.map_err(db_error)?;
+    uploaded.edges_inserted = edges(&mut tx, tenant_id, batch).await.map_err(db_error)?;
+    usage(&mut tx, table, tenant_id, batch, &mut uploaded)
+        .await
+        .map_err(db_error)?;
+    let inserted = deliveries(&mut tx, tenant_id, now, batch)
+        .await
+        .map_err(db_error)?;
+    uploaded.deliveries_inserted = inserted;
+    uploaded.deliveries_duplicate = batch.deliveries.len() as u32 - inserted;
+    tx.commit().await.map_err(db_error)?;
+    Ok(uploaded)
+}
+
+type Tx = Transaction<'static, Postgres>;
+
+fn split2(keys: &[SessionKey]) -> (Vec<String>, Vec<String>) {
+    keys.iter().cloned().unzip()
+}
+
+async fn check_references(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), ApiError> {
+    let sessions = batch.referenced_sessions();
+    if !sessions.is_empty() {
+        let (agents, ids) = split2(&sessions);
+        let found: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM usage.sessions s \
+             JOIN unnest($2::text[], $3::text[]) AS k(agent, session_id) \
+               ON s.agent = k.agent AND s.session_id = k.session_id \
+             WHERE s.tenant_id = $1",
+        )
+        .bind(tenant_id)
+        .bind(&agents)
+        .bind(&ids)
+        .fetch_one(&mut **tx)
+        .await
+        .map_err(db_error)?;
+        if found != sessions.len() as i64 {
+            return Err(ApiError::not_found(
+                "a fact names a session that is not stored",
+            ));
+        }
+    }
+    let agents: Vec<AgentKey> = batch.referenced_agents();
+    if !agents.is_empty() {
+        let mut columns: [Vec<String>; 3] = Default::default();
+        for (agent, session, id) in agents.iter().cloned() {
+            columns[0].push(agent);
+            columns[1].push(session);
+            columns[2].push(id);
+        }
+        let found: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM usage.agents a \
+             JOIN unnest($2::text[], $3::text[], $4::text[]) AS k(agent, session_id, agent_id) \
+               ON a.agent = k.agent AND a.session_id = k.session_id AND a.agent_id = k.agent_id \
+             WHERE a.tenant_id = $1",
+        )
+        .bind(tenant_id)
+        .bind(&columns[0])
+        .bind(&columns[1])
+        .bind(&columns[2])
+        .fetch_one(&mut **tx)
+        .await
+        .map_err(db_error)?;
+        if found != agents.len() as i64 {
+            return Err(ApiError::not_found(
+                "a fact names an agent that is not stored",
+            ));
+        }
+    }
+    Ok(())
+}
+
+async fn sessions(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), sqlx::Error> {
+    let mut agent = Vec::new();
+    let mut session_id = Vec::new();
+    let mut project = Vec::new();
+    let mut versions = Vec::new();
+    let mut under = Vec::new();
+    let mut first = Vec::new();
+    let mut last = Vec::new();
+    for session in &batch.sessions {
+        agent.push(session.agent.clone());
+        session_id.push(session.session_id.clone());
+        project.push(session.project_slug.clone());
+        // Identifiers hold no newline, so it separates a session's versions safely.
+        versions.push(session.client_versions.join("\n"));
+        under.push(session.output_under_reported);
+        first.push(session.first_activity_at);
+        last.push(session.last_activity_at);
+    }
+    if !agent.is_empty() {
+        sqlx::query(
+            "INSERT INTO usage.sessions AS s (tenant_id, agent, session_id, project_slug, \
+               host_ids, client_versions, output_under_reported, first_activity_at, last_activity_at) \
+             SELECT $1, a, i, p, ARRAY[$9::text], \
+               ARRAY(SELECT DISTINCT v FROM unnest(string_to_array(cv, E'\\n')) AS v ORDER BY v LIMIT 32), \
+               u, f, l \
+             FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bool[], \
+               $7::timestamptz[], $8::timestamptz[]) AS d(a, i, p, cv, u, f, l) \
+             ON CONFLICT (tenant_id, agent, session_id) DO UPDATE SET \
+               project_slug = EXCLUDED.project_slug, \
+               host_ids = ARRAY(SELECT DISTINCT h FROM unnest(s.host_ids || EXCLUDED.host_ids) AS h \
+                 ORDER BY h LIMIT 64), \
+               client_versions = ARRAY(SELECT DISTINCT v FROM \
+                 unnest(s.client_versions || EXCLUDED.client_versions) AS v ORDER BY v LIMIT 32), \
+               output_under_reported = s.output_under_reported OR EXCLUDED.output_under_reported, \
+               first_activity_at = LEAST(s.first_activity_at, EXCLUDED.first_activity_at), \
+               last_activity_at = GREATEST(s.last_activity_at, EXCLUDED.last_activity_at)",
+        )
+        .bind(tenant_id)
+        .bind(&agent)
+        .bind(&session_id)
+        .bind(&project)
+        .bind(&versions)
+        .bind(&under)
+        .bind(&first)
+        .bind(&last)
+        .bind(&batch.host_id)
+        .execute(&mut **tx)
+        .await?;
+    }
+    // Stored sessions this host now reports usage or deliveries for count it among their hosts.
+    let (agents, ids) = split2(&batch.referenced_sessions());
+    if !agents.is_empty() {
+        sqlx::query(
+            "UPDATE usage.sessions s SET host_ids = \
+               ARRAY(SELECT DISTINCT h FROM unnest(s.host_ids || ARRAY[$4::text]) AS h ORDER BY h LIMIT 64) \
+             FROM unnest($2::text[], $3::text[]) AS k(agent, session_id) \
+             WHERE s.tenant_id = $1 AND s.agent = k.agent AND s.session_id = k.session_id \
+               AND NOT ($4 = ANY(s.host_ids))",
+        )
+        .bind(tenant_id)
+        .bind(&agents)
+        .bind(&ids)
+        .bind(&batch.host_id)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+async fn agents(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), sqlx::Error> {
+    if batch.agents.is_empty() {
+        return Ok(());
+    }
+    let mut text: [Vec<Option<String>>; 7] = Default::default();
+    let mut times: [Vec<Option<DateTime<Utc>>>; 3] = Default::default();
+    let mut keys: [Vec<String>; 3] = Default::default();
+    for agent in &batch.agents {
+        keys[0].push(agent.agent.clone());
+        keys[1].push(agent.session_id.clone());
+        keys[2].push(agent.agent_id.clone());
+        text[0].push(Some(agent.kind.as_str().to_string()));
+        text[1].push(agent.parent_agent_id.clone());
+        text[2].push(agent.subagent_type.clone());
+        text[3].push(agent.spawn_tool.clone());
+        text[4].push(agent.model.clone());
+        text[5].push(agent.ended.as_ref().map(|(word, _)| word.clone()));
+        text[6].push(None);
+        times[0].push(agent.first_activity_at);
+        times[1].push(agent.last_activity_at);
+        times[2].push(agent.ended.as_ref().map(|(_, at)| *at));
+    }
+    sqlx::query(
+        "INSERT INTO usage.agents AS a (tenant_id, agent, session_id, agent_id, kind, \
+           parent_agent_id, subagent_type, spawn_tool, model, first_activity_at, \
+           last_activity_at, ended, ended_at) \
+         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
+           $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[], \
+           $12::text[], $13::timestamptz[]) \
+         ON CONFLICT (tenant_id, agent, session_id, agent_id) DO UPDATE SET \
+           parent_agent_id = COALESCE(a.parent_agent_id, EXCLUDED.parent_agent_id), \
+           subagent_type = COALESCE(EXCLUDED.subagent_type, a.subagent_type), \
+           spawn_tool = COALESCE(EXCLUDED.spawn_tool, a.spawn_tool), \
+           model = CASE WHEN EXCLUDED.model IS NOT NULL AND (a.last_activity_at IS NULL \
+               OR EXCLUDED.last_activity_at >= a.last_activity_at) THEN EXCLUDED.model \
+             ELSE COALESCE(a.model, EXCLUDED.model) END, \
+           first_activity_at = LEAST(a.first_activity_at, EXCLUDED.first_activity_at), \
+           last_activity_at = GREATEST(a.last_activity_at, EXCLUDED.last_activity_at), \
+           ended = COALESCE(a.ended, EXCLUDED.ended), \
+           ended_at = CASE WHEN a.ended IS NULL THEN EXCLUDED.ended_at ELSE a.ended_at END",
+    )
+    .bind(tenant_id)
+    .bind(&keys[0])
+    .bind(&keys[1])
+    .bind(&keys[2])
+    .bind(&text[0])
+    .bind(&text[1])
+    .bind(&text[2])
+    .bind(&text[3])
+    .bind(&text[4])
+    .bind(&times[0])
+    .bind(&times[1])
+    .bind(&text[5])
+    .bind(&times[2])
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+async fn edges(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<u32, sqlx::Error> {
+    if batch.edges.is_empty() {
+        return Ok(0);
+    }
+    let mut columns: [Vec<String>; 5] = Default::default();
+    for edge in &batch.edges {
+        columns[0].push(edge.agent.clone());
+        columns[1].push(edge.session_id.clone());
+        columns[2].push(edge.parent_agent_id.clone());
+        columns[3].push(edge.child_agent_id.clone());
+        columns[4].push(edge.join_path.clone());
+    }
+    let inserted = sqlx::query(
+        "INSERT INTO usage.orchestration_edges (tenant_id, agent, session_id, parent_agent_id, \
+           child_agent_id, join_path) \
+         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) \
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(tenant_id)
+    .bind(&columns[0])
+    .bind(&columns[1])
+    .bind(&columns[2])
+    .bind(&columns[3])
+    .bind(&columns[4])
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    Ok(inserted as u32)
+}
+
+/// A stored usage row as the collision rule and the rollups see it.
+struct Stored {
+    record: UsageRecord,
+    key: Key,
+    delta: Delta,
+}
+
+async fn usage(
+    tx: &mut Tx,
+    table: &PriceTable,
+    tenant_id: Uuid,
+    batch: &Batch,
+    uploaded: &mut Uploaded,
+) -> Result<(), sqlx::Error> {
+    if batch.usage.is_empty() {
+        return Ok(());
+    }
+    let (agents, keys): (Vec<String>, Vec<String>) = batch
+        .usage
+        .iter()
+        .map(|row| (row.agent.clone(), row.dedup_key.clone()))
+        .unzip();
+    let stored = stored_rows(tx, tenant_id, &agents, &keys).await?;
+    let coordinates = coordinates(tx, tenant_id, batch).await?;
+    let mut writes: Vec<(&Usage, Key, u128, bool)> = Vec::new();
+    let mut deltas: Vec<(Key, Delta)> = Vec::new();
+    for row in &batch.usage {
+        let record = row.record();
+        let existing = stored.get(&(row.agent.clone(), row.dedup_key.clone()));
+        let fate = decide(&record, existing.map(|stored| &stored.record));
+        match fate {
+            Fate::Unchanged => {
+                uploaded.usage_unchanged += 1;
+                continue;
+            }
+            Fate::Insert => uploaded.usage_inserted += 1,
+            Fate::Replace => uploaded.usage_replaced += 1,
+        }
+        if let Some(existing) = existing {
+            deltas.push((existing.key.clone(), existing.delta.negated()));
+        }
+        let (project, kind) = coordinates
+            .get(&(
+                row.agent.clone(),
+                row.session_id.clone(),
+                row.agent_id.clone(),
+            ))
+            .cloned()
+            .unwrap_or_default();
+        let (cost, priced) = crate::pricing::price(table, &record);
+        let key = Key {
+            bucket: rollups::bucket(row.at),
+            model: rollups::model_coordinate(row.model.as_deref()),
+            project_slug: project,
+            host_id: batch.host_id.clone(),
+            agent_kind: kind,
+        };
+        deltas.push((key.clone(), Delta::of(&row.tokens, cost, priced)));
+        writes.push((row, key, cost, priced));
+    }
+    write_usage(tx, tenant_id, &batch.host_id, &writes).await?;
+    rollups::apply(tx, tenant_id, &rollups::merge(deltas)).await
+}
+
+async fn stored_rows(
+    tx: &mut Tx,
+    tenant_id: Uuid,
+    agents: &[String],
+    keys: &[String],
+) -> Result<HashMap<(String, String), Stored>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT t.agent, t.dedup_key, t.session_id, t.agent_id, t.agent_kind, t.project_slug, \
+           t.host_id, t.model, t.at, t.input, t.output, t.cache_read, t.cache_write_5m, \
+           t.cache_write_1h, t.speed, t.sidechain, t.cost::text AS cost, t.priced \
+         FROM usage.token_usage t \
+         JOIN unnest($2::text[], $3::text[]) AS k(agent, dedup_key) \
+           ON t.agent = k.agent AND t.dedup_key = k.dedup_key \
+         WHERE t.tenant_id = $1",
+    )
+    .bind(tenant_id)
+    .bind(agents)
+    .bind(keys)
+    .fetch_all(&mut **tx)
+    .await?;
+    let mut stored = HashMap::with_capacity(rows.len());
+    for row in rows {
+        let agent: String = row.try_get("agent")?;
+        let dedup_key: String = row.try_get("dedup_key")?;
+        let model: Option<String> = row.try_get("model")?;
+        let at: DateTime<Utc> = row.try_get("at")?;
+        let count = |name: &str| -> Result<u64, sqlx::Error> {
+            Ok(row.try_get::<i64, _>(name)?.max(0) as u64)
+        };
+        let tokens = Tokens {
+            input: count("input")?,
+            output: count("output")?,
+            cache_read: count("cache_read")?,
+            cache_write_5m: count("cache_write_5m")?,
+            cache_write_1h: count("cache_write_1h")?,
+        };
+        let cost: String = row.try_get("cost")?;
+        let priced: bool = row.try_get("priced")?;
+        let agent_id: String = row.try_get("agent_id")?;
+        let record = UsageRecord {
+            message_id: dedup_key.clone(),
+            request_id: None,
+            harness: baton_transcripts::Harness::ClaudeCode,
+            session_id: row.try_get("session_id")?,
+            agent_id: (!agent_id.is_empty()).then_some(agent_id),
+            model: model.clone(),
+            timestamp_ms: at.timestamp_millis(),
+            tokens,
+            modifiers: Modifiers {
+                speed: row.try_get("speed")?,
+                ..Modifiers::default()
+            },
+            sidechain: row.try_get("sidechain")?,
+        };
+        let key = Key {
+            bucket: rollups::bucket(at),
+            model: rollups::model_coordinate(model.as_deref()),
+            project_slug: row.try_get("project_slug")?,
+            host_id: row.try_get("host_id")?,
+            agent_kind: row.try_get("agent_kind")?,
+        };
+        let delta = Delta::of(&tokens, cost.parse().unwrap_or(0), priced);
+        stored.insert((agent, dedup_key), Stored { record, key, delta });
+    }
+    Ok(stored)
+}
+
+/// Each usage row's project slug and agent kind (the main agent is `main` by definition).
+async fn coordinates(
+    tx: &mut Tx,
+    tenant_id: Uuid,
+    batch: &Batch,
+) -> Result<HashMap<AgentKey, (String, String)>, sqlx::Error> {
+    let mut keys: Vec<AgentKey> = batch
+        .usage
+        .iter()
+        .map(|row| {
+            (
+                row.agent.clone(),
+                row.session_id.clone(),
+                row.agent_id.clone(),
+            )
+        })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let mut columns: [Vec<String>; 3] = Default::default();
+    for (agent, session, id) in keys {
+        columns[0].push(agent);
+        columns[1].push(session);
+        columns[2].push(id);
+    }
+    let rows: Vec<(String, String, String, String, Option<String>)> = sqlx::query_as(
+        "SELECT k.agent, k.session_id, k.agent_id, s.project_slug, a.kind \
+         FROM unnest($2::text[], $3::text[], $4::text[]) AS k(agent, session_id, agent_id) \
+         JOIN usage.sessions s ON s.tenant_id = $1 AND s.agent = k.agent \
+           AND s.session_id = k.session_id \
+         LEFT JOIN usage.agents a ON a.tenant_id = $1 AND a.agent = k.agent \
+           AND a.session_id = k.session_id AND a.agent_id = k.agent_id",
+    )
+    .bind(tenant_id)
+    .bind(&columns[0])
+    .bind(&columns[1])
+    .bind(&columns[2])
+    .fetch_all(&mut **tx)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(agent, session, id, project, kind)| {
+            let kind =
+                kind.unwrap_or_else(|| if id.is_empty() { "main" } else { "subagent" }.to_string());
+            ((agent, session, id), (project, kind))
+        })
+        .collect())
+}
+
+async fn write_usage(
+    tx: &mut Tx,
+    tenant_id: Uuid,
+    host_id: &str,
+    writes: &[(&Usage, Key, u128, bool)],
+) -> Result<(), sqlx::Error> {
+    if writes.is_empty() {
+        return Ok(());
+    }
+    let mut text: [Vec<String>; 7] = Default::default();
+    let mut optional: [Vec<Option<String>>; 5] = Default::default();
+    let mut at = Vec::with_capacity(writes.len());
+    let mut counts: [Vec<i64>; 5] = Default::default();
+    let mut sidechain = Vec::with_capacity(writes.len());
+    let mut priced = Vec::with_capacity(writes.len());
+    for (row, key, cost, is_priced) in writes {
+        text[0].push(row.agent.clone());
+        text[1].push(row.dedup_key.clone());
+        text[2].push(row.session_id.clone());
+        text[3].push(row.agent_id.clone());
+        text[4].push(key.agent_kind.clone());
+        text[5].push(key.project_slug.clone());
+        text[6].push(cost.to_string());
+        optional[0].push(row.model.clone());
+        optional[1].push(
+            row.model
+                .as_deref()
+                .map(baton_transcripts::pricing::normalize_model),
+        );
+        optional[2].push(row.modifiers.service_tier.clone());
+        optional[3].push(row.modifiers.speed.clone());
+        optional[4].push(row.modifiers.inference_geo.clone());
+        at.push(row.at);
+        let tokens = [
+            row.tokens.input,
+            row.tokens.output,
+            row.tokens.cache_read,
+            row.tokens.cache_write_5m,
+            row.tokens.cache_write_1h,
+        ];
+        for (column, count) in counts.iter_mut().zip(tokens) {
+            column.push(count as i64);
+        }
+        sidechain.push(row.sidechain);
+        priced.push(*is_priced);
+    }
+    sqlx::query(
+        "INSERT INTO usage.token_usage AS t (tenant_id, agent, dedup_key, session_id, agent_id, \
+           agent_kind, project_slug, host_id, model, model_key, at, input, output, cache_read, \
+           cache_write_5m, cache_write_1h, service_tier, speed, inference_geo, sidechain, cost, priced) \
+         SELECT $1, a, d, s, i, k, p, $2, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, c::numeric, pr \
+         FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], \
+           $9::text[], $10::text[], $11::timestamptz[], $12::int8[], $13::int8[], $14::int8[], \
+           $15::int8[], $16::int8[], $17::text[], $18::text[], $19::text[], $20::bool[], \
+           $21::text[], $22::bool[]) \
+           AS u(a, d, s, i, k, p, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, c, pr) \
+         ON CONFLICT (tenant_id, agent, dedup_key) DO UPDATE SET \
+           session_id = EXCLUDED.session_id, agent_id = EXCLUDED.agent_id, \
+           agent_kind = EXCLUDED.agent_kind, project_slug = EXCLUDED.project_slug, \
+           host_id = EXCLUDED.host_id, model = EXCLUDED.model, model_key = EXCLUDED.model_key, \
+           at = EXCLUDED.at, input = EXCLUDED.input, output = EXCLUDED.output, \
+           cache_read = EXCLUDED.cache_read, cache_write_5m = EXCLUDED.cache_write_5m, \
+           cache_write_1h = EXCLUDED.cache_write_1h, service_tier = EXCLUDED.service_tier, \
+           speed = EXCLUDED.speed, inference_geo = EXCLUDED.inference_geo, \
+           sidechain = EXCLUDED.sidechain, cost = EXCLUDED.cost, priced = EXCLUDED.priced",
+    )
+    .bind(tenant_id)
+    .bind(host_id)
+    .bind(&text[0])
+    .bind(&text[1])
+    .bind(&text[2])
+    .bind(&text[3])
+    .bind(&text[4])
+    .bind(&text[5])
+    .bind(&optional[0])
+    .bind(&optional[1])
+    .bind(&at)
+    .bind(&counts[0])
+    .bind(&counts[1])
+    .bind(&counts[2])
+    .bind(&counts[3])
+    .bind(&counts[4])
+    .bind(&optional[2])
+    .bind(&optional[3])
+    .bind(&optional[4])
+    .bind(&sidechain)
+    .bind(&text[6])
+    .bind(&priced)
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+async fn deliveries(
+    tx: &mut Tx,
+    tenant_id: Uuid,
+    now: DateTime<Utc>,
+    batch: &Batch,
+) -> Result<u32, sqlx::Error> {
+    if batch.deliveries.is_empty() {
+        return Ok(0);
+    }
+    let mut ids = Vec::new();
+    let mut text: [Vec<String>; 3] = Default::default();
+    let mut observed = Vec::new();
+    for delivery in &batch.deliveries {
+        ids.push(delivery.delivery_id);
+        text[0].push(delivery.agent.clone());
+        text[1].push(delivery.session_id.clone());
+        text[2].push(delivery.event.clone());
+        observed.push(delivery.observed_at);
+    }
+    let inserted = sqlx::query(
+        "INSERT INTO usage.hook_deliveries (tenant_id, delivery_id, agent, session_id, event, \
+           observed_at, received_at, host_id) \
+         SELECT $1, d, a, s, e, o, $7, $8 FROM unnest($2::uuid[], $3::text[], $4::text[], \
+           $5::text[], $6::timestamptz[]) AS u(d, a, s, e, o) \
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(tenant_id)
+    .bind(&ids)
+    .bind(&text[0])
+    .bind(&text[1])
+    .bind(&text[2])
+    .bind(&observed)
+    .bind(now)
+    .bind(&batch.host_id)
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
+    // The status evidence: a prompt or a Stop raises its instant, never lowers it.
+    sqlx::query(
+        "UPDATE usage.sessions s SET \
+           last_prompt_at = GREATEST(s.last_prompt_at, d.prompt), \
+           last_stop_at = GREATEST(s.last_stop_at, d.stop) \
+         FROM (SELECT a, i, max(o) FILTER (WHERE e = 'UserPromptSubmit') AS prompt, \
+                 max(o) FILTER (WHERE e = 'Stop') AS stop \
+               FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS u(a, i, e, o) \
+               GROUP BY a, i) AS d \
+         WHERE s.tenant_id = $1 AND s.agent = d.a AND s.session_id = d.i \
+           AND (d.prompt IS NOT NULL OR d.stop IS NOT NULL)",
+    )
+    .bind(tenant_id)
+    .bind(&text[0])
+    .bind(&text[1])
+    .bind(&text[2])
+    .bind(&observed)
+    .execute(&mut **tx)
+    .await?;
+    Ok(inserted as u32)
+}

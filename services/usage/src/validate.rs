@@ -1,0 +1,592 @@
+//! The upload boundary: a `UploadBatchRequest` checked whole into a [`Batch`], or refused.
+//!
+//! Rules (a violation is `invalid_input` and nothing of the batch is written):
+//! - bounds: 500 sessions, 5000 agents, 5000 edges, 10000 usage rows, 2000 deliveries, at
+//!   least one fact; every text within its length and free of control and formatting
+//!   characters; host, agent and edge ids `[A-Za-z0-9._:-]`, 1..128;
+//! - `agent` and `sessionId` follow the contract's rules; event names `[A-Za-z0-9_-]`, 1..64;
+//!   delivery ids are uuids;
+//! - a main agent has no `agentId` and no parent, a subagent or compaction has an `agentId`;
+//!   `ended` is `completed` or `error`, only on a non-main agent, and needs `endedAt`;
+//! - every instant lies in `[2000-01-01, now + 1 day]`, first activity not after last;
+//! - each token count is at most 10¹² (sums stay far inside `bigint`);
+//! - a session or agent appears at most once per batch; usage rows sharing a dedup key are
+//!   folded by the collision rule before anything is stored.
+//!
+//! References (a session or agent named but neither in the batch nor stored) are checked
+//! against the database by [`crate::upload`], as `not_found`.
+
+use chrono::{DateTime, Duration, Utc};
+use uuid::Uuid;
+
+use baton_kit::clock::from_timestamp;
+use baton_kit::error::ApiError;
+use baton_kit::text;
+use baton_proto::Timestamp;
+use baton_proto::usage::v1 as proto;
+use baton_transcripts::record::{Harness, Modifiers, Tokens};
+use baton_transcripts::{UsageRecord, dedup};
+
+pub const MAX_SESSIONS: usize = 500;
+pub const MAX_AGENTS: usize = 5000;
+pub const MAX_EDGES: usize = 5000;
+pub const MAX_USAGE: usize = 10_000;
+pub const MAX_DELIVERIES: usize = 2000;
+pub const MAX_TOKENS: u64 = 1_000_000_000_000;
+pub const MAX_CLIENT_VERSIONS: usize = 32;
+
+/// An agent's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Main,
+    Subagent,
+    Compaction,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Main => "main",
+            Kind::Subagent => "subagent",
+            Kind::Compaction => "compaction",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Kind> {
+        match text {
+            "main" => Some(Kind::Main),
+            "subagent" => Some(Kind::Subagent),
+            "compaction" => Some(Kind::Compaction),
+            _ => None,
+        }
+    }
+}
+
+/// The seven join paths an edge can be proved by.
+pub const JOIN_PATHS: [&str; 7] = [
+    "tool_result",
+    "agent_progress",
+    "meta_file",
+    "compaction",
+    "directory",
+    "legacy_sibling",
+    "inline_sidechain",
+];
+
+/// A session's natural key.
+pub type SessionKey = (String, String);
+/// An agent's key: the session's natural key and the agent id (`""` for the main agent).
+pub type AgentKey = (String, String, String);
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    pub agent: String,
+    pub session_id: String,
+    pub project_slug: String,
+    pub client_versions: Vec<String>,
+    pub output_under_reported: bool,
+    pub first_activity_at: Option<DateTime<Utc>>,
+    pub last_activity_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Agent {
+    pub agent: String,
+    pub session_id: String,
+    /// `""` for the main agent.
+    pub agent_id: String,
+    pub kind: Kind,
+    pub parent_agent_id: Option<String>,
+    pub subagent_type: Option<String>,
+    pub spawn_tool: Option<String>,
+    pub model: Option<String>,
+    pub first_activity_at: Option<DateTime<Utc>>,
+    pub last_activity_at: Option<DateTime<Utc>>,
+    pub ended: Option<(String, DateTime<Utc>)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Edge {
+    pub agent: String,
+    pub session_id: String,
+    /// `""` for the main agent.
+    pub parent_agent_id: String,
+    pub child_agent_id: String,
+    pub join_path: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Usage {
+    pub agent: String,
+    pub session_id: String,
+    /// `""` for the main agent.
+    pub agent_id: String,
+    pub dedup_key: String,
+    pub model: Option<String>,
+    pub at: DateTime<Utc>,
+    pub tokens: Tokens,
+    pub modifiers: Modifiers,
+    pub sidechain: bool,
+}
+
+impl Usage {
+    /// The record the transcripts crate's collision rule and pricing read.
+    pub fn record(&self) -> UsageRecord {
+        UsageRecord {
+            message_id: self.dedup_key.clone(),
+            request_id: None,
+            harness: if self.agent == "codex" {
+                Harness::Codex
+            } else {
+                Harness::ClaudeCode
+            },
+            session_id: self.session_id.clone(),
+            agent_id: (!self.agent_id.is_empty()).then(|| self.agent_id.clone()),
+            model: self.model.clone(),
+            timestamp_ms: self.at.timestamp_millis(),
+            tokens: self.tokens,
+            modifiers: self.modifiers.clone(),
+            sidechain: self.sidechain,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery {
+    pub delivery_id: Uuid,
+    pub agent: String,
+    pub session_id: String,
+    pub event: String,
+    pub observed_at: DateTime<Utc>,
+}
+
+/// One host's facts, checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    pub host_id: String,
+    pub sessions: Vec<Session>,
+    pub agents: Vec<Agent>,
+    pub edges: Vec<Edge>,
+    pub usage: Vec<Usage>,
+    pub deliveries: Vec<Delivery>,
+}
+
+impl Batch {
+    /// Sessions the agents, edges, usage and deliveries name that the batch does not carry.
+    pub fn referenced_sessions(&self) -> Vec<SessionKey> {
+        let carried: std::collections::HashSet<(&str, &str)> = self
+            .sessions
+            .iter()
+            .map(|s| (s.agent.as_str(), s.session_id.as_str()))
+            .collect();
+        let named = self
+            .agents
+            .iter()
+            .map(|a| (a.agent.as_str(), a.session_id.as_str()))
+            .chain(
+                self.edges
+                    .iter()
+                    .map(|e| (e.agent.as_str(), e.session_id.as_str())),
+            )
+            .chain(
+                self.usage
+                    .iter()
+                    .map(|u| (u.agent.as_str(), u.session_id.as_str())),
+            )
+            .chain(
+                self.deliveries
+                    .iter()
+                    .map(|d| (d.agent.as_str(), d.session_id.as_str())),
+            );
+        let mut missing: Vec<SessionKey> = named
+            .filter(|key| !carried.contains(key))
+            .map(|(a, s)| (a.to_string(), s.to_string()))
+            .collect();
+        missing.sort();
+        missing.dedup();
+        missing
+    }
+
+    /// Non-main agents the edges and usage rows name that the batch does not carry.
+    pub fn referenced_agents(&self) -> Vec<AgentKey> {
+        let carried: std::collections::HashSet<(&str, &str, &str)> = self
+            .agents
+            .iter()
+            .map(|a| (a.agent.as_str(), a.session_id.as_str(), a.agent_id.as_str()))
+            .collect();
+        let named = self
+            .edges
+            .iter()
+            .flat_map(|e| {
+                [
+                    (
+                        e.agent.as_str(),
+                        e.session_id.as_str(),
+                        e.parent_agent_id.as_str(),
+                    ),
+                    (
+                        e.agent.as_str(),
+                        e.session_id.as_str(),
+                        e.child_agent_id.as_str(),
+                    ),
+                ]
+            })
+            .chain(
+                self.usage
+                    .iter()
+                    .map(|u| (u.agent.as_str(), u.session_id.as_str(), u.agent_id.as_str())),
+            );
+        let mut missing: Vec<AgentKey> = named
+            .filter(|key| !key.2.is_empty() && !carried.contains(key))
+            .map(|(a, s, id)| (a.to_string(), s.to_string(), id.to_string()))
+            .collect();
+        missing.sort();
+        missing.dedup();
+        missing
+    }
+}
+
+fn invalid(detail: impl Into<String>) -> ApiError {
+    ApiError::invalid_input(detail)
+}
+
+/// `[A-Za-z0-9._:-]`, 1..`max`.
+pub fn id(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
+    let ok = !value.is_empty()
+        && value.len() <= max
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'));
+    if !ok {
+        return Err(invalid(format!(
+            "{field} must be 1..{max} of [A-Za-z0-9._:-]"
+        )));
+    }
+    Ok(value.to_string())
+}
+
+fn label(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
+    text::bounded(field, value, max)?;
+    Ok(value.to_string())
+}
+
+fn optional_label(
+    field: &str,
+    value: Option<&String>,
+    max: usize,
+) -> Result<Option<String>, ApiError> {
+    value.map(|value| label(field, value, max)).transpose()
+}
+
+/// A request modifier: an empty value means none (as the transcripts write it).
+fn modifier(field: &str, value: Option<&String>) -> Result<Option<String>, ApiError> {
+    match value {
+        Some(value) if value.is_empty() => Ok(None),
+        other => optional_label(field, other, 64),
+    }
+}
+
+/// Instants a batch may carry: `[2000-01-01, now + 1 day]`.
+fn instant(
+    field: &str,
+    value: Option<&Timestamp>,
+    now: DateTime<Utc>,
+) -> Result<Option<DateTime<Utc>>, ApiError> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let earliest = DateTime::from_timestamp(baton_kit::clock::TEST_NOW_EARLIEST_SECONDS, 0)
+        .unwrap_or(DateTime::UNIX_EPOCH);
+    match from_timestamp(value) {
+        Some(at) if at >= earliest && at <= now + Duration::days(1) => Ok(Some(at)),
+        _ => Err(invalid(format!(
+            "{field} must be an instant between 2000-01-01 and tomorrow"
+        ))),
+    }
+}
+
+fn required_instant(
+    field: &str,
+    value: Option<&Timestamp>,
+    now: DateTime<Utc>,
+) -> Result<DateTime<Utc>, ApiError> {
+    instant(field, value, now)?.ok_or_else(|| invalid(format!("{field} is required")))
+}
+
+fn ordered(
+    field: &str,
+    first: Option<DateTime<Utc>>,
+    last: Option<DateTime<Utc>>,
+) -> Result<(), ApiError> {
+    if let (Some(first), Some(last)) = (first, last)
+        && first > last
+    {
+        return Err(invalid(format!(
+            "{field}: firstActivityAt is after lastActivityAt"
+        )));
+    }
+    Ok(())
+}
+
+fn key(agent: &str, session_id: &str) -> Result<(String, String), ApiError> {
+    Ok((text::agent(agent)?, text::session_id(session_id)?))
+}
+
+fn tokens(count: u64, field: &str) -> Result<u64, ApiError> {
+    if count > MAX_TOKENS {
+        return Err(invalid(format!("{field} is above {MAX_TOKENS}")));
+    }
+    Ok(count)
+}
+
+/// Checks a whole batch; `now` bounds its instants.
+pub fn batch(request: &proto::UploadBatchRequest, now: DateTime<Utc>) -> Result<Batch, ApiError> {
+    let counts = [
+        ("sessions", request.sessions.len(), MAX_SESSIONS),
+        ("agents", request.agents.len(), MAX_AGENTS),
+        ("edges", request.edges.len(), MAX_EDGES),
+        ("usage", request.usage.len(), MAX_USAGE),
+        ("deliveries", request.deliveries.len(), MAX_DELIVERIES),
+    ];
+    for (field, count, max) in counts {
+        if count > max {
+            return Err(invalid(format!("at most {max} {field} per batch")));
+        }
+    }
+    if counts.iter().all(|(_, count, _)| *count == 0) {
+        return Err(invalid("a batch carries at least one fact"));
+    }
+    let host_id = id("hostId", &request.host_id, 128)?;
+    optional_label("hostname", request.hostname.as_ref(), 255)?;
+    optional_label("clientVersion", request.client_version.as_ref(), 64)?;
+
+    let mut sessions = Vec::with_capacity(request.sessions.len());
+    let mut seen_sessions = std::collections::HashSet::new();
+    for fact in &request.sessions {
+        let (agent, session_id) = key(&fact.agent, &fact.session_id)?;
+        if !seen_sessions.insert((agent.clone(), session_id.clone())) {
+            return Err(invalid("a session appears twice in the batch"));
+        }
+        if fact.client_versions.len() > MAX_CLIENT_VERSIONS {
+            return Err(invalid("at most 32 clientVersions per session"));
+        }
+        let client_versions = fact
+            .client_versions
+            .iter()
+            .map(|version| label("clientVersions[]", version, 64))
+            .collect::<Result<Vec<_>, _>>()?;
+        let first = instant(
+            "sessions[].firstActivityAt",
+            fact.first_activity_at.as_ref(),
+            now,
+        )?;
+        let last = instant(
+            "sessions[].lastActivityAt",
+            fact.last_activity_at.as_ref(),
+            now,
+        )?;
+        ordered("sessions[]", first, last)?;
+        sessions.push(Session {
+            agent,
+            session_id,
+            project_slug: label("projectSlug", &fact.project_slug, 256)?,
+            client_versions,
+            output_under_reported: fact.output_under_reported,
+            first_activity_at: first,
+            last_activity_at: last,
+        });
+    }
+
+    let mut agents = Vec::with_capacity(request.agents.len());
+    let mut seen_agents = std::collections::HashSet::new();
+    for fact in &request.agents {
+        agents.push(agent(fact, now)?);
+        let added = agents
+            .last()
+            .map(|a: &Agent| (a.agent.clone(), a.session_id.clone(), a.agent_id.clone()));
+        if let Some(added) = added
+            && !seen_agents.insert(added)
+        {
+            return Err(invalid("an agent appears twice in the batch"));
+        }
+    }
+
+    let edges = request
+        .edges
+        .iter()
+        .map(|fact| {
+            let (agent, session_id) = key(&fact.agent, &fact.session_id)?;
+            if !JOIN_PATHS.contains(&fact.join_path.as_str()) {
+                return Err(invalid("edges[].joinPath is not a known join path"));
+            }
+            let parent = match &fact.parent_agent_id {
+                Some(parent) => id("edges[].parentAgentId", parent, 128)?,
+                None => String::new(),
+            };
+            let child = id("edges[].childAgentId", &fact.child_agent_id, 128)?;
+            if parent == child {
+                return Err(invalid("an edge cannot join an agent to itself"));
+            }
+            Ok(Edge {
+                agent,
+                session_id,
+                parent_agent_id: parent,
+                child_agent_id: child,
+                join_path: fact.join_path.clone(),
+            })
+        })
+        .collect::<Result<Vec<_>, ApiError>>()?;
+
+    let mut usage: Vec<Usage> = Vec::with_capacity(request.usage.len());
+    let mut by_key: std::collections::HashMap<(String, String), usize> =
+        std::collections::HashMap::new();
+    for fact in &request.usage {
+        let row = usage_row(fact, now)?;
+        match by_key.entry((row.agent.clone(), row.dedup_key.clone())) {
+            std::collections::hash_map::Entry::Occupied(slot) => {
+                let current = &mut usage[*slot.get()];
+                if dedup::replaces(&row.record(), &current.record()) {
+                    *current = row;
+                }
+            }
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(usage.len());
+                usage.push(row);
+            }
+        }
+    }
+
+    let deliveries = request
+        .deliveries
+        .iter()
+        .map(|fact| {
+            let (agent, session_id) = key(&fact.agent, &fact.session_id)?;
+            let delivery_id = Uuid::parse_str(&fact.delivery_id)
+                .map_err(|_| invalid("deliveries[].deliveryId must be a uuid"))?;
+            let event_ok = !fact.event.is_empty()
+                && fact.event.len() <= 64
+                && fact
+                    .event
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'));
+            if !event_ok {
+                return Err(invalid("deliveries[].event must be 1..64 of [A-Za-z0-9_-]"));
+            }
+            Ok(Delivery {
+                delivery_id,
+                agent,
+                session_id,
+                event: fact.event.clone(),
+                observed_at: required_instant(
+                    "deliveries[].observedAt",
+                    fact.observed_at.as_ref(),
+                    now,
+                )?,
+            })
+        })
+        .collect::<Result<Vec<_>, ApiError>>()?;
+
+    Ok(Batch {
+        host_id,
+        sessions,
+        agents,
+        edges,
+        usage,
+        deliveries,
+    })
+}
+
+fn agent(fact: &proto::AgentFact, now: DateTime<Utc>) -> Result<Agent, ApiError> {
+    let (agent, session_id) = key(&fact.agent, &fact.session_id)?;
+    let kind = Kind::parse(&fact.kind)
+        .ok_or_else(|| invalid("agents[].kind must be main, subagent or compaction"))?;
+    let agent_id = match (&fact.agent_id, kind) {
+        (None, Kind::Main) => String::new(),
+        (Some(_), Kind::Main) => return Err(invalid("the main agent has no agentId")),
+        (None, _) => return Err(invalid("a subagent or compaction needs an agentId")),
+        (Some(value), _) => id("agents[].agentId", value, 128)?,
+    };
+    let parent_agent_id = fact
+        .parent_agent_id
+        .as_deref()
+        .map(|parent| id("agents[].parentAgentId", parent, 128))
+        .transpose()?;
+    if kind == Kind::Main && parent_agent_id.is_some() {
+        return Err(invalid("the main agent has no parent"));
+    }
+    if parent_agent_id.as_deref() == Some(agent_id.as_str()) {
+        return Err(invalid("an agent cannot be its own parent"));
+    }
+    let first = instant(
+        "agents[].firstActivityAt",
+        fact.first_activity_at.as_ref(),
+        now,
+    )?;
+    let last = instant(
+        "agents[].lastActivityAt",
+        fact.last_activity_at.as_ref(),
+        now,
+    )?;
+    ordered("agents[]", first, last)?;
+    let ended_at = instant("agents[].endedAt", fact.ended_at.as_ref(), now)?;
+    let ended = match (fact.ended.as_deref(), ended_at) {
+        (None, None) => None,
+        (Some(_), _) if kind == Kind::Main => {
+            return Err(invalid(
+                "the main agent's end is its Stop delivery, not `ended`",
+            ));
+        }
+        (Some(word @ ("completed" | "error")), Some(at)) => Some((word.to_string(), at)),
+        (Some("completed" | "error"), None) => {
+            return Err(invalid("agents[].ended needs endedAt"));
+        }
+        (Some(_), _) => return Err(invalid("agents[].ended must be completed or error")),
+        (None, Some(_)) => return Err(invalid("agents[].endedAt needs ended")),
+    };
+    Ok(Agent {
+        agent,
+        session_id,
+        agent_id,
+        kind,
+        parent_agent_id,
+        subagent_type: optional_label("agents[].subagentType", fact.subagent_type.as_ref(), 128)?,
+        spawn_tool: optional_label("agents[].spawnTool", fact.spawn_tool.as_ref(), 64)?,
+        model: optional_label("agents[].model", fact.model.as_ref(), 128)?,
+        first_activity_at: first,
+        last_activity_at: last,
+        ended,
+    })
+}
+
+fn usage_row(fact: &proto::UsageFact, now: DateTime<Utc>) -> Result<Usage, ApiError> {
+    let (agent, session_id) = key(&fact.agent, &fact.session_id)?;
+    let agent_id = match &fact.agent_id {
+        Some(value) => id("usage[].agentId", value, 128)?,
+        None => String::new(),
+    };
+    Ok(Usage {
+        agent,
+        session_id,
+        agent_id,
+        dedup_key: label("usage[].dedupKey", &fact.dedup_key, 256)?,
+        model: optional_label("usage[].model", fact.model.as_ref(), 128)?,
+        at: required_instant("usage[].at", fact.at.as_ref(), now)?,
+        tokens: Tokens {
+            input: tokens(fact.input, "usage[].input")?,
+            output: tokens(fact.output, "usage[].output")?,
+            cache_read: tokens(fact.cache_read, "usage[].cacheRead")?,
+            cache_write_5m: tokens(fact.cache_write_5m, "usage[].cacheWrite5m")?,
+            cache_write_1h: tokens(fact.cache_write_1h, "usage[].cacheWrite1h")?,
+        },
+        modifiers: Modifiers {
+            service_tier: modifier("usage[].serviceTier", fact.service_tier.as_ref())?,
+            speed: modifier("usage[].speed", fact.speed.as_ref())?,
+            inference_geo: modifier("usage[].inferenceGeo", fact.inference_geo.as_ref())?,
+        },
+        sidechain: fact.sidechain,
+    })
+}
+
+#[cfg(test)]
+#[path = "validate_tests.rs"]
+mod tests;

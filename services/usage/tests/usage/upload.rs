@@ -1,0 +1,261 @@
+use tonic::Code;
+use uuid::Uuid;
+
+use baton_proto::usage::v1 as proto;
+use baton_proto::usage::v1::usage_server::Usage;
+
+use crate::*;
+
+fn full_batch() -> proto::UploadBatchRequest {
+    let mut request = batch("host-a");
+    request.sessions = vec![session("s-1")];
+    request.agents = vec![subagent("s-1", "a1", "claude-haiku-4-5")];
+    request.edges = vec![proto::EdgeFact {
+        agent: AGENT.to_string(),
+        session_id: "s-1".to_string(),
+        parent_agent_id: None,
+        child_agent_id: "a1".to_string(),
+        join_path: "tool_result".to_string(),
+    }];
+    request.usage = vec![
+        row(
+            "s-1",
+            None,
+            "msg_1:req_1",
+            "claude-opus-4-5",
+            "2026-03-01T10:01:00Z",
+            50,
+        ),
+        row(
+            "s-1",
+            Some("a1"),
+            "msg_2:req_2",
+            "claude-haiku-4-5",
+            "2026-03-01T10:06:00Z",
+            70,
+        ),
+    ];
+    request.deliveries = vec![proto::DeliveryFact {
+        delivery_id: Uuid::new_v4().to_string(),
+        agent: AGENT.to_string(),
+        session_id: "s-1".to_string(),
+        event: "UserPromptSubmit".to_string(),
+        observed_at: ts("2026-03-01T10:00:00Z"),
+    }];
+    request
+}
+
+#[tokio::test]
+async fn the_same_batch_twice_changes_nothing() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::new_v4();
+    let request = full_batch();
+    let first = harness
+        .grpc
+        .upload_batch(call(tenant, NOW, request.clone()))
+        .await
+        .expect("first")
+        .into_inner();
+    assert_eq!(
+        (
+            first.usage_inserted,
+            first.edges_inserted,
+            first.deliveries_inserted
+        ),
+        (2, 1, 1)
+    );
+    let before = snapshot(&harness.admin, tenant).await;
+    let second = harness
+        .grpc
+        .upload_batch(call(tenant, "2026-03-01T10:31:00Z", request))
+        .await
+        .expect("second")
+        .into_inner();
+    assert_eq!(
+        (
+            second.usage_inserted,
+            second.usage_replaced,
+            second.usage_unchanged,
+            second.edges_inserted,
+            second.deliveries_inserted,
+            second.deliveries_duplicate
+        ),
+        (0, 0, 2, 0, 0, 1)
+    );
+    assert_eq!(snapshot(&harness.admin, tenant).await, before);
+    assert_rollups_consistent(&harness.admin, tenant).await;
+}
+
+#[tokio::test]
+async fn a_larger_output_replaces_a_smaller_does_not_and_a_sidechain_yields() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::new_v4();
+    harness
+        .grpc
+        .upload_batch(call(tenant, NOW, full_batch()))
+        .await
+        .expect("seed");
+    let output_of = |key: &'static str| {
+        let admin = harness.admin.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>(
+                "SELECT output FROM usage.token_usage WHERE tenant_id = $1 AND dedup_key = $2",
+            )
+            .bind(tenant)
+            .bind(key)
+            .fetch_one(&admin)
+            .await
+            .expect("row")
+        }
+    };
+    let cases = [
+        ("larger output replaces", 80, false, (0, 1, 0), 80),
+        ("smaller output does not", 60, false, (0, 0, 1), 80),
+        (
+            "a sidechain copy yields, however large",
+            900,
+            true,
+            (0, 0, 1),
+            80,
+        ),
+    ];
+    for (name, output, sidechain, counts, expected) in cases {
+        let mut request = batch("host-b");
+        let mut copy = row(
+            "s-1",
+            None,
+            "msg_1:req_1",
+            "claude-opus-4-5",
+            "2026-03-01T10:01:00Z",
+            output,
+        );
+        copy.sidechain = sidechain;
+        request.usage = vec![copy];
+        let answer = harness
+            .grpc
+            .upload_batch(call(tenant, NOW, request))
+            .await
+            .expect(name)
+            .into_inner();
+        assert_eq!(
+            (
+                answer.usage_inserted,
+                answer.usage_replaced,
+                answer.usage_unchanged
+            ),
+            counts,
+            "{name}"
+        );
+        assert_eq!(output_of("msg_1:req_1").await, expected, "{name}");
+        assert_rollups_consistent(&harness.admin, tenant).await;
+    }
+    // The replacement moved the row to the host that sent it; hosts accumulate on the session.
+    let hosts: Vec<String> =
+        sqlx::query_scalar("SELECT unnest(host_ids) FROM usage.sessions WHERE tenant_id = $1")
+            .bind(tenant)
+            .fetch_all(&harness.admin)
+            .await
+            .expect("hosts");
+    assert_eq!(hosts, ["host-a", "host-b"]);
+}
+
+#[tokio::test]
+async fn unknown_references_are_not_found_and_nothing_is_written() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::new_v4();
+    let other = Uuid::new_v4();
+    harness
+        .grpc
+        .upload_batch(call(other, NOW, full_batch()))
+        .await
+        .expect("other tenant's session");
+    let cases: Vec<(&str, proto::UploadBatchRequest)> = vec![
+        ("another tenant's session", {
+            let mut request = batch("h");
+            request.usage = vec![row(
+                "s-1",
+                None,
+                "k",
+                "claude-opus-4-5",
+                "2026-03-01T10:01:00Z",
+                1,
+            )];
+            request
+        }),
+        ("an agent that is nowhere", {
+            let mut request = batch("h");
+            request.sessions = vec![session("s-2")];
+            request.usage = vec![row(
+                "s-2",
+                Some("ghost"),
+                "k",
+                "claude-opus-4-5",
+                "2026-03-01T10:01:00Z",
+                1,
+            )];
+            request
+        }),
+        ("an edge to an unknown child", {
+            let mut request = batch("h");
+            request.sessions = vec![session("s-3")];
+            request.edges = vec![proto::EdgeFact {
+                agent: AGENT.to_string(),
+                session_id: "s-3".to_string(),
+                parent_agent_id: None,
+                child_agent_id: "ghost".to_string(),
+                join_path: "meta_file".to_string(),
+            }];
+            request
+        }),
+    ];
+    for (name, request) in cases {
+        let status = harness
+            .grpc
+            .upload_batch(call(tenant, NOW, request))
+            .await
+            .expect_err(name);
+        assert_eq!(status.code(), Code::NotFound, "{name}");
+        assert!(snapshot(&harness.admin, tenant).await.is_empty(), "{name}");
+    }
+}
+
+#[tokio::test]
+async fn a_stored_end_is_sticky_and_deliveries_only_raise_the_status_instants() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::new_v4();
+    let mut request = full_batch();
+    request.agents[0].ended = Some("completed".to_string());
+    request.agents[0].ended_at = ts("2026-03-01T10:10:00Z");
+    harness
+        .grpc
+        .upload_batch(call(tenant, NOW, request))
+        .await
+        .expect("ended");
+    // Later activity with no end evidence, and an earlier prompt delivery.
+    let mut later = batch("host-a");
+    let mut agent = subagent("s-1", "a1", "claude-haiku-4-5");
+    agent.last_activity_at = ts("2026-03-01T10:25:00Z");
+    later.agents = vec![agent];
+    later.deliveries = vec![proto::DeliveryFact {
+        delivery_id: Uuid::new_v4().to_string(),
+        agent: AGENT.to_string(),
+        session_id: "s-1".to_string(),
+        event: "UserPromptSubmit".to_string(),
+        observed_at: ts("2026-03-01T09:00:00Z"),
+    }];
+    harness
+        .grpc
+        .upload_batch(call(tenant, NOW, later))
+        .await
+        .expect("later");
+    let (ended, prompt): (Option<String>, Option<chrono::DateTime<chrono::Utc>>) = sqlx::query_as(
+        "SELECT a.ended, s.last_prompt_at FROM usage.agents a JOIN usage.sessions s \
+           USING (tenant_id, agent, session_id) WHERE a.tenant_id = $1 AND a.agent_id = 'a1'",
+    )
+    .bind(tenant)
+    .fetch_one(&harness.admin)
+    .await
+    .expect("row");
+    assert_eq!(ended.as_deref(), Some("completed"));
+    assert_eq!(prompt, Some(at("2026-03-01T10:00:00Z")));
+}
