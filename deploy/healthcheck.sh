@@ -42,9 +42,9 @@ case "$what" in
       *) echo "gateway /healthz answered: $status_line" >&2; exit 1 ;;
     esac
     ;;
-  registry | provenance | triage | closer)
+  registry | provenance | triage | closer | usage)
     variable="BATON_${what^^}__LISTEN"
-    defaults=(registry:50051 provenance:50052 triage:50053 closer:50054)
+    defaults=(registry:50051 provenance:50052 triage:50053 closer:50054 usage:50055)
     fallback=""
     for entry in "${defaults[@]}"; do
       [ "${entry%%:*}" = "$what" ] && fallback="127.0.0.1:${entry##*:}"

@@ -59,6 +59,7 @@ PROGRAM_SOURCES = {
     "serve provenance": ["services/provenance/src/config.rs"],
     "serve triage": ["services/triage/src/config.rs"],
     "serve closer": ["services/closer/src/config.rs"],
+    "serve usage": ["services/usage/src/config.rs"],
     "serve gateway": ["gateway/src/config.rs"],
     "migrate": ["cli/src/migrate.rs"],
 }
