@@ -7,6 +7,7 @@ mod hook;
 mod judge;
 mod stats;
 mod transcripts;
+mod usage;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -29,6 +30,9 @@ async fn main() -> anyhow::Result<()> {
     }
     if all || which == "transcripts" {
         transcripts::run().await?;
+    }
+    if all || which == "usage" {
+        usage::run().await?;
     }
     Ok(())
 }
