@@ -41,6 +41,7 @@ mod spool;
 mod start;
 mod stop;
 mod text;
+mod upload;
 mod usage;
 
 use std::io::Write;
