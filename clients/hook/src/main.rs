@@ -7,6 +7,7 @@
 //! baton-hook drain        send what the spool holds (waits for a drain already running)
 //! baton-hook drain --detached  the bounded background drain hook runs start
 //! baton-hook usage <daily|session|blocks|models|tree ID> [--json] ...  local token/cost report
+//! baton-hook ingest [--json] [--no-cache] [--resend]  backfill every local transcript's usage
 //! baton-hook sidecar ...  (started by SessionStart, never by hand)
 //! ```
 //!
@@ -27,6 +28,7 @@ mod end;
 mod fsutil;
 mod harness;
 mod http;
+mod ingest;
 mod install;
 mod log;
 mod output;
@@ -66,6 +68,7 @@ fn main() {
         }
         "drain" => drain(),
         "usage" => std::process::exit(usage::run(&args[1..])),
+        "ingest" => std::process::exit(ingest::run(&args[1..])),
         "version" | "--version" => println!("baton-hook {}", env!("CARGO_PKG_VERSION")),
         _ => {
             let started = Instant::now();

@@ -40,6 +40,7 @@ mod time_bounds;
 mod token_rotation;
 mod trace;
 mod triage;
+mod usage_hook;
 mod validation;
 
 use serde_json::{Value, json};

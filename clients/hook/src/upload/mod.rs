@@ -115,3 +115,17 @@ pub fn run(
     }
     summary
 }
+
+/// The upload lock (`usage/.lock`): one run at a time updates the ledger. `wait` blocks until
+/// it is free; otherwise a busy lock answers `None` (a sidecar pulse skips its upload).
+pub fn lock(state_dir: &Path, wait: bool) -> Option<std::fs::File> {
+    let dir = state_dir.join("usage");
+    crate::fsutil::private_dir(&dir).ok()?;
+    let file = crate::fsutil::private_append(&dir.join(".lock")).ok()?;
+    let locked = if wait {
+        file.lock().is_ok()
+    } else {
+        file.try_lock().is_ok()
+    };
+    locked.then_some(file)
+}
