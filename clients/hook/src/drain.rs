@@ -7,6 +7,11 @@
 //! server (a repeated close answers `alreadyClosed`; a repeated heartbeat or pulse at the same
 //! observation time changes nothing more), so a replay never takes effect twice. A batch is
 //! deleted once every line is answered.
+//!
+//! Two kinds of entry are not plain calls: a run of consecutive hook deliveries is merged into
+//! one usage upload ([`deliveries::merge`], acknowledged together), and a SessionEnd final
+//! flush ([`crate::upload::session::FLUSH`]) reads the session's transcript at drain time and
+//! uploads what the ledger has not seen.
 
 use std::fs::OpenOptions;
 use std::path::Path;
@@ -14,6 +19,8 @@ use std::path::Path;
 use crate::fsutil;
 use crate::http::{Answer, Client, Failure};
 use crate::spool::{BATCH_PREFIX, Entry, Spool};
+use crate::upload::deliveries;
+use crate::upload::ledger::Ledger;
 
 /// What one drain did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -56,8 +63,13 @@ impl Spool {
     /// `wait`, a drain already running is waited for rather than left to finish alone (a
     /// drain by hand must send what is spooled now, not report "busy").
     pub fn drain(&self, client: &Client, wait: bool, mut on_refused: impl FnMut(u16)) -> Drained {
+        let state_dir = self.dir.parent().map(Path::to_path_buf).unwrap_or_default();
         self.drain_locking(wait, |entry| {
-            let sent = verdict(client.post(&entry.path, &entry.body));
+            let sent = if entry.path == crate::upload::session::FLUSH {
+                crate::upload::session::flush(&state_dir, client, &entry.body)
+            } else {
+                verdict(client.post(&entry.path, &entry.body))
+            };
             if let Sent::Refused(status) = sent {
                 on_refused(status);
             }
@@ -143,26 +155,57 @@ fn replay(batch: &Path, send: &mut impl FnMut(&Entry) -> Sent, drained: &mut Dra
         .and_then(|text| text.trim().parse().ok())
         .unwrap_or(0);
     let complete = complete_lines(&bytes);
-    for (index, line) in complete.split(|byte| *byte == b'\n').enumerate().skip(done) {
-        if line.is_empty() {
-            continue;
-        }
-        match serde_json::from_slice::<Entry>(line) {
-            Ok(entry) => match send(&entry) {
-                Sent::Done => drained.sent += 1,
-                Sent::Refused(_) => drained.refused += 1,
-                Sent::Later(after) => {
-                    drained.retry_after = after;
-                    return false;
+    let lines: Vec<&[u8]> = complete.split(|byte| *byte == b'\n').collect();
+    let mut index = done;
+    let mut ledger: Option<Ledger> = None;
+    while index < lines.len() {
+        let line = lines[index];
+        let mut next = index + 1;
+        if !line.is_empty() {
+            match serde_json::from_slice::<Entry>(line) {
+                Ok(entry) if deliveries::is_delivery(&entry) => {
+                    // A run of deliveries goes as one upload.
+                    let mut run = vec![entry];
+                    while next < lines.len() && run.len() < deliveries::MAX_MERGED {
+                        match serde_json::from_slice::<Entry>(lines[next]) {
+                            Ok(more) if deliveries::is_delivery(&more) => run.push(more),
+                            _ => break,
+                        }
+                        next += 1;
+                    }
+                    let ledger = ledger.get_or_insert_with(|| {
+                        let state_dir = batch.parent().and_then(Path::parent).unwrap_or(batch);
+                        Ledger::load(&Ledger::path(state_dir))
+                    });
+                    let merged = deliveries::merge(&run, |key| {
+                        ledger.sessions.get(key).is_some_and(|s| s.facts.is_some())
+                    });
+                    match send(&merged) {
+                        Sent::Done => drained.sent += run.len(),
+                        Sent::Refused(_) => drained.refused += run.len(),
+                        Sent::Later(after) => {
+                            drained.retry_after = after;
+                            return false;
+                        }
+                    }
                 }
-            },
-            Err(_) => drained.refused += 1,
+                Ok(entry) => match send(&entry) {
+                    Sent::Done => drained.sent += 1,
+                    Sent::Refused(_) => drained.refused += 1,
+                    Sent::Later(after) => {
+                        drained.retry_after = after;
+                        return false;
+                    }
+                },
+                Err(_) => drained.refused += 1,
+            }
         }
         // Replaced by a rename, never truncated in place: a drain killed while writing the
         // count must leave the previous count, not an empty file that reads as zero and
         // replays the whole batch. Not synced: a count lost to a power cut only re-sends
         // answered entries, which is idempotent.
-        let _ = fsutil::replace_atomically(&done_file, (index + 1).to_string().as_bytes());
+        let _ = fsutil::replace_atomically(&done_file, next.to_string().as_bytes());
+        index = next;
     }
     true
 }

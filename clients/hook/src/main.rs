@@ -109,6 +109,11 @@ fn hook(args: &[String], started: Instant) {
     }
     let deadline = started + context::budget(input.event);
     let harness = harness::detect(format, &input.raw, harness::cursor_environment(env.pairs()));
+    record_delivery(&state_dir, harness, &input);
+    if input.event == Event::UserPromptSubmit {
+        // Spool-only: no network, no output, no drainer started on the prompt's path.
+        return;
+    }
     let context = context::Hook {
         client: context::client(&env, deadline),
         format: format.unwrap_or(harness),
@@ -123,6 +128,7 @@ fn hook(args: &[String], started: Instant) {
         Event::Stop => stop::run(&context, &input),
         Event::SessionEnd => end::run(&context, &input),
         Event::PreCompact => stop::pre_compact(&context, &input),
+        Event::UserPromptSubmit => None,
     };
     if let Some(value) = printed {
         let mut stdout = std::io::stdout().lock();
@@ -131,6 +137,29 @@ fn hook(args: &[String], started: Instant) {
     }
     // A spooled call never waits for a sidecar that may not exist (none found, uninstalled).
     drainer::start_if_needed(&context.state_dir);
+}
+
+/// Appends the identifier-only record of this delivery to the spool (seed 002), with a minimal
+/// session fact the drain drops once the server has the session's own.
+fn record_delivery(state_dir: &std::path::Path, harness: Harness, input: &payload::Input) {
+    let event = input
+        .raw
+        .get("hook_event_name")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or(input.event.name());
+    let now = chrono::Utc::now().timestamp_millis();
+    let Some(delivery) =
+        upload::deliveries::delivery(harness.name(), &input.session_id, event, now)
+    else {
+        return;
+    };
+    let session = input.cwd.as_deref().and_then(|cwd| {
+        upload::deliveries::session_fact(harness.name(), &input.session_id, cwd, &delivery.observed_at)
+    });
+    let entry = upload::deliveries::entry(&process::host_id(), &delivery, session);
+    if let Err(error) = spool::Spool::in_state(state_dir).append(&entry) {
+        log::line(state_dir, input.event.word(), harness.name(), error.code());
+    }
 }
 
 /// Subagent contexts do nothing: a payload naming an `agent_id`, `BATON_HOOK_ROLE=subagent`,

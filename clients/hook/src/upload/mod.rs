@@ -7,10 +7,12 @@
 //! what was acknowledged. `baton-hook ingest` runs it over every transcript; the sidecar runs it
 //! over its own session on each pulse; the drain runs it for a session's final flush.
 
+pub mod deliveries;
 pub mod facts;
 pub mod ledger;
 pub mod plan;
 pub mod send;
+pub mod session;
 pub mod wire;
 
 #[cfg(test)]
