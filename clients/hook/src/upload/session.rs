@@ -27,20 +27,31 @@ use crate::http::Client;
 pub const FLUSH: &str = "baton-hook:usage-flush";
 
 /// The roots that hold a session's files, from its transcript path; `None` when the path is
-/// not where a harness writes transcripts.
-pub fn roots_for(agent: &str, transcript: &Path) -> Option<Roots> {
+/// not where the harness writes this session's transcript (`<...>/projects/<slug>/<session>.jsonl`
+/// for Claude Code, `<...>/sessions/YYYY/MM/DD/rollout-...<session>.jsonl` for Codex), so a
+/// stray path never turns into a walk of some other folder.
+pub fn roots_for(agent: &str, session_id: &str, transcript: &Path) -> Option<Roots> {
     if transcript.extension().and_then(|e| e.to_str()) != Some("jsonl") {
         return None;
     }
+    let named = |path: &Path, name: &str| path.file_name().and_then(|n| n.to_str()) == Some(name);
+    let file_name = transcript.file_name()?.to_str()?;
     match agent {
-        "claude-code" => Some(Roots {
-            claude: vec![transcript.parent()?.parent()?.to_path_buf()],
-            codex: Vec::new(),
-        }),
-        "codex" => Some(Roots {
-            claude: Vec::new(),
-            codex: vec![transcript.ancestors().nth(4)?.to_path_buf()],
-        }),
+        "claude-code" => {
+            let root = transcript.parent()?.parent()?;
+            (named(root, "projects") && file_name == format!("{session_id}.jsonl")).then(|| Roots {
+                claude: vec![root.to_path_buf()],
+                codex: Vec::new(),
+            })
+        }
+        "codex" => {
+            let root = transcript.ancestors().nth(4)?;
+            let ours = file_name.starts_with("rollout-") && file_name.contains(session_id);
+            (named(root, "sessions") && ours).then(|| Roots {
+                claude: Vec::new(),
+                codex: vec![root.to_path_buf()],
+            })
+        }
         _ => None,
     }
 }
@@ -63,7 +74,7 @@ pub fn upload(
     transcript: &Path,
     wait: bool,
 ) -> Option<Summary> {
-    let roots = roots_for(agent, transcript)?;
+    let roots = roots_for(agent, session_id, transcript)?;
     let _lock = super::lock(state_dir, wait)?;
     let mut discovery = walk::discover(&roots, Limits::default());
     discovery
@@ -124,18 +135,29 @@ mod tests {
     fn roots_from_a_transcript_path() {
         let claude = roots_for(
             "claude-code",
+            "0b1c",
             Path::new("/h/.claude/projects/-w-app/0b1c.jsonl"),
         )
         .expect("claude");
         assert_eq!(claude.claude, vec![PathBuf::from("/h/.claude/projects")]);
         let codex = roots_for(
             "codex",
-            Path::new("/h/.codex/sessions/2026/02/23/rollout-x.jsonl"),
+            "019c",
+            Path::new("/h/.codex/sessions/2026/02/23/rollout-2026-02-23T20-34-25-019c.jsonl"),
         )
         .expect("codex");
         assert_eq!(codex.codex, vec![PathBuf::from("/h/.codex/sessions")]);
-        assert_eq!(roots_for("claude-code", Path::new("/tmp/x.txt")), None);
-        assert_eq!(roots_for("cursor", Path::new("/a/b/c.jsonl")), None);
+        let refused = [
+            ("claude-code", "x", "/tmp/x.jsonl"),
+            ("claude-code", "x", "/tmp/x.txt"),
+            ("claude-code", "other", "/h/.claude/projects/-w-app/0b1c.jsonl"),
+            ("claude-code", "0b1c", "/h/elsewhere/-w-app/0b1c.jsonl"),
+            ("codex", "019c", "/h/.codex/other/2026/02/23/rollout-019c.jsonl"),
+            ("cursor", "c", "/a/projects/b/c.jsonl"),
+        ];
+        for (agent, session, path) in refused {
+            assert_eq!(roots_for(agent, session, Path::new(path)), None, "{path}");
+        }
     }
 
     #[test]
