@@ -76,10 +76,25 @@ fn row_total(row: &Value) -> u64 {
         .sum()
 }
 
+/// Runs `baton-hook <args>` without stdin: (exit code, stdout, stderr).
+async fn command(home: &HookHome, args: &[&str]) -> (Option<i32>, String, String) {
+    let output = home
+        .command(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .expect("baton-hook ran");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
 async fn ingest(home: &HookHome) -> (Option<i32>, Value, String) {
-    let run = home.run(&["ingest", "--json"], &Value::Null).await;
-    let summary = serde_json::from_str(run.stdout.trim()).unwrap_or(Value::Null);
-    (run.code, summary, run.stderr)
+    let (code, stdout, stderr) = command(home, &["ingest", "--json"]).await;
+    let summary = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+    (code, summary, stderr)
 }
 
 #[tokio::test]
@@ -132,8 +147,8 @@ async fn ingest_backfills_identifiers_and_counts_then_sends_only_what_is_new() {
     assert!(server.uploads().is_empty(), "nothing re-sent");
     assert_eq!(summary["nothingNew"], true);
     assert_eq!(summary["rowsUnchanged"], records as u64);
-    let text = home.run(&["ingest"], &Value::Null).await;
-    assert!(text.stdout.starts_with("nothing new"), "{}", text.stdout);
+    let (_, text, _) = command(&home, &["ingest"]).await;
+    assert!(text.starts_with("nothing new"), "{text}");
 
     // A request appended to one transcript: only it, with its session's changed facts.
     let line = r#"{"type":"assistant","sessionId":"fa812bfe-b295-4cca-9c2f-fdf01028cb46","requestId":"req_appended","timestamp":"2026-02-12T18:00:00.000Z","message":{"id":"msg_appended","model":"claude-opus-4-6","content":[{"type":"text","text":"secret words"}],"usage":{"input_tokens":7,"output_tokens":3}}}"#;
@@ -172,12 +187,9 @@ async fn a_refusal_is_reported_with_its_code_and_sent_again_next_time() {
     assert_eq!(summary["failures"][0]["status"], 400);
     assert_eq!(summary["failures"][0]["error"], "invalid_request");
     assert_eq!(summary["rowsSent"], 0);
-    let text = home.run(&["ingest"], &Value::Null).await;
-    assert!(
-        text.stdout.contains("refused: 400 invalid_request"),
-        "{}",
-        text.stdout
-    );
+    let (code, text, _) = command(&home, &["ingest"]).await;
+    assert_eq!(code, Some(1));
+    assert!(text.contains("refused: 400 invalid_request"), "{text}");
 
     // The server is back: everything goes, since nothing was acknowledged.
     server.answer_with(200);
@@ -198,7 +210,118 @@ async fn ingest_without_a_server_configured_says_so() {
     home.set("BATON_URL", "");
     home.set("BATON_API_KEY", "");
     home.set("BATON_HOOK_CONFIG", "/nonexistent/hook.json");
-    let run = home.run(&["ingest"], &Value::Null).await;
-    assert_eq!(run.code, Some(2));
-    assert!(run.stderr.contains("no server configured"), "{}", run.stderr);
+    let (code, _, stderr) = command(&home, &["ingest"]).await;
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("no server configured"), "{stderr}");
+}
+
+fn spotter_rows(home: &Path) -> usize {
+    let roots = Roots {
+        claude: vec![home.join(".claude/projects")],
+        codex: Vec::new(),
+    };
+    let corpus = baton_transcripts::scan(&roots, &Options::default(), &|_| {}).expect("scan");
+    corpus
+        .records
+        .iter()
+        .filter(|r| r.session_id == SESSION)
+        .count()
+}
+
+#[tokio::test]
+async fn session_end_spools_a_flush_the_drain_uploads_and_every_delivery_is_recorded() {
+    let server = UsageRecorder::start().await;
+    let mut home = HookHome::new("http://127.0.0.1:9", KEY);
+    home.set("BATON_HOOK_DRAIN_PATIENCE_MS", "1000");
+    lay_out(&home.home);
+    let transcript = home
+        .home
+        .join(format!(".claude/projects/-spotter/{SESSION}.jsonl"));
+
+    // A prompt: recorded in the spool and nothing else — no output, no call, fast.
+    let prompt = serde_json::json!({"session_id": SESSION, "hook_event_name": "UserPromptSubmit",
+        "prompt": "a very private prompt", "cwd": "/w/spotter",
+        "transcript_path": transcript.display().to_string()});
+    let run = home.run(&["claude-code", "user-prompt-submit"], &prompt).await;
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), ""));
+    assert!(run.elapsed < std::time::Duration::from_millis(1000), "{:?}", run.elapsed);
+
+    let end = serde_json::json!({"session_id": SESSION, "hook_event_name": "SessionEnd",
+        "reason": "other", "cwd": "/w/spotter",
+        "transcript_path": transcript.display().to_string()});
+    let run = home.run(&["claude-code", "session-end"], &end).await;
+    assert_eq!((run.code, run.stdout.as_str()), (Some(0), ""));
+    assert!(run.elapsed < std::time::Duration::from_millis(1500), "{:?}", run.elapsed);
+
+    let spooled = home.spooled();
+    let paths: Vec<&str> = spooled.iter().map(|e| e["path"].as_str().unwrap_or("")).collect();
+    assert_eq!(
+        paths,
+        [
+            "/api/v1/usage/batches",
+            "/api/v1/usage/batches",
+            "/api/v1/agent-sessions/close",
+            "baton-hook:usage-flush"
+        ],
+        "a delivery per hook run, the close, then the final flush"
+    );
+    let spool_text = serde_json::to_string(&spooled).expect("json");
+    assert!(!spool_text.contains("very private"), "the prompt is never kept");
+    let events: Vec<&str> = spooled[..2]
+        .iter()
+        .map(|e| e["body"]["deliveries"][0]["event"].as_str().expect("event"))
+        .collect();
+    assert_eq!(events, ["UserPromptSubmit", "SessionEnd"]);
+    for entry in &spooled[..2] {
+        let delivery = &entry["body"]["deliveries"][0];
+        let mut keys: Vec<&String> = delivery.as_object().expect("object").keys().collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            ["agent", "deliveryId", "event", "observedAt", "sessionId"],
+            "identifiers only"
+        );
+        assert!(uuid::Uuid::parse_str(delivery["deliveryId"].as_str().expect("id")).is_ok());
+        assert_eq!(entry["body"]["sessions"][0]["projectSlug"], "-w-spotter");
+    }
+    assert!(server.uploads().is_empty(), "nothing reached the server from the hook runs");
+
+    // The drain, with the server reachable: one upload for both deliveries, then the flush.
+    home.set("BATON_URL", &server.url);
+    let status = home.command(&["drain"]).status().await.expect("drain");
+    assert!(status.success());
+    assert!(home.spooled().is_empty(), "{:?}", home.spooled());
+    let uploads: Vec<Upload> = server
+        .uploads()
+        .into_iter()
+        .filter(|u| u.path == "/api/v1/usage/batches")
+        .collect();
+    let with_deliveries: Vec<&Upload> = uploads
+        .iter()
+        .filter(|u| u.body["deliveries"].as_array().is_some_and(|d| !d.is_empty()))
+        .collect();
+    assert_eq!(with_deliveries.len(), 1, "the run of deliveries went as one upload");
+    assert_eq!(with_deliveries[0].body["deliveries"].as_array().expect("d").len(), 2);
+    let flushed = rows(&uploads);
+    assert_eq!(flushed.len(), spotter_rows(&home.home), "the session's whole delta");
+    assert!(flushed.iter().all(|r| r["sessionId"] == SESSION));
+    for upload in &uploads {
+        assert!(!upload.raw.contains("very private"));
+        assert!(!upload.raw.contains("transcriptPath"));
+    }
+
+    // A second end: its delivery goes, but the transcript has nothing new.
+    home.set("BATON_URL", "http://127.0.0.1:9");
+    home.run(&["claude-code", "session-end"], &end).await;
+    home.set("BATON_URL", &server.url);
+    server.clear();
+    let status = home.command(&["drain"]).status().await.expect("drain");
+    assert!(status.success());
+    let uploads = server.uploads();
+    assert!(rows(&uploads).is_empty(), "nothing new in the transcript");
+    let sessions: usize = uploads
+        .iter()
+        .map(|u| u.body["sessions"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(sessions, 0, "the server has the session: no minimal fact rides along");
 }
