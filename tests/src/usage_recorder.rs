@@ -36,6 +36,9 @@ struct Shared {
     seen: Arc<Mutex<Vec<Upload>>>,
     known: Arc<Mutex<Known>>,
     status: Arc<AtomicU16>,
+    /// Where every other path goes (a running Baton), when set.
+    upstream: Option<String>,
+    http: reqwest::Client,
 }
 
 /// Handle to a running recorder.
@@ -47,10 +50,22 @@ pub struct UsageRecorder {
 
 impl UsageRecorder {
     pub async fn start() -> UsageRecorder {
+        UsageRecorder::serve(None).await
+    }
+
+    /// A recorder in front of `upstream`: uploads are recorded and answered here, every other
+    /// call is forwarded (so a hook can talk to one URL for both).
+    pub async fn in_front_of(upstream: &str) -> UsageRecorder {
+        UsageRecorder::serve(Some(upstream.trim_end_matches('/').to_string())).await
+    }
+
+    async fn serve(upstream: Option<String>) -> UsageRecorder {
         let shared = Shared {
             seen: Arc::default(),
             known: Arc::default(),
             status: Arc::new(AtomicU16::new(200)),
+            upstream,
+            http: reqwest::Client::new(),
         };
         let app = Router::new().fallback(handle).with_state(shared.clone());
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
@@ -91,6 +106,11 @@ fn agent_key(fact: &Value, field: &str) -> String {
 async fn handle(State(shared): State<Shared>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let bytes: Bytes = to_bytes(body, 16 * 1024 * 1024).await.unwrap_or_default();
+    if let Some(upstream) = &shared.upstream
+        && parts.uri.path() != "/api/v1/usage/batches"
+    {
+        return forward(&shared.http, upstream, &parts, bytes).await;
+    }
     let raw = String::from_utf8_lossy(&bytes).into_owned();
     let body: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
     shared.seen.lock().expect("log").push(Upload {
@@ -152,4 +172,25 @@ async fn handle(State(shared): State<Shared>, request: Request) -> Response {
         "deliveriesInserted": list("deliveries").len(),
     }))
     .into_response()
+}
+
+async fn forward(
+    http: &reqwest::Client,
+    upstream: &str,
+    parts: &axum::http::request::Parts,
+    bytes: Bytes,
+) -> Response {
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let mut request = http.request(parts.method.clone(), format!("{upstream}{path}"));
+    for name in ["x-api-key", "content-type", "authorization"] {
+        if let Some(value) = parts.headers.get(name) {
+            request = request.header(name, value);
+        }
+    }
+    let Ok(answer) = request.body(bytes).send().await else {
+        return StatusCode::BAD_GATEWAY.into_response();
+    };
+    let status = StatusCode::from_u16(answer.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+    let body = answer.bytes().await.unwrap_or_default();
+    (status, [("content-type", "application/json")], body).into_response()
 }

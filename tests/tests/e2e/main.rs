@@ -41,6 +41,7 @@ mod token_rotation;
 mod trace;
 mod triage;
 mod usage_hook;
+mod usage_hook_sidecar;
 mod validation;
 
 use serde_json::{Value, json};
