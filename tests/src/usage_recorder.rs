@@ -131,11 +131,18 @@ async fn handle(State(shared): State<Shared>, request: Request) -> Response {
             429 => "rate_limited",
             _ => "service_unavailable",
         };
-        return (StatusCode::from_u16(status).expect("status"), axum::Json(json!({"error": code})))
+        return (
+            StatusCode::from_u16(status).expect("status"),
+            axum::Json(json!({"error": code})),
+        )
             .into_response();
     }
     if parts.uri.path() != "/api/v1/usage/batches" || !body.is_object() {
-        return (StatusCode::NOT_FOUND, axum::Json(json!({"error": "not_found"}))).into_response();
+        return (
+            StatusCode::NOT_FOUND,
+            axum::Json(json!({"error": "not_found"})),
+        )
+            .into_response();
     }
     let list = |name: &str| body[name].as_array().cloned().unwrap_or_default();
     let mut known = shared.known.lock().expect("known");
@@ -161,7 +168,11 @@ async fn handle(State(shared): State<Shared>, request: Request) -> Response {
             .all(|e| session_ok(e) && agent_ok(e, "childAgentId") && agent_ok(e, "parentAgentId"))
         && list("deliveries").iter().all(session_ok);
     if !references_ok {
-        return (StatusCode::NOT_FOUND, axum::Json(json!({"error": "not_found"}))).into_response();
+        return (
+            StatusCode::NOT_FOUND,
+            axum::Json(json!({"error": "not_found"})),
+        )
+            .into_response();
     }
     known.sessions.extend(sessions);
     known.agents.extend(agents);

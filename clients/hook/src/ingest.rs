@@ -208,7 +208,10 @@ mod tests {
             rows_unchanged: 40,
             ..Summary::default()
         };
-        assert_eq!(text_summary(&quiet), "nothing new: 3 sessions, 40 rows already sent");
+        assert_eq!(
+            text_summary(&quiet),
+            "nothing new: 3 sessions, 40 rows already sent"
+        );
         assert_eq!(json_summary(&quiet)["nothingNew"], true);
         let refused = Summary {
             sessions: 1,
@@ -219,7 +222,10 @@ mod tests {
         };
         let text = text_summary(&refused);
         assert!(text.contains("refused: 400 invalid_request"), "{text}");
-        assert_eq!(json_summary(&refused)["failures"][0]["error"], "invalid_request");
+        assert_eq!(
+            json_summary(&refused)["failures"][0]["error"],
+            "invalid_request"
+        );
         assert_eq!(json_summary(&refused)["nothingNew"], false);
     }
 }

@@ -154,7 +154,12 @@ fn record_delivery(state_dir: &std::path::Path, harness: Harness, input: &payloa
         return;
     };
     let session = input.cwd.as_deref().and_then(|cwd| {
-        upload::deliveries::session_fact(harness.name(), &input.session_id, cwd, &delivery.observed_at)
+        upload::deliveries::session_fact(
+            harness.name(),
+            &input.session_id,
+            cwd,
+            &delivery.observed_at,
+        )
     });
     let entry = upload::deliveries::entry(&process::host_id(), &delivery, session);
     if let Err(error) = spool::Spool::in_state(state_dir).append(&entry) {

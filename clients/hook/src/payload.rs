@@ -249,10 +249,15 @@ mod tests {
         let by_argument =
             parse(br#"{"session_id":"s"}"#, Some(Event::Stop)).expect("argument names the event");
         assert_eq!(by_argument.event, Event::Stop);
-        let prompt = parsed(json!({"session_id": "s", "hook_event_name": "UserPromptSubmit",
-            "prompt": "private", "transcript_path": "/h/.claude/projects/-w/s.jsonl"}))
+        let prompt = parsed(
+            json!({"session_id": "s", "hook_event_name": "UserPromptSubmit",
+            "prompt": "private", "transcript_path": "/h/.claude/projects/-w/s.jsonl"}),
+        )
         .expect("recorded");
         assert_eq!(prompt.event, Event::UserPromptSubmit);
-        assert_eq!(prompt.transcript_path.as_deref(), Some("/h/.claude/projects/-w/s.jsonl"));
+        assert_eq!(
+            prompt.transcript_path.as_deref(),
+            Some("/h/.claude/projects/-w/s.jsonl")
+        );
     }
 }

@@ -83,7 +83,10 @@ async fn session_end_spools_within_its_budget_and_the_drain_closes_at_the_observ
     let status = home.command(&["drain"]).status().await.expect("drain");
     assert!(status.success());
     let left = home.spooled();
-    assert!(left.is_empty(), "each entry deleted once answered: {left:?}");
+    assert!(
+        left.is_empty(),
+        "each entry deleted once answered: {left:?}"
+    );
     let row = client
         .get(&format!("/api/v1/agent-sessions/{run_id}"))
         .await;

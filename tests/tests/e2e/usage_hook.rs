@@ -70,10 +70,16 @@ fn rows(uploads: &[Upload]) -> Vec<Value> {
 }
 
 fn row_total(row: &Value) -> u64 {
-    ["input", "output", "cacheRead", "cacheWrite5m", "cacheWrite1h"]
-        .iter()
-        .map(|k| row[k].as_u64().expect("count"))
-        .sum()
+    [
+        "input",
+        "output",
+        "cacheRead",
+        "cacheWrite5m",
+        "cacheWrite1h",
+    ]
+    .iter()
+    .map(|k| row[k].as_u64().expect("count"))
+    .sum()
 }
 
 /// Runs `baton-hook <args>` without stdin: (exit code, stdout, stderr).
@@ -106,15 +112,32 @@ async fn ingest_backfills_identifiers_and_counts_then_sends_only_what_is_new() {
 
     let (code, summary, stderr) = ingest(&home).await;
     assert_eq!(code, Some(0), "{summary} {stderr}");
-    assert!(stderr.is_empty(), "no progress bar off a terminal: {stderr}");
+    assert!(
+        stderr.is_empty(),
+        "no progress bar off a terminal: {stderr}"
+    );
     let uploads = server.uploads();
     assert!(!uploads.is_empty());
     for upload in &uploads {
         assert_eq!(upload.path, "/api/v1/usage/batches");
         assert_eq!(upload.api_key.as_deref(), Some(KEY));
-        assert!(upload.body["hostId"].as_str().is_some_and(|h| h.starts_with("h-")));
-        for field in ["description", "prompt", "content", "cwd", "transcriptPath", "message"] {
-            assert!(!upload.raw.contains(&format!("\"{field}\"")), "{field} sent");
+        assert!(
+            upload.body["hostId"]
+                .as_str()
+                .is_some_and(|h| h.starts_with("h-"))
+        );
+        for field in [
+            "description",
+            "prompt",
+            "content",
+            "cwd",
+            "transcriptPath",
+            "message",
+        ] {
+            assert!(
+                !upload.raw.contains(&format!("\"{field}\"")),
+                "{field} sent"
+            );
         }
         assert!(!upload.raw.contains("/redacted/"), "a path was sent");
     }
@@ -131,13 +154,20 @@ async fn ingest_backfills_identifiers_and_counts_then_sends_only_what_is_new() {
         .iter()
         .find(|a| a["sessionId"] == SESSION && a["kind"] == "main")
         .expect("main agent");
-    assert!(main.get("agentId").is_none(), "the main agent has no agentId");
+    assert!(
+        main.get("agentId").is_none(),
+        "the main agent has no agentId"
+    );
     let explore = agents
         .iter()
         .find(|a| a["agentId"] == "a93ccab")
         .expect("explore agent");
     assert_eq!(explore["ended"], "completed");
-    assert!(explore["endedAt"].as_str().is_some_and(|t| t.ends_with('Z')));
+    assert!(
+        explore["endedAt"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('Z'))
+    );
     assert_eq!(explore["subagentType"], "Explore");
 
     // A second run on unchanged files sends nothing.
@@ -242,19 +272,32 @@ async fn session_end_spools_a_flush_the_drain_uploads_and_every_delivery_is_reco
     let prompt = serde_json::json!({"session_id": SESSION, "hook_event_name": "UserPromptSubmit",
         "prompt": "a very private prompt", "cwd": "/w/spotter",
         "transcript_path": transcript.display().to_string()});
-    let run = home.run(&["claude-code", "user-prompt-submit"], &prompt).await;
+    let run = home
+        .run(&["claude-code", "user-prompt-submit"], &prompt)
+        .await;
     assert_eq!((run.code, run.stdout.as_str()), (Some(0), ""));
-    assert!(run.elapsed < std::time::Duration::from_millis(1000), "{:?}", run.elapsed);
+    assert!(
+        run.elapsed < std::time::Duration::from_millis(1000),
+        "{:?}",
+        run.elapsed
+    );
 
     let end = serde_json::json!({"session_id": SESSION, "hook_event_name": "SessionEnd",
         "reason": "other", "cwd": "/w/spotter",
         "transcript_path": transcript.display().to_string()});
     let run = home.run(&["claude-code", "session-end"], &end).await;
     assert_eq!((run.code, run.stdout.as_str()), (Some(0), ""));
-    assert!(run.elapsed < std::time::Duration::from_millis(1500), "{:?}", run.elapsed);
+    assert!(
+        run.elapsed < std::time::Duration::from_millis(1500),
+        "{:?}",
+        run.elapsed
+    );
 
     let spooled = home.spooled();
-    let paths: Vec<&str> = spooled.iter().map(|e| e["path"].as_str().unwrap_or("")).collect();
+    let paths: Vec<&str> = spooled
+        .iter()
+        .map(|e| e["path"].as_str().unwrap_or(""))
+        .collect();
     assert_eq!(
         paths,
         [
@@ -266,7 +309,10 @@ async fn session_end_spools_a_flush_the_drain_uploads_and_every_delivery_is_reco
         "a delivery per hook run, the close, then the final flush"
     );
     let spool_text = serde_json::to_string(&spooled).expect("json");
-    assert!(!spool_text.contains("very private"), "the prompt is never kept");
+    assert!(
+        !spool_text.contains("very private"),
+        "the prompt is never kept"
+    );
     let events: Vec<&str> = spooled[..2]
         .iter()
         .map(|e| e["body"]["deliveries"][0]["event"].as_str().expect("event"))
@@ -284,7 +330,10 @@ async fn session_end_spools_a_flush_the_drain_uploads_and_every_delivery_is_reco
         assert!(uuid::Uuid::parse_str(delivery["deliveryId"].as_str().expect("id")).is_ok());
         assert_eq!(entry["body"]["sessions"][0]["projectSlug"], "-w-spotter");
     }
-    assert!(server.uploads().is_empty(), "nothing reached the server from the hook runs");
+    assert!(
+        server.uploads().is_empty(),
+        "nothing reached the server from the hook runs"
+    );
 
     // The drain, with the server reachable: one upload for both deliveries, then the flush.
     home.set("BATON_URL", &server.url);
@@ -298,12 +347,30 @@ async fn session_end_spools_a_flush_the_drain_uploads_and_every_delivery_is_reco
         .collect();
     let with_deliveries: Vec<&Upload> = uploads
         .iter()
-        .filter(|u| u.body["deliveries"].as_array().is_some_and(|d| !d.is_empty()))
+        .filter(|u| {
+            u.body["deliveries"]
+                .as_array()
+                .is_some_and(|d| !d.is_empty())
+        })
         .collect();
-    assert_eq!(with_deliveries.len(), 1, "the run of deliveries went as one upload");
-    assert_eq!(with_deliveries[0].body["deliveries"].as_array().expect("d").len(), 2);
+    assert_eq!(
+        with_deliveries.len(),
+        1,
+        "the run of deliveries went as one upload"
+    );
+    assert_eq!(
+        with_deliveries[0].body["deliveries"]
+            .as_array()
+            .expect("d")
+            .len(),
+        2
+    );
     let flushed = rows(&uploads);
-    assert_eq!(flushed.len(), spotter_rows(&home.home), "the session's whole delta");
+    assert_eq!(
+        flushed.len(),
+        spotter_rows(&home.home),
+        "the session's whole delta"
+    );
     assert!(flushed.iter().all(|r| r["sessionId"] == SESSION));
     for upload in &uploads {
         assert!(!upload.raw.contains("very private"));
@@ -323,5 +390,8 @@ async fn session_end_spools_a_flush_the_drain_uploads_and_every_delivery_is_reco
         .iter()
         .map(|u| u.body["sessions"].as_array().map_or(0, Vec::len))
         .sum();
-    assert_eq!(sessions, 0, "the server has the session: no minimal fact rides along");
+    assert_eq!(
+        sessions, 0,
+        "the server has the session: no minimal fact rides along"
+    );
 }

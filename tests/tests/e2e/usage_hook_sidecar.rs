@@ -72,8 +72,11 @@ async fn the_sidecar_uploads_its_session_and_a_request_appended_mid_session() {
     let projects = home.home.join(".claude/projects/-spotter");
     std::fs::create_dir_all(projects.join(format!("{SESSION}/subagents"))).expect("mkdir");
     let transcript = projects.join(format!("{SESSION}.jsonl"));
-    std::fs::copy(fixtures().join(format!("{SPOTTER}/{SESSION}.jsonl")), &transcript)
-        .expect("copy");
+    std::fs::copy(
+        fixtures().join(format!("{SPOTTER}/{SESSION}.jsonl")),
+        &transcript,
+    )
+    .expect("copy");
     for agent in ["agent-a93ccab", "agent-aa84377", "agent-acompact-70d8e7"] {
         std::fs::copy(
             fixtures().join(format!("{SPOTTER}/{SESSION}/subagents/{agent}.jsonl")),
@@ -94,9 +97,16 @@ async fn the_sidecar_uploads_its_session_and_a_request_appended_mid_session() {
         "cwd": "/w/spotter", "transcript_path": transcript.display().to_string()});
     let run = home.run(&["claude-code", "session-start"], &start).await;
     assert_eq!(run.code, Some(0));
-    until("the sidecar uploaded the session", || rows(&recorder).len() >= expected).await;
+    until("the sidecar uploaded the session", || {
+        rows(&recorder).len() >= expected
+    })
+    .await;
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert_eq!(rows(&recorder).len(), expected, "later pulses send nothing again");
+    assert_eq!(
+        rows(&recorder).len(),
+        expected,
+        "later pulses send nothing again"
+    );
 
     let line = r#"{"type":"assistant","sessionId":"fa812bfe-b295-4cca-9c2f-fdf01028cb46","requestId":"req_tail","timestamp":"2026-02-12T18:00:00.000Z","message":{"id":"msg_tail","model":"claude-opus-4-6","content":[{"type":"text","text":"tail secret"}],"usage":{"input_tokens":2,"output_tokens":1}}}"#;
     let mut file = std::fs::OpenOptions::new()
@@ -105,12 +115,17 @@ async fn the_sidecar_uploads_its_session_and_a_request_appended_mid_session() {
         .expect("open");
     std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()).expect("append");
     until("the next pulse picked up the appended request", || {
-        rows(&recorder).iter().any(|r| r["dedupKey"] == "msg_tail:req_tail")
+        rows(&recorder)
+            .iter()
+            .any(|r| r["dedupKey"] == "msg_tail:req_tail")
     })
     .await;
     assert_eq!(rows(&recorder).len(), expected + 1, "only the new request");
     assert!(
-        !recorder.uploads().iter().any(|u| u.raw.contains("tail secret")),
+        !recorder
+            .uploads()
+            .iter()
+            .any(|u| u.raw.contains("tail secret")),
         "no message text"
     );
     let _ = client.start_kill();

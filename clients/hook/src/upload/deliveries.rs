@@ -36,7 +36,12 @@ pub fn entry(host_id: &str, delivery: &DeliveryFact, session: Option<SessionFact
 }
 
 /// A new delivery observed now.
-pub fn delivery(agent: &str, session_id: &str, event: &str, observed_ms: i64) -> Option<DeliveryFact> {
+pub fn delivery(
+    agent: &str,
+    session_id: &str,
+    event: &str,
+    observed_ms: i64,
+) -> Option<DeliveryFact> {
     let event_ok = (1..=64).contains(&event.len())
         && event
             .bytes()
@@ -54,7 +59,12 @@ pub fn delivery(agent: &str, session_id: &str, event: &str, observed_ms: i64) ->
 }
 
 /// The minimal session fact a delivery carries for a session the server may not know yet.
-pub fn session_fact(agent: &str, session_id: &str, cwd: &str, observed_at: &str) -> Option<SessionFact> {
+pub fn session_fact(
+    agent: &str,
+    session_id: &str,
+    cwd: &str,
+    observed_at: &str,
+) -> Option<SessionFact> {
     let slug = baton_transcripts::corpus::slug_of(cwd);
     text_ok(&slug, 256).then(|| SessionFact {
         agent: agent.to_string(),
@@ -73,7 +83,9 @@ pub fn is_delivery(entry: &Entry) -> bool {
         && ["agents", "edges", "usage"]
             .iter()
             .all(|kind| entry.body[kind].as_array().is_none_or(Vec::is_empty))
-        && entry.body["deliveries"].as_array().is_some_and(|d| !d.is_empty())
+        && entry.body["deliveries"]
+            .as_array()
+            .is_some_and(|d| !d.is_empty())
 }
 
 /// One upload carrying every delivery and the (deduplicated) session facts of `entries` whose
@@ -94,9 +106,18 @@ pub fn merge(entries: &[Entry], known: impl Fn(&str) -> bool) -> Entry {
                 sessions.push(session.clone());
             }
         }
-        deliveries.extend(entry.body["deliveries"].as_array().into_iter().flatten().cloned());
+        deliveries.extend(
+            entry.body["deliveries"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .cloned(),
+        );
     }
-    let first = entries.first().map(|e| e.body.clone()).unwrap_or(Value::Null);
+    let first = entries
+        .first()
+        .map(|e| e.body.clone())
+        .unwrap_or(Value::Null);
     Entry {
         path: PATH.to_string(),
         body: json!({
@@ -124,9 +145,20 @@ mod tests {
     #[test]
     fn a_delivery_is_identifiers_only() {
         let d = delivery("codex", "s-1", "UserPromptSubmit", 1_772_359_500_000).expect("valid");
-        assert_eq!(uuid::Uuid::parse_str(&d.delivery_id).expect("uuid").get_version_num(), 4);
+        assert_eq!(
+            uuid::Uuid::parse_str(&d.delivery_id)
+                .expect("uuid")
+                .get_version_num(),
+            4
+        );
         assert_eq!(d.observed_at, "2026-03-01T10:05:00.000Z");
-        let cases = [("Stop", true), ("pre-compact", true), ("", false), ("a b", false), ("x/y", false)];
+        let cases = [
+            ("Stop", true),
+            ("pre-compact", true),
+            ("", false),
+            ("a b", false),
+            ("x/y", false),
+        ];
         for (event, ok) in cases {
             assert_eq!(delivery("codex", "s", event, 0).is_some(), ok, "{event}");
         }
@@ -137,17 +169,32 @@ mod tests {
 
     #[test]
     fn runs_of_deliveries_merge_into_one_upload() {
-        let entries = vec![one("a", "SessionStart", true), one("a", "Stop", true), one("b", "Stop", false)];
+        let entries = vec![
+            one("a", "SessionStart", true),
+            one("a", "Stop", true),
+            one("b", "Stop", false),
+        ];
         assert!(entries.iter().all(is_delivery));
         let merged = merge(&entries, |_| false);
         assert!(is_delivery(&merged));
         assert_eq!(merged.body["deliveries"].as_array().expect("d").len(), 3);
-        assert_eq!(merged.body["sessions"].as_array().expect("s").len(), 1, "deduplicated");
+        assert_eq!(
+            merged.body["sessions"].as_array().expect("s").len(),
+            1,
+            "deduplicated"
+        );
         assert_eq!(merged.body["hostId"], "h-1");
         let known = merge(&entries, |key| key == "claude-code/a");
-        assert_eq!(known.body["sessions"], json!([]), "the server has the session");
+        assert_eq!(
+            known.body["sessions"],
+            json!([]),
+            "the server has the session"
+        );
         assert_eq!(known.body["deliveries"].as_array().expect("d").len(), 3);
-        let close = Entry { path: "/api/v1/agent-sessions/close".into(), body: json!({}) };
+        let close = Entry {
+            path: "/api/v1/agent-sessions/close".into(),
+            body: json!({}),
+        };
         assert!(!is_delivery(&close));
     }
 }

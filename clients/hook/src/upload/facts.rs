@@ -167,10 +167,7 @@ fn agent_fact(agent: &str, session_id: &str, node: &Agent, span: Option<&Span<'_
             AgentKind::Compaction => "compaction",
         },
         parent_agent_id: node.parent_agent_id.clone(),
-        subagent_type: node
-            .subagent_type
-            .clone()
-            .filter(|kind| text_ok(kind, 128)),
+        subagent_type: node.subagent_type.clone().filter(|kind| text_ok(kind, 128)),
         spawn_tool: node.spawn_tool.clone().filter(|tool| text_ok(tool, 64)),
         model: span
             .and_then(|span| span.model)

@@ -100,7 +100,12 @@ impl Planner {
 
     /// Notes that the current batch carries part of `key`'s facts.
     fn carries_facts(&mut self, key: &str) {
-        if self.current.facts.last().is_none_or(|(last, _)| last != key) {
+        if self
+            .current
+            .facts
+            .last()
+            .is_none_or(|(last, _)| last != key)
+        {
             self.current.facts.push((key.to_string(), None));
         }
     }

@@ -27,10 +27,9 @@ pub enum Verdict {
 pub fn verdict(answer: Result<Answer, Failure>) -> Verdict {
     match answer {
         Ok(answer) if answer.ok() => Verdict::Accepted,
-        Ok(answer) if matches!(answer.status, 400 | 404 | 409 | 413 | 422) => Verdict::Refused(
-            answer.status,
-            answer.text("error").map(str::to_string),
-        ),
+        Ok(answer) if matches!(answer.status, 400 | 404 | 409 | 413 | 422) => {
+            Verdict::Refused(answer.status, answer.text("error").map(str::to_string))
+        }
         Ok(answer) => Verdict::Later(
             answer.status,
             answer.text("error").unwrap_or("unavailable").to_string(),

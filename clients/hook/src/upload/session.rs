@@ -150,9 +150,17 @@ mod tests {
         let refused = [
             ("claude-code", "x", "/tmp/x.jsonl"),
             ("claude-code", "x", "/tmp/x.txt"),
-            ("claude-code", "other", "/h/.claude/projects/-w-app/0b1c.jsonl"),
+            (
+                "claude-code",
+                "other",
+                "/h/.claude/projects/-w-app/0b1c.jsonl",
+            ),
             ("claude-code", "0b1c", "/h/elsewhere/-w-app/0b1c.jsonl"),
-            ("codex", "019c", "/h/.codex/other/2026/02/23/rollout-019c.jsonl"),
+            (
+                "codex",
+                "019c",
+                "/h/.codex/other/2026/02/23/rollout-019c.jsonl",
+            ),
             ("cursor", "c", "/a/projects/b/c.jsonl"),
         ];
         for (agent, session, path) in refused {

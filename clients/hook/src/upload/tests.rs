@@ -136,7 +136,13 @@ fn batches_from_the_fixtures_carry_no_transcript_text_and_no_path() {
         .iter()
         .filter_map(|s| Ledger::default().delta(s))
         .collect();
-    let planned = plan("h-test", Some("0.1.0"), deltas, Vec::new(), Limits::default());
+    let planned = plan(
+        "h-test",
+        Some("0.1.0"),
+        deltas,
+        Vec::new(),
+        Limits::default(),
+    );
     let bodies: Vec<Value> = planned
         .iter()
         .map(|p| serde_json::to_value(&p.batch).expect("json"))
@@ -154,7 +160,11 @@ fn batches_from_the_fixtures_carry_no_transcript_text_and_no_path() {
         }
     }
     let content: Vec<&String> = content.iter().filter(|c| c.len() >= 8).collect();
-    assert!(content.len() > 100, "the fixtures hold text: {}", content.len());
+    assert!(
+        content.len() > 100,
+        "the fixtures hold text: {}",
+        content.len()
+    );
     for text in &sent {
         assert!(!text.contains('/'), "a path-like string was sent: {text}");
         for c in &content {
@@ -190,8 +200,13 @@ fn fixture_facts_match_the_corpus() {
     let built = facts::build(&corpus);
     assert_eq!(built.sessions.len(), corpus.sessions.len());
     let rows: usize = built.sessions.iter().map(|s| s.usage.len()).sum();
-    assert_eq!(rows, corpus.records.len(), "every deduplicated record, once");
-    let total = |u: &UsageFact| u.input + u.output + u.cache_read + u.cache_write_5m + u.cache_write_1h;
+    assert_eq!(
+        rows,
+        corpus.records.len(),
+        "every deduplicated record, once"
+    );
+    let total =
+        |u: &UsageFact| u.input + u.output + u.cache_read + u.cache_write_5m + u.cache_write_1h;
     let sent: u64 = built
         .sessions
         .iter()
@@ -274,7 +289,13 @@ fn splitting_keeps_every_batch_within_bounds_and_in_dependency_order() {
         max_bytes: usize::MAX,
     };
     // (agents, rows per session, sessions) -> batches
-    let cases = [(1, 1, 1, 1), (1, 4, 1, 1), (1, 5, 1, 2), (7, 0, 1, 3), (2, 9, 3, 7)];
+    let cases = [
+        (1, 1, 1, 1),
+        (1, 4, 1, 1),
+        (1, 5, 1, 2),
+        (7, 0, 1, 3),
+        (2, 9, 3, 7),
+    ];
     for (agents, rows, sessions, batches) in cases {
         let deltas: Vec<_> = (0..sessions)
             .map(|n| {
@@ -326,7 +347,13 @@ fn a_byte_budget_splits_too() {
         max_bytes: row.len() * 10,
         ..Limits::default()
     };
-    let planned = plan("h", None, vec![Ledger::default().delta(&facts).expect("new")], Vec::new(), limits);
+    let planned = plan(
+        "h",
+        None,
+        vec![Ledger::default().delta(&facts).expect("new")],
+        Vec::new(),
+        limits,
+    );
     assert!(planned.len() >= 5, "{}", planned.len());
     for p in &planned {
         let size = serde_json::to_vec(&p.batch).expect("json").len();
@@ -343,10 +370,16 @@ fn deliveries_are_batched_within_their_bound() {
         event: "Stop".into(),
         observed_at: "2026-03-01T10:00:00.000Z".into(),
     };
-    let planned = plan("h", None, Vec::new(), (0..5).map(delivery).collect(), Limits {
-        deliveries: 2,
-        ..Limits::default()
-    });
+    let planned = plan(
+        "h",
+        None,
+        Vec::new(),
+        (0..5).map(delivery).collect(),
+        Limits {
+            deliveries: 2,
+            ..Limits::default()
+        },
+    );
     let sizes: Vec<usize> = planned.iter().map(|p| p.batch.deliveries.len()).collect();
     assert_eq!(sizes, vec![2, 2, 1]);
 }
@@ -390,14 +423,22 @@ fn unanswered_batches_are_not_recorded() {
         usage: 4,
         ..Limits::default()
     };
-    let planned = plan("h", None, vec![Ledger::default().delta(&facts).expect("new")], Vec::new(), limits);
+    let planned = plan(
+        "h",
+        None,
+        vec![Ledger::default().delta(&facts).expect("new")],
+        Vec::new(),
+        limits,
+    );
     assert!(planned.len() >= 3);
     // The first batch (part of the facts) failed, the rest went through.
     let mut answered = vec![true; planned.len()];
     answered[0] = false;
     let mut ledger = Ledger::default();
     ledger.acknowledge(&planned, &answered);
-    let delta = ledger.delta(&facts).expect("the facts were not all acknowledged");
+    let delta = ledger
+        .delta(&facts)
+        .expect("the facts were not all acknowledged");
     assert!(delta.facts.is_some());
     let acknowledged_rows: usize = planned[1..].iter().map(|p| p.usage.len()).sum();
     assert_eq!(delta.usage.len(), 9 - acknowledged_rows);
@@ -408,10 +449,20 @@ fn the_ledger_file_is_private_and_survives_a_round_trip() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().expect("dir");
     let path = Ledger::path(dir.path());
-    assert_eq!(Ledger::load(&path).sessions.len(), 0, "absent reads as empty");
+    assert_eq!(
+        Ledger::load(&path).sessions.len(),
+        0,
+        "absent reads as empty"
+    );
     let facts = session_with("k", 1, 2);
     let mut ledger = Ledger::load(&path);
-    let planned = plan("h", None, vec![ledger.delta(&facts).expect("new")], Vec::new(), Limits::default());
+    let planned = plan(
+        "h",
+        None,
+        vec![ledger.delta(&facts).expect("new")],
+        Vec::new(),
+        Limits::default(),
+    );
     ledger.acknowledge(&planned, &[true]);
     ledger.save(&path).expect("save");
     let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
@@ -419,7 +470,10 @@ fn the_ledger_file_is_private_and_survives_a_round_trip() {
     assert_eq!(Ledger::load(&path), ledger);
     assert_eq!(Ledger::load(&path).delta(&facts), None);
     std::fs::write(&path, b"{not json").expect("damage");
-    assert!(Ledger::load(&path).delta(&facts).is_some(), "damaged reads as empty");
+    assert!(
+        Ledger::load(&path).delta(&facts).is_some(),
+        "damaged reads as empty"
+    );
 }
 
 #[test]

@@ -74,7 +74,11 @@ fn the_spawn_result_decides_how_the_agent_ended() {
         (
             "an async launch is no end",
             head.clone()
-                + &result("toolu_a", "", r#"{"status":"async_launched","agentId":"a1"}"#),
+                + &result(
+                    "toolu_a",
+                    "",
+                    r#"{"status":"async_launched","agentId":"a1"}"#,
+                ),
             None,
         ),
         (
@@ -116,7 +120,10 @@ fn spawn_end_rules() {
 fn a_result_read_in_a_later_tail_still_ends_the_agent() {
     let layout = Layout::new();
     let cache = tempfile::tempdir().expect("cache");
-    let main = layout.claude_file("-p/s1.jsonl", &(spawn("toolu_a") + &progress("toolu_a", "a1")));
+    let main = layout.claude_file(
+        "-p/s1.jsonl",
+        &(spawn("toolu_a") + &progress("toolu_a", "a1")),
+    );
     layout.claude_file(
         "-p/s1/subagents/agent-a1.jsonl",
         &assistant("msg_a", Some("ra"), true, MODEL, USAGE),
