@@ -81,7 +81,7 @@ fn drain_until_empty(env: &Env, spool: &Spool, give_up_at: Instant) -> bool {
                 return false;
             }
         };
-        let drained = spool.drain(&client, false, |status| {
+        let drained = spool.drain_all(&client, false, |status| {
             log::line(&state_dir, "drain", "-", &format!("spool_refused_{status}"));
         });
         let wait = if drained.busy {

@@ -153,7 +153,13 @@ fn record_delivery(state_dir: &std::path::Path, harness: Harness, input: &payloa
     else {
         return;
     };
-    let session = input.cwd.as_deref().and_then(|cwd| {
+    // The project: the working folder's slug, else the transcript's project folder (already
+    // a slug) — never the path itself.
+    let folder = input.cwd.clone().or_else(|| {
+        let path = std::path::Path::new(input.transcript_path.as_deref()?);
+        Some(path.parent()?.file_name()?.to_str()?.to_string())
+    });
+    let session = folder.as_deref().and_then(|cwd| {
         upload::deliveries::session_fact(
             harness.name(),
             &input.session_id,
@@ -187,7 +193,7 @@ fn drain() {
         log::line(&state_dir, "drain", "-", "config_missing");
         return;
     };
-    spool::Spool::in_state(&state_dir).drain(&client, true, |status| {
+    spool::Spool::in_state(&state_dir).drain_all(&client, true, |status| {
         log::line(&state_dir, "drain", "-", &format!("spool_refused_{status}"));
     });
 }

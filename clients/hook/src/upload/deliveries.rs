@@ -90,7 +90,7 @@ pub fn is_delivery(entry: &Entry) -> bool {
 
 /// One upload carrying every delivery and the (deduplicated) session facts of `entries` whose
 /// session `known` (the ledger) does not already have acknowledged.
-pub fn merge(entries: &[Entry], known: impl Fn(&str) -> bool) -> Entry {
+pub fn merge(entries: &[Entry], known: impl Fn(&str) -> bool + Copy) -> Entry {
     let mut sessions: Vec<Value> = Vec::new();
     let mut deliveries: Vec<Value> = Vec::new();
     for entry in entries {
