@@ -115,6 +115,7 @@ pub fn json_summary(summary: &Summary) -> serde_json::Value {
         "rowsSent": summary.rows_sent,
         "rowsUnchanged": summary.rows_unchanged,
         "batchesSent": summary.batches_sent,
+        "deliveriesSent": summary.deliveries_sent,
         "invalid": summary.invalid,
         "nothingNew": nothing_new(summary),
         "stopped": summary.stopped,

@@ -1,7 +1,7 @@
 //! `baton-hook`: the one binary Claude Code, Codex and Cursor hook settings call.
 //!
 //! ```text
-//! baton-hook <claude-code|codex|cursor> <session-start|stop|session-end|pre-compact> [--nudge]
+//! baton-hook <claude-code|codex|cursor> <session-start|stop|session-end|pre-compact|user-prompt-submit> [--nudge]
 //! baton-hook install   --harness <h> [--scope user|project] [--project-dir DIR] [--nudge]
 //! baton-hook uninstall --harness <h> [--scope user|project] [--project-dir DIR]
 //! baton-hook drain        send what the spool holds (waits for a drain already running)
@@ -10,6 +10,9 @@
 //! baton-hook ingest [--json] [--no-cache] [--resend]  backfill every local transcript's usage
 //! baton-hook sidecar ...  (started by SessionStart, never by hand)
 //! ```
+//!
+//! Every delivery a hook run handles is also recorded, identifiers only, in the spool for the
+//! usage context ([`upload::deliveries`]); `user-prompt-submit` does nothing else.
 //!
 //! A hook run never breaks the agent: whatever happens it exits 0, prints nothing unless it
 //! has something for the harness, and writes at most a line per failure to its local log.

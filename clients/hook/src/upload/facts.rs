@@ -10,7 +10,10 @@
 //!   its end is the tree's ended evidence, dated by the result line (else its last activity);
 //! - a fact the server would refuse (an id, model or slug outside the contract's bounds or
 //!   holding control characters) is left out and counted in [`Built::invalid`], with the usage
-//!   rows that name it: one bad row never costs the rest of the upload.
+//!   rows that name it: one bad row never costs the rest of the upload;
+//! - instants must lie between 2000-01-01 and a day after `now` (the server's window): a usage
+//!   row outside it is left out and counted, an activity or end instant outside it is omitted
+//!   (an end without its instant is omitted with it); a count above 10^12 tokens is left out.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -47,8 +50,23 @@ pub fn session_key(agent: &str, session_id: &str) -> String {
     format!("{agent}/{session_id}")
 }
 
-/// Builds the facts of every session of `corpus`.
-pub fn build(corpus: &Corpus) -> Built {
+/// The earliest instant the server takes (2000-01-01T00:00:00Z), in milliseconds.
+pub const EARLIEST_MS: i64 = 946_684_800_000;
+/// How far past `now` an instant may lie (clock skew between machines).
+pub const SKEW_MS: i64 = 86_400_000;
+/// The largest token count of one kind the server takes.
+pub const MAX_TOKENS: u64 = 1_000_000_000_000;
+
+/// An instant the server takes, as RFC 3339; `None` outside the window.
+fn instant(ms: i64, now_ms: i64) -> Option<String> {
+    (EARLIEST_MS..=now_ms.saturating_add(SKEW_MS))
+        .contains(&ms)
+        .then(|| timestamp(ms))
+        .flatten()
+}
+
+/// Builds the facts of every session of `corpus`, with `now_ms` bounding its instants.
+pub fn build(corpus: &Corpus, now_ms: i64) -> Built {
     let mut records: BTreeMap<(Harness, &str), Vec<&UsageRecord>> = BTreeMap::new();
     for record in &corpus.records {
         records
@@ -61,7 +79,7 @@ pub fn build(corpus: &Corpus) -> Built {
         let own = records
             .remove(&(session.harness, session.session_id.as_str()))
             .unwrap_or_default();
-        match session_facts(session, &own) {
+        match session_facts(session, &own, now_ms) {
             Some((facts, invalid)) => {
                 built.invalid += invalid;
                 built.sessions.push(facts);
@@ -76,7 +94,12 @@ pub fn build(corpus: &Corpus) -> Built {
 
 /// One session's facts, and how many of its facts were left out; `None` when the session
 /// itself is outside the bounds.
-pub fn session_facts(session: &Session, records: &[&UsageRecord]) -> Option<(SessionFacts, u64)> {
+pub fn session_facts(
+    session: &Session,
+    records: &[&UsageRecord],
+    now_ms: i64,
+) -> Option<(SessionFacts, u64)> {
+    let instant = |ms: i64| instant(ms, now_ms);
     let agent = session.harness.as_str().to_string();
     if !text_ok(&session.session_id, 256) || !text_ok(&session.project_slug, 256) {
         return None;
@@ -94,8 +117,8 @@ pub fn session_facts(session: &Session, records: &[&UsageRecord]) -> Option<(Ses
             .cloned()
             .collect(),
         output_under_reported: session.output_under_reported,
-        first_activity_at: session.first_ms.and_then(timestamp),
-        last_activity_at: session.last_ms.and_then(timestamp),
+        first_activity_at: session.first_ms.and_then(instant),
+        last_activity_at: session.last_ms.and_then(instant),
     };
     let mut spans: BTreeMap<Option<&str>, Span<'_>> = BTreeMap::new();
     for record in records {
@@ -114,7 +137,7 @@ pub fn session_facts(session: &Session, records: &[&UsageRecord]) -> Option<(Ses
         }
         known.insert(node.agent_id.clone());
         let span = spans.get(&node.agent_id.as_deref());
-        agents.push(agent_fact(&agent, &session.session_id, node, span));
+        agents.push(agent_fact(&agent, &session.session_id, node, span, now_ms));
         if let (Some(child), Some(path)) = (&node.agent_id, node.join_path) {
             edges.push(EdgeFact {
                 agent: agent.clone(),
@@ -131,7 +154,16 @@ pub fn session_facts(session: &Session, records: &[&UsageRecord]) -> Option<(Ses
     for record in records {
         let key = record.dedup_key();
         let model_ok = record.model.as_deref().is_none_or(|m| text_ok(m, 128));
-        let Some(at) = timestamp(record.timestamp_ms) else {
+        let counts_ok = [
+            record.tokens.input,
+            record.tokens.output,
+            record.tokens.cache_read,
+            record.tokens.cache_write_5m,
+            record.tokens.cache_write_1h,
+        ]
+        .iter()
+        .all(|count| *count <= MAX_TOKENS);
+        let Some(at) = instant(record.timestamp_ms).filter(|_| counts_ok) else {
             invalid += 1;
             continue;
         };
@@ -151,10 +183,17 @@ pub fn session_facts(session: &Session, records: &[&UsageRecord]) -> Option<(Ses
     Some((facts, invalid))
 }
 
-fn agent_fact(agent: &str, session_id: &str, node: &Agent, span: Option<&Span<'_>>) -> AgentFact {
+fn agent_fact(
+    agent: &str,
+    session_id: &str,
+    node: &Agent,
+    span: Option<&Span<'_>>,
+    now_ms: i64,
+) -> AgentFact {
+    let instant = |ms: i64| instant(ms, now_ms);
     let last_ms = span.map(|span| span.last_ms);
     let ended = node.ended.and_then(|ended| {
-        let at = ended.at_ms.or(last_ms).and_then(timestamp)?;
+        let at = ended.at_ms.or(last_ms).and_then(instant)?;
         Some((ended.status.as_str(), at))
     });
     AgentFact {
@@ -173,8 +212,8 @@ fn agent_fact(agent: &str, session_id: &str, node: &Agent, span: Option<&Span<'_
             .and_then(|span| span.model)
             .filter(|model| text_ok(model, 128))
             .map(str::to_string),
-        first_activity_at: span.and_then(|span| timestamp(span.first_ms)),
-        last_activity_at: last_ms.and_then(timestamp),
+        first_activity_at: span.and_then(|span| instant(span.first_ms)),
+        last_activity_at: last_ms.and_then(instant),
         ended: ended.as_ref().map(|(status, _)| *status),
         ended_at: ended.map(|(_, at)| at),
     }

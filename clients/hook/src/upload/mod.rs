@@ -58,7 +58,7 @@ pub fn run(
     resend: bool,
     post: impl FnMut(&Value) -> Result<Answer, Failure>,
 ) -> Summary {
-    let built = facts::build(corpus);
+    let built = facts::build(corpus, chrono::Utc::now().timestamp_millis());
     let mut ledger = Ledger::load(ledger_path);
     let nothing_sent = Ledger::default();
     let basis = if resend { &nothing_sent } else { &ledger };

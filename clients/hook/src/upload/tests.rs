@@ -17,6 +17,8 @@ fn fixtures() -> PathBuf {
 }
 
 const SPOTTER: &str = "fa812bfe-b295-4cca-9c2f-fdf01028cb46";
+/// 2026-12-01T00:00:00Z: after every fixture.
+const NOW_MS: i64 = 1_796_083_200_000;
 
 /// Every fixture transcript laid out under `dir` as the harnesses write them.
 fn fixture_roots(dir: &Path) -> Roots {
@@ -129,7 +131,7 @@ fn strings(value: &Value, out: &mut Vec<String>) {
 #[test]
 fn batches_from_the_fixtures_carry_no_transcript_text_and_no_path() {
     let (dir, corpus) = fixture_corpus();
-    let built = facts::build(&corpus);
+    let built = facts::build(&corpus, NOW_MS);
     assert_eq!(built.invalid, 0);
     let deltas: Vec<_> = built
         .sessions
@@ -197,7 +199,7 @@ fn walk_files(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn fixture_facts_match_the_corpus() {
     let (_dir, corpus) = fixture_corpus();
-    let built = facts::build(&corpus);
+    let built = facts::build(&corpus, NOW_MS);
     assert_eq!(built.sessions.len(), corpus.sessions.len());
     let rows: usize = built.sessions.iter().map(|s| s.usage.len()).sum();
     assert_eq!(
@@ -252,7 +254,7 @@ fn fixture_facts_match_the_corpus() {
 
 fn session_with(key: &str, agents: usize, rows: usize) -> SessionFacts {
     let (_dir, corpus) = fixture_corpus();
-    let mut facts = facts::build(&corpus)
+    let mut facts = facts::build(&corpus, NOW_MS)
         .sessions
         .into_iter()
         .find(|s| s.session.session_id == SPOTTER)
@@ -492,4 +494,46 @@ fn identifiers_outside_the_contract_are_left_out() {
     assert!(facts::text_ok("-spotter", 256));
     assert!(!facts::text_ok("a\u{7}b", 256));
     assert!(!facts::text_ok("", 256));
+}
+
+#[test]
+fn instants_outside_the_servers_window_are_left_out() {
+    let (_dir, corpus) = fixture_corpus();
+    let session = corpus
+        .sessions
+        .iter()
+        .find(|s| s.session_id == SPOTTER)
+        .expect("spotter");
+    let mut records: Vec<_> = corpus
+        .records
+        .iter()
+        .filter(|r| r.session_id == SPOTTER)
+        .cloned()
+        .collect();
+    let n = records.len();
+    // (timestamp, kept)
+    let cases = [
+        (0, false),
+        (facts::EARLIEST_MS - 1, false),
+        (facts::EARLIEST_MS, true),
+        (NOW_MS + facts::SKEW_MS, true),
+        (NOW_MS + facts::SKEW_MS + 1, false),
+    ];
+    for (record, (ms, _)) in records.iter_mut().zip(cases) {
+        record.timestamp_ms = ms;
+    }
+    records[5].tokens.output = facts::MAX_TOKENS + 1;
+    let refs: Vec<_> = records.iter().collect();
+    let (built, invalid) = facts::session_facts(session, &refs, NOW_MS).expect("session");
+    let kept = cases.iter().filter(|(_, kept)| *kept).count();
+    assert_eq!(invalid as usize, cases.len() - kept + 1);
+    assert_eq!(built.usage.len(), n - (cases.len() - kept) - 1);
+    let mut early = session.clone();
+    early.first_ms = Some(0);
+    let (built, _) = facts::session_facts(&early, &refs, NOW_MS).expect("session");
+    assert_eq!(
+        built.session.first_activity_at, None,
+        "omitted, not refused"
+    );
+    assert!(built.session.last_activity_at.is_some());
 }
