@@ -81,7 +81,7 @@ impl Spool {
         flushes: bool,
         mut on_refused: impl FnMut(u16),
     ) -> Drained {
-        let state_dir = self.dir.parent().map(Path::to_path_buf).unwrap_or_default();
+        let state_dir = self.state.clone();
         self.drain_locking(wait, |entry| {
             let sent = if entry.path == crate::upload::session::FLUSH {
                 if !flushes {
@@ -130,7 +130,7 @@ impl Spool {
                     None => return drained,
                 },
             };
-            if !replay(&batch, &mut send, &mut drained) {
+            if !replay(&batch, &self.state, &mut send, &mut drained) {
                 drained.stopped = true;
                 return drained;
             }
@@ -166,7 +166,12 @@ fn done_path(batch: &Path) -> std::path::PathBuf {
 
 /// Replays one batch from its recorded progress; false when the server could not take an
 /// entry now.
-fn replay(batch: &Path, send: &mut impl FnMut(&Entry) -> Sent, drained: &mut Drained) -> bool {
+fn replay(
+    batch: &Path,
+    state_dir: &Path,
+    send: &mut impl FnMut(&Entry) -> Sent,
+    drained: &mut Drained,
+) -> bool {
     let Ok(bytes) = std::fs::read(batch) else {
         return true;
     };
@@ -194,10 +199,8 @@ fn replay(batch: &Path, send: &mut impl FnMut(&Entry) -> Sent, drained: &mut Dra
                         }
                         next += 1;
                     }
-                    let ledger = ledger.get_or_insert_with(|| {
-                        let state_dir = batch.parent().and_then(Path::parent).unwrap_or(batch);
-                        Ledger::load(&Ledger::path(state_dir))
-                    });
+                    let ledger =
+                        ledger.get_or_insert_with(|| Ledger::load(&Ledger::path(state_dir)));
                     let known =
                         |key: &str| ledger.sessions.get(key).is_some_and(|s| s.facts.is_some());
                     let merged = deliveries::merge(&run, known);
@@ -395,7 +398,7 @@ mod tests {
     #[test]
     fn an_inline_drain_leaves_a_final_flush_to_the_detached_one() {
         let dir = tempfile::tempdir().expect("dir");
-        let spool = Spool::in_state(dir.path());
+        let spool = Spool::usage_in_state(dir.path());
         let flush = Entry {
             path: crate::upload::session::FLUSH.into(),
             body: json!({"agent": "claude-code", "sessionId": "s", "transcriptPath": "/nowhere/s.jsonl"}),

@@ -24,7 +24,13 @@ pub fn run(hook: &Hook, input: &Input) -> Option<Value> {
     if let Some(path) = &input.transcript_path {
         let mut flush = hook.key(&input.session_id);
         flush["transcriptPath"] = json!(path);
-        hook.spool(crate::upload::session::FLUSH, flush);
+        let entry = crate::spool::Entry {
+            path: crate::upload::session::FLUSH.to_string(),
+            body: flush,
+        };
+        if let Err(error) = crate::spool::Spool::usage_in_state(&hook.state_dir).append(&entry) {
+            hook.log(error.code());
+        }
     }
     if input.reason.as_deref() == Some("clear") {
         clear_marker::mark_cleared(hook, &input.session_id);

@@ -171,7 +171,7 @@ fn record_delivery(state_dir: &std::path::Path, harness: Harness, input: &payloa
         )
     });
     let entry = upload::deliveries::entry(&process::host_id(), &delivery, session);
-    if let Err(error) = spool::Spool::in_state(state_dir).append(&entry) {
+    if let Err(error) = spool::Spool::usage_in_state(state_dir).append(&entry) {
         log::line(state_dir, input.event.word(), harness.name(), error.code());
     }
 }
@@ -198,5 +198,8 @@ fn drain() {
     };
     spool::Spool::in_state(&state_dir).drain_all(&client, true, |status| {
         log::line(&state_dir, "drain", "-", &format!("spool_refused_{status}"));
+    });
+    spool::Spool::usage_in_state(&state_dir).drain_all(&client, true, |status| {
+        log::line(&state_dir, "drain", "-", &format!("usage_refused_{status}"));
     });
 }

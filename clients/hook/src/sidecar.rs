@@ -163,17 +163,25 @@ impl Sidecar {
     }
 
     fn drain(&self) {
-        let spool = Spool::in_state(&self.state_dir);
-        if spool.is_empty() {
-            return;
-        }
-        if let Some(client) = self.http() {
+        let spools = [
+            (Spool::in_state(&self.state_dir), "spool_refused"),
+            (Spool::usage_in_state(&self.state_dir), "usage_refused"),
+        ];
+        for (spool, refused) in spools {
+            if spool.is_empty() {
+                continue;
+            }
+            let Some(client) = self.http() else {
+                return;
+            };
             let drained = spool.drain(&client, false, |status| {
-                self.log(&format!("spool_refused_{status}"))
+                self.log(&format!("{refused}_{status}"))
             });
             if drained.stopped {
-                // The drainer backs off and keeps at it; this sidecar goes on pulsing.
+                // The drainer backs off and keeps at it (and runs final flushes); this
+                // sidecar goes on pulsing.
                 crate::drainer::start_if_needed(&self.state_dir);
+                return;
             }
         }
     }

@@ -293,7 +293,17 @@ async fn session_end_spools_a_flush_the_drain_uploads_and_every_delivery_is_reco
         run.elapsed
     );
 
-    let spooled = home.spooled();
+    let lifecycle: Vec<Value> = home.spooled();
+    let lifecycle_paths: Vec<&str> = lifecycle
+        .iter()
+        .map(|e| e["path"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        lifecycle_paths,
+        ["/api/v1/agent-sessions/close"],
+        "the lifecycle spool as before"
+    );
+    let spooled = home.usage_spooled();
     let paths: Vec<&str> = spooled
         .iter()
         .map(|e| e["path"].as_str().unwrap_or(""))
@@ -303,10 +313,9 @@ async fn session_end_spools_a_flush_the_drain_uploads_and_every_delivery_is_reco
         [
             "/api/v1/usage/batches",
             "/api/v1/usage/batches",
-            "/api/v1/agent-sessions/close",
             "baton-hook:usage-flush"
         ],
-        "a delivery per hook run, the close, then the final flush"
+        "a delivery per hook run, then the final flush, in the usage spool"
     );
     let spool_text = serde_json::to_string(&spooled).expect("json");
     assert!(
@@ -340,6 +349,11 @@ async fn session_end_spools_a_flush_the_drain_uploads_and_every_delivery_is_reco
     let status = home.command(&["drain"]).status().await.expect("drain");
     assert!(status.success());
     assert!(home.spooled().is_empty(), "{:?}", home.spooled());
+    assert!(
+        home.usage_spooled().is_empty(),
+        "{:?}",
+        home.usage_spooled()
+    );
     let uploads: Vec<Upload> = server
         .uploads()
         .into_iter()
