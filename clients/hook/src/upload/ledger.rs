@@ -10,6 +10,8 @@
 //!   between an upload and the write only re-sends (every upload is idempotent on the server);
 //! - a facts hash is recorded only when every batch that carried a part of those facts was
 //!   acknowledged;
+//! - a batch refused with 404 (the server lacks what the ledger says it has) makes the
+//!   ledger forget the sessions it carried, so the next run sends them whole;
 //! - the file (`usage/ledger.json` in the state folder) is private (0600) and replaced
 //!   atomically; an unreadable or foreign file counts as empty (everything is sent again, which
 //!   the server absorbs).

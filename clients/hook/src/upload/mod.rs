@@ -111,7 +111,23 @@ pub fn run(
         }
     }
     ledger.acknowledge(&planned, &answered);
-    if answered.iter().any(|ok| *ok) {
+    // A batch refused as naming what the server does not have (404: its store was reset, or
+    // a fact went missing) makes the ledger forget those sessions: the next run sends them
+    // whole again, which the server absorbs.
+    let mut forgot = false;
+    for (plan, verdict) in planned.iter().zip(&verdicts) {
+        if matches!(verdict, Verdict::Refused(404, _)) {
+            for key in plan
+                .usage
+                .iter()
+                .map(|(key, _, _)| key)
+                .chain(plan.facts.iter().map(|(key, _)| key))
+            {
+                forgot |= ledger.sessions.remove(key).is_some();
+            }
+        }
+    }
+    if forgot || answered.iter().any(|ok| *ok) {
         // The ledger only saves work: failing to write it re-sends next time, harmlessly.
         let _ = ledger.save(ledger_path);
     }

@@ -537,3 +537,89 @@ fn instants_outside_the_servers_window_are_left_out() {
     );
     assert!(built.session.last_activity_at.is_some());
 }
+
+/// A server answering every upload with `status`, recording the bodies.
+fn accept(
+    bodies: &mut Vec<Value>,
+    status: u16,
+) -> impl FnMut(&Value) -> Result<crate::http::Answer, crate::http::Failure> + '_ {
+    move |body| {
+        bodies.push(body.clone());
+        Ok(crate::http::Answer {
+            status,
+            body: serde_json::json!({"error": "not_found"}),
+            retry_after: None,
+        })
+    }
+}
+
+#[test]
+fn a_run_sends_what_is_new_and_a_not_found_makes_the_next_send_the_session_whole() {
+    let (_dir, corpus) = fixture_corpus();
+    let state = tempfile::tempdir().expect("state");
+    let ledger = Ledger::path(state.path());
+    let rows = |bodies: &[Value]| -> usize {
+        bodies
+            .iter()
+            .map(|b| b["usage"].as_array().map_or(0, Vec::len))
+            .sum()
+    };
+    let mut first = Vec::new();
+    let summary = super::run(
+        &corpus,
+        Vec::new(),
+        &ledger,
+        "h",
+        false,
+        accept(&mut first, 200),
+    );
+    assert_eq!(rows(&first), corpus.records.len());
+    assert_eq!(summary.rows_sent as usize, corpus.records.len());
+    let mut second = Vec::new();
+    let summary = super::run(
+        &corpus,
+        Vec::new(),
+        &ledger,
+        "h",
+        false,
+        accept(&mut second, 200),
+    );
+    assert!(second.is_empty(), "nothing new");
+    assert_eq!(summary.sessions_unchanged, summary.sessions);
+
+    // The server lost a session: a row of it comes back 404 and the session is sent whole.
+    let mut grown = corpus.clone();
+    let row = grown
+        .records
+        .iter_mut()
+        .find(|r| r.session_id == SPOTTER)
+        .expect("row");
+    row.tokens.output += 1;
+    let mut refused = Vec::new();
+    let summary = super::run(
+        &grown,
+        Vec::new(),
+        &ledger,
+        "h",
+        false,
+        accept(&mut refused, 404),
+    );
+    assert_eq!(summary.failures, vec![(404, "not_found".to_string())]);
+    assert_eq!(rows(&refused), 1, "only the changed row was tried");
+    let mut again = Vec::new();
+    super::run(
+        &grown,
+        Vec::new(),
+        &ledger,
+        "h",
+        false,
+        accept(&mut again, 200),
+    );
+    let spotter_rows = grown
+        .records
+        .iter()
+        .filter(|r| r.session_id == SPOTTER)
+        .count();
+    assert_eq!(rows(&again), spotter_rows, "the whole session again");
+    assert_eq!(again[0]["sessions"].as_array().expect("s").len(), 1);
+}
