@@ -80,16 +80,34 @@ fn service_name(resource: Option<&Resource>) -> String {
 impl Receiver {
     /// Starts serving on 127.0.0.1 at a free port; returns the receiver and its endpoint URL.
     pub async fn start() -> (Receiver, String) {
+        Receiver::start_with(None).await
+    }
+
+    /// Serves TLS only with `tls` (a collector behind a private CA); the endpoint is
+    /// `https://localhost:<port>` so the certificate's name is what the exporter verifies.
+    pub async fn start_tls(tls: tonic::transport::ServerTlsConfig) -> (Receiver, String) {
+        Receiver::start_with(Some(tls)).await
+    }
+
+    async fn start_with(tls: Option<tonic::transport::ServerTlsConfig>) -> (Receiver, String) {
         let receiver = Receiver::default();
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let address = listener.local_addr().expect("addr");
         let incoming = tonic::transport::server::TcpIncoming::from(listener);
-        let server = tonic::transport::Server::builder()
+        let mut builder = tonic::transport::Server::builder();
+        let endpoint = match tls {
+            Some(tls) => {
+                builder = builder.tls_config(tls).expect("receiver TLS");
+                format!("https://localhost:{}", address.port())
+            }
+            None => format!("http://{address}"),
+        };
+        let server = builder
             .add_service(TraceServiceServer::new(receiver.clone()))
             .add_service(MetricsServiceServer::new(receiver.clone()))
             .serve_with_incoming(incoming);
         tokio::spawn(server);
-        (receiver, format!("http://{address}"))
+        (receiver, endpoint)
     }
 
     /// Every span received so far.

@@ -8,6 +8,7 @@
 //! corpus evaluation. The kill switch (`BATON_CLOSER_ENABLED`, default off) stops the sweep and
 //! the consumer: nothing runs, nothing is billed, messages wait in their queue.
 
+pub mod budget_gauge;
 pub mod config;
 pub mod consume;
 pub mod eval;

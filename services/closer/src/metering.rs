@@ -68,6 +68,7 @@ impl Meter {
         .bind(month_start(now))
         .fetch_one(&mut *transaction)
         .await?;
+        crate::budget_gauge::record(pass.tenant_id, (now.year(), now.month()), spent, limit);
         if spent + tokens > limit {
             transaction.commit().await?;
             return Ok(None);

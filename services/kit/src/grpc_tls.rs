@@ -41,7 +41,8 @@ const KEYS: [&str; 3] = [
     "BATON_GRPC_TLS_CA",
 ];
 
-fn read(key: &str, path: &str) -> Result<Vec<u8>, ConfigError> {
+/// Reads a PEM file named by `key`, or says which variable points at what.
+pub(crate) fn read_pem(key: &str, path: &str) -> Result<Vec<u8>, ConfigError> {
     let bytes = std::fs::read(path)
         .map_err(|error| ConfigError::new(key, format!("cannot read {path}: {error}")))?;
     if !String::from_utf8_lossy(&bytes).contains("-----BEGIN ") {
@@ -57,9 +58,9 @@ impl GrpcTls {
         match paths.as_slice() {
             [None, None, None] => Ok(None),
             [Some(cert), Some(key), Some(ca)] => Ok(Some(GrpcTls {
-                cert: read(KEYS[0], cert)?,
-                key: read(KEYS[1], key)?,
-                ca: read(KEYS[2], ca)?,
+                cert: read_pem(KEYS[0], cert)?,
+                key: read_pem(KEYS[1], key)?,
+                ca: read_pem(KEYS[2], ca)?,
                 domain: env.optional_string("BATON_GRPC_TLS_DOMAIN"),
             })),
             _ => {

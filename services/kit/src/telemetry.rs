@@ -8,7 +8,8 @@
 //! `OTEL_METRIC_EXPORT_INTERVAL`, and the sampler: `OTEL_TRACES_SAMPLER` /
 //! `OTEL_TRACES_SAMPLER_ARG` (opentelemetry_sdk 0.33 reads both; unset, it is
 //! `parentbased_always_on`, so a sampled caller is always followed and ours is never overruled).
-//! W3C trace context travels in HTTP headers, gRPC metadata and AMQP headers ([`propagation`]).
+//! An `https://` endpoint is OTLP over TLS ([`otlp_tls`]: `OTEL_EXPORTER_OTLP_CERTIFICATE`, the
+//! client certificate and key). W3C trace context travels in HTTP headers, gRPC metadata and AMQP headers ([`propagation`]).
 //!
 //! # One `service.name` per component
 //!
@@ -87,6 +88,7 @@ pub mod buckets;
 pub mod component;
 pub mod db_spans;
 pub mod logs;
+pub mod otlp_tls;
 pub mod propagation;
 mod routing;
 pub mod status;
@@ -99,6 +101,7 @@ pub use propagation::{
 
 use opentelemetry::KeyValue;
 use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::WithTonicConfig;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
@@ -151,9 +154,18 @@ pub fn resource(service_name: &'static str) -> Resource {
         .build()
 }
 
+/// The exporter's TLS from the standard variables ([`otlp_tls`]).
+fn exporter_tls(signal: &str) -> Result<Option<tonic::transport::ClientTlsConfig>, TelemetryError> {
+    otlp_tls::client_tls(&crate::config::Env::from_process(), signal)
+        .map_err(|error| TelemetryError(format!("{}: {}", error.key, error.message)))
+}
+
 fn tracer_provider(service_name: &'static str) -> Result<SdkTracerProvider, TelemetryError> {
-    let exporter = opentelemetry_otlp::SpanExporter::builder()
-        .with_tonic()
+    let mut builder = opentelemetry_otlp::SpanExporter::builder().with_tonic();
+    if let Some(tls) = exporter_tls("TRACES")? {
+        builder = builder.with_tls_config(tls);
+    }
+    let exporter = builder
         .build()
         .map_err(|error| TelemetryError(error.to_string()))?;
     // No `with_sampler`: the SDK's default reads OTEL_TRACES_SAMPLER(_ARG).
@@ -164,8 +176,11 @@ fn tracer_provider(service_name: &'static str) -> Result<SdkTracerProvider, Tele
 }
 
 fn meter_provider(component: Component) -> Result<SdkMeterProvider, TelemetryError> {
-    let exporter = opentelemetry_otlp::MetricExporter::builder()
-        .with_tonic()
+    let mut builder = opentelemetry_otlp::MetricExporter::builder().with_tonic();
+    if let Some(tls) = exporter_tls("METRICS")? {
+        builder = builder.with_tls_config(tls);
+    }
+    let exporter = builder
         .build()
         .map_err(|error| TelemetryError(error.to_string()))?;
     Ok(SdkMeterProvider::builder()

@@ -96,6 +96,7 @@ pub fn delete_bus_namespace(namespace: &str) {
             let config = crate::bus::BusConfig {
                 url: crate::config::SecretUrl::new(crate::bus::DEFAULT_AMQP_URL.to_string()),
                 namespace: namespace.clone(),
+                tls: crate::bus::tls::BusTls::default(),
             };
             let Ok(connection) = crate::bus::connect(&config, "test cleanup").await else {
                 return;

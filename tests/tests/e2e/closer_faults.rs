@@ -355,6 +355,7 @@ async fn bus_channel(baton: &Baton) -> (lapin::Connection, lapin::Channel, Names
     let bus = BusConfig {
         url: baton_kit::config::SecretUrl::new(DEFAULT_AMQP_URL.to_string()),
         namespace: baton.namespace.clone(),
+        tls: Default::default(),
     };
     let names = Names::new(&baton.namespace);
     let connection = connect(&bus, "closer fault test").await.expect("broker");

@@ -2,6 +2,7 @@
 //! from the real CLI, everything over HTTP.
 
 mod abuse;
+mod amqp_tls;
 mod auth;
 mod claude_hooks_real;
 mod claude_real;
@@ -28,6 +29,7 @@ mod liveness_routes;
 mod memories;
 mod openapi_contract;
 mod otlp;
+mod otlp_tls;
 mod outbox_stall;
 mod schema_gate;
 mod schemathesis;

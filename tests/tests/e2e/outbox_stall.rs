@@ -114,6 +114,7 @@ async fn a_broker_that_stops_confirming_does_not_hold_the_relay_transaction_past
             proxy.port
         )),
         namespace: namespace.clone(),
+        tls: Default::default(),
     };
     let round_timeout = Duration::from_secs(1);
     let relay = Relay::new(

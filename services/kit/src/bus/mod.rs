@@ -11,11 +11,12 @@
 pub mod consumer;
 pub mod depth;
 pub mod outbox;
+pub mod tls;
 pub mod topology;
 
 use std::time::Duration;
 
-use lapin::{Connection, ConnectionProperties};
+use lapin::{Connect, Connection, ConnectionProperties};
 
 use crate::config::{ConfigError, Env, SecretUrl};
 
@@ -27,6 +28,8 @@ pub struct BusConfig {
     /// `BATON_BUS_NAMESPACE`, default `baton`: prefixes the exchange and queue names, so tests
     /// (and several deployments on one broker) never see each other's messages.
     pub namespace: String,
+    /// AMQPS material (`BATON_AMQP_TLS_*`, see [`tls`]); used when the URL is `amqps://`.
+    pub tls: tls::BusTls,
 }
 
 pub const DEFAULT_AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
@@ -40,9 +43,12 @@ impl BusConfig {
                 "must match ^[a-z0-9][a-z0-9-]*$",
             ));
         }
+        let url = env.secret_url("BATON_AMQP_URL", DEFAULT_AMQP_URL);
+        let tls = tls::BusTls::from_env(env, &url)?;
         Ok(BusConfig {
-            url: env.secret_url("BATON_AMQP_URL", DEFAULT_AMQP_URL),
+            url,
             namespace,
+            tls,
         })
     }
 }
@@ -52,18 +58,19 @@ impl BusConfig {
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Opens a connection with automatic recovery (connection, channels and declared topology are
-/// restored after a broker restart). A broker that does not answer within [`CONNECT_TIMEOUT`]
+/// restored after a broker restart), over TLS when the URL is `amqps://`. A broker that does not answer within [`CONNECT_TIMEOUT`]
 /// is an I/O error (`TimedOut`) naming the broker's redacted address.
 pub async fn connect(config: &BusConfig, name: &str) -> Result<Connection, lapin::Error> {
     let properties = ConnectionProperties::default()
         .enable_auto_recover()
         .with_connection_name(name.to_string().into());
-    match tokio::time::timeout(
-        CONNECT_TIMEOUT,
-        Connection::connect(config.url.expose(), properties),
-    )
-    .await
-    {
+    let runtime = lapin::runtime::default_runtime()?;
+    let connecting =
+        config
+            .url
+            .expose()
+            .connect_with_config(properties, config.tls.lapin(), runtime);
+    match tokio::time::timeout(CONNECT_TIMEOUT, connecting).await {
         Ok(connected) => connected,
         Err(_) => Err(lapin::Error::from(std::io::Error::new(
             std::io::ErrorKind::TimedOut,
