@@ -75,44 +75,12 @@ impl HookHome {
     /// The spooled entries not yet answered, oldest first: the rotated batches past their
     /// recorded progress, then the journal.
     pub fn spooled(&self) -> Vec<Value> {
-        let dir = self.spool_dir();
-        let mut batches: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map(|entries| {
-                entries
-                    .filter_map(Result::ok)
-                    .map(|entry| entry.path())
-                    .filter(|path| {
-                        let name = path
-                            .file_name()
-                            .map(|n| n.to_string_lossy().into_owned())
-                            .unwrap_or_default();
-                        name.starts_with("batch-") && !name.ends_with(".done")
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        batches.sort();
-        let mut entries = Vec::new();
-        for batch in batches {
-            let done: usize = std::fs::read_to_string(format!("{}.done", batch.display()))
-                .ok()
-                .and_then(|text| text.trim().parse().ok())
-                .unwrap_or(0);
-            let text = std::fs::read_to_string(&batch).unwrap_or_default();
-            entries.extend(
-                complete_lines(&text)
-                    .skip(done)
-                    .filter(|line| !line.is_empty())
-                    .map(parse_line),
-            );
-        }
-        let journal = std::fs::read_to_string(dir.join("journal")).unwrap_or_default();
-        entries.extend(
-            complete_lines(&journal)
-                .filter(|line| !line.is_empty())
-                .map(parse_line),
-        );
-        entries
+        spooled_at(&self.spool_dir())
+    }
+
+    /// As [`HookHome::spooled`], for the usage context's spool (delivery records, flushes).
+    pub fn usage_spooled(&self) -> Vec<Value> {
+        spooled_at(&self.state_dir().join("usage").join("spool"))
     }
 
     /// A command for `baton-hook <args>` in this home's environment.
@@ -245,4 +213,45 @@ pub async fn usage_report(args: &[&str], env: &[(&str, &Path)]) -> Value {
     serde_json::from_str(&stdout).unwrap_or_else(|error| {
         panic!("baton-hook usage {args:?} printed no JSON report ({error}): {stdout}\n{stderr}")
     })
+}
+
+/// The unanswered entries of the spool in `dir`, oldest first.
+fn spooled_at(dir: &Path) -> Vec<Value> {
+    let mut batches: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .filter(|path| {
+                    let name = path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    name.starts_with("batch-") && !name.ends_with(".done")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    batches.sort();
+    let mut entries = Vec::new();
+    for batch in batches {
+        let done: usize = std::fs::read_to_string(format!("{}.done", batch.display()))
+            .ok()
+            .and_then(|text| text.trim().parse().ok())
+            .unwrap_or(0);
+        let text = std::fs::read_to_string(&batch).unwrap_or_default();
+        entries.extend(
+            complete_lines(&text)
+                .skip(done)
+                .filter(|line| !line.is_empty())
+                .map(parse_line),
+        );
+    }
+    let journal = std::fs::read_to_string(dir.join("journal")).unwrap_or_default();
+    entries.extend(
+        complete_lines(&journal)
+            .filter(|line| !line.is_empty())
+            .map(parse_line),
+    );
+    entries
 }

@@ -35,6 +35,7 @@ pub fn budget(event: Event) -> Duration {
         Event::SessionStart | Event::Stop => Duration::from_secs(8),
         Event::PreCompact => Duration::from_secs(4),
         Event::SessionEnd => Duration::from_millis(750),
+        Event::UserPromptSubmit => Duration::from_millis(500),
     }
 }
 

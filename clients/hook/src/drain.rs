@@ -7,6 +7,11 @@
 //! server (a repeated close answers `alreadyClosed`; a repeated heartbeat or pulse at the same
 //! observation time changes nothing more), so a replay never takes effect twice. A batch is
 //! deleted once every line is answered.
+//!
+//! Two kinds of entry are not plain calls: a run of consecutive hook deliveries is merged into
+//! one usage upload ([`deliveries::merge`], acknowledged together), and a SessionEnd final
+//! flush ([`crate::upload::session::FLUSH`]) reads the session's transcript at drain time and
+//! uploads what the ledger has not seen.
 
 use std::fs::OpenOptions;
 use std::path::Path;
@@ -14,6 +19,8 @@ use std::path::Path;
 use crate::fsutil;
 use crate::http::{Answer, Client, Failure};
 use crate::spool::{BATCH_PREFIX, Entry, Spool};
+use crate::upload::deliveries;
+use crate::upload::ledger::Ledger;
 
 /// What one drain did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -54,10 +61,36 @@ pub fn verdict(answer: Result<Answer, Failure>) -> Sent {
 impl Spool {
     /// Drains to the server behind `client`; `on_refused` hears each refusal's status. With
     /// `wait`, a drain already running is waited for rather than left to finish alone (a
-    /// drain by hand must send what is spooled now, not report "busy").
-    pub fn drain(&self, client: &Client, wait: bool, mut on_refused: impl FnMut(u16)) -> Drained {
+    /// drain by hand must send what is spooled now, not report "busy"). A final usage flush
+    /// stops this drain (it reads a transcript, which a hook's or a sidecar's inline drain
+    /// must not wait for): [`Spool::drain_all`] does it.
+    pub fn drain(&self, client: &Client, wait: bool, on_refused: impl FnMut(u16)) -> Drained {
+        self.drain_sending(client, wait, false, on_refused)
+    }
+
+    /// As [`Spool::drain`], running final usage flushes too (the detached drain, a drain by
+    /// hand).
+    pub fn drain_all(&self, client: &Client, wait: bool, on_refused: impl FnMut(u16)) -> Drained {
+        self.drain_sending(client, wait, true, on_refused)
+    }
+
+    fn drain_sending(
+        &self,
+        client: &Client,
+        wait: bool,
+        flushes: bool,
+        mut on_refused: impl FnMut(u16),
+    ) -> Drained {
+        let state_dir = self.state.clone();
         self.drain_locking(wait, |entry| {
-            let sent = verdict(client.post(&entry.path, &entry.body));
+            let sent = if entry.path == crate::upload::session::FLUSH {
+                if !flushes {
+                    return Sent::Later(None);
+                }
+                crate::upload::session::flush(&state_dir, client, &entry.body)
+            } else {
+                verdict(client.post(&entry.path, &entry.body))
+            };
             if let Sent::Refused(status) = sent {
                 on_refused(status);
             }
@@ -97,7 +130,7 @@ impl Spool {
                     None => return drained,
                 },
             };
-            if !replay(&batch, &mut send, &mut drained) {
+            if !replay(&batch, &self.state, &mut send, &mut drained) {
                 drained.stopped = true;
                 return drained;
             }
@@ -133,7 +166,12 @@ fn done_path(batch: &Path) -> std::path::PathBuf {
 
 /// Replays one batch from its recorded progress; false when the server could not take an
 /// entry now.
-fn replay(batch: &Path, send: &mut impl FnMut(&Entry) -> Sent, drained: &mut Drained) -> bool {
+fn replay(
+    batch: &Path,
+    state_dir: &Path,
+    send: &mut impl FnMut(&Entry) -> Sent,
+    drained: &mut Drained,
+) -> bool {
     let Ok(bytes) = std::fs::read(batch) else {
         return true;
     };
@@ -143,26 +181,71 @@ fn replay(batch: &Path, send: &mut impl FnMut(&Entry) -> Sent, drained: &mut Dra
         .and_then(|text| text.trim().parse().ok())
         .unwrap_or(0);
     let complete = complete_lines(&bytes);
-    for (index, line) in complete.split(|byte| *byte == b'\n').enumerate().skip(done) {
-        if line.is_empty() {
-            continue;
-        }
-        match serde_json::from_slice::<Entry>(line) {
-            Ok(entry) => match send(&entry) {
-                Sent::Done => drained.sent += 1,
-                Sent::Refused(_) => drained.refused += 1,
-                Sent::Later(after) => {
-                    drained.retry_after = after;
-                    return false;
+    let lines: Vec<&[u8]> = complete.split(|byte| *byte == b'\n').collect();
+    let mut index = done;
+    let mut ledger: Option<Ledger> = None;
+    while index < lines.len() {
+        let line = lines[index];
+        let mut next = index + 1;
+        if !line.is_empty() {
+            match serde_json::from_slice::<Entry>(line) {
+                Ok(entry) if deliveries::is_delivery(&entry) => {
+                    // A run of deliveries goes as one upload.
+                    let mut run = vec![entry];
+                    while next < lines.len() && run.len() < deliveries::MAX_MERGED {
+                        match serde_json::from_slice::<Entry>(lines[next]) {
+                            Ok(more) if deliveries::is_delivery(&more) => run.push(more),
+                            _ => break,
+                        }
+                        next += 1;
+                    }
+                    let ledger =
+                        ledger.get_or_insert_with(|| Ledger::load(&Ledger::path(state_dir)));
+                    let known =
+                        |key: &str| ledger.sessions.get(key).is_some_and(|s| s.facts.is_some());
+                    let merged = deliveries::merge(&run, known);
+                    match send(&merged) {
+                        Sent::Done => drained.sent += run.len(),
+                        // One delivery the server refuses (a session it does not know) must
+                        // not cost the others: each goes alone, and only the refused are
+                        // dropped. Not recorded as progress until all were answered.
+                        Sent::Refused(_) if run.len() > 1 => {
+                            for single in &run {
+                                match send(&deliveries::merge(std::slice::from_ref(single), known))
+                                {
+                                    Sent::Done => drained.sent += 1,
+                                    Sent::Refused(_) => drained.refused += 1,
+                                    Sent::Later(after) => {
+                                        drained.retry_after = after;
+                                        return false;
+                                    }
+                                }
+                            }
+                        }
+                        Sent::Refused(_) => drained.refused += 1,
+                        Sent::Later(after) => {
+                            drained.retry_after = after;
+                            return false;
+                        }
+                    }
                 }
-            },
-            Err(_) => drained.refused += 1,
+                Ok(entry) => match send(&entry) {
+                    Sent::Done => drained.sent += 1,
+                    Sent::Refused(_) => drained.refused += 1,
+                    Sent::Later(after) => {
+                        drained.retry_after = after;
+                        return false;
+                    }
+                },
+                Err(_) => drained.refused += 1,
+            }
         }
         // Replaced by a rename, never truncated in place: a drain killed while writing the
         // count must leave the previous count, not an empty file that reads as zero and
         // replays the whole batch. Not synced: a count lost to a power cut only re-sends
         // answered entries, which is idempotent.
-        let _ = fsutil::replace_atomically(&done_file, (index + 1).to_string().as_bytes());
+        let _ = fsutil::replace_atomically(&done_file, next.to_string().as_bytes());
+        index = next;
     }
     true
 }
@@ -256,6 +339,87 @@ mod tests {
             Sent::Done
         });
         assert_eq!(inner.sent, 1);
+    }
+
+    fn delivery(session: &str) -> Entry {
+        let fact = crate::upload::deliveries::delivery("claude-code", session, "Stop", 0)
+            .expect("delivery");
+        crate::upload::deliveries::entry("h", &fact, None)
+    }
+
+    #[test]
+    fn a_run_of_deliveries_goes_as_one_upload_and_a_refused_run_goes_one_by_one() {
+        let dir = tempfile::tempdir().expect("dir");
+        let spool = Spool::in_state(dir.path());
+        spool.append(&entry(0)).expect("append");
+        for session in ["a", "b", "c"] {
+            spool.append(&delivery(session)).expect("append");
+        }
+        spool.append(&entry(1)).expect("append");
+        let mut bodies = Vec::new();
+        let drained = spool.drain_with(|entry| {
+            bodies.push(entry.body.clone());
+            Sent::Done
+        });
+        assert_eq!(drained.sent, 5, "counted per spooled entry");
+        assert_eq!(
+            bodies.len(),
+            3,
+            "close, one upload of three deliveries, close"
+        );
+        assert_eq!(bodies[1]["deliveries"].as_array().expect("d").len(), 3);
+
+        for session in ["a", "unknown", "c"] {
+            spool.append(&delivery(session)).expect("append");
+        }
+        let mut singles = Vec::new();
+        let drained = spool.drain_with(|entry| {
+            let deliveries = entry.body["deliveries"].as_array().expect("d");
+            if deliveries.len() > 1 {
+                return Sent::Refused(404);
+            }
+            let session = deliveries[0]["sessionId"].as_str().expect("s").to_string();
+            singles.push(session.clone());
+            if session == "unknown" {
+                Sent::Refused(404)
+            } else {
+                Sent::Done
+            }
+        });
+        assert_eq!(singles, ["a", "unknown", "c"]);
+        assert_eq!(
+            (drained.sent, drained.refused),
+            (2, 1),
+            "only the refused one is lost"
+        );
+        assert!(spool.is_empty());
+    }
+
+    #[test]
+    fn an_inline_drain_leaves_a_final_flush_to_the_detached_one() {
+        let dir = tempfile::tempdir().expect("dir");
+        let spool = Spool::usage_in_state(dir.path());
+        let flush = Entry {
+            path: crate::upload::session::FLUSH.into(),
+            body: json!({"agent": "claude-code", "sessionId": "s", "transcriptPath": "/nowhere/s.jsonl"}),
+        };
+        spool.append(&flush).expect("append");
+        let server = crate::config::Server {
+            url: "http://127.0.0.1:9".into(),
+            api_key: "k".into(),
+        };
+        let client = Client::new(
+            server,
+            std::time::Instant::now() + std::time::Duration::from_secs(1),
+        );
+        let inline = spool.drain(&client, false, |_| {});
+        assert!(inline.stopped, "the flush waits for the detached drain");
+        assert!(!spool.is_empty());
+        // The detached drain runs it: a path that is no transcript location reads nothing,
+        // which leaves nothing to send.
+        let detached = spool.drain_all(&client, false, |_| {});
+        assert_eq!(detached.sent, 1);
+        assert!(spool.is_empty());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The detached drain: what makes a spooled call independent of any sidecar.
 //!
-//! Every hook run that leaves something in the spool (SessionEnd always does) starts
+//! Every hook run that leaves something in a spool (SessionEnd always does) starts
 //! `baton-hook drain --detached` in its own process group and returns. Rules:
 //! * One drainer at a time: it holds `spool/.drainer` (a file lock) while it works; a second
 //!   one finds the lock taken and exits. After unlocking, the drainer looks at the spool once
@@ -27,9 +27,11 @@ const CAP: Duration = Duration::from_secs(60);
 /// How long to wait while another drain holds the spool.
 const BUSY_WAIT: Duration = Duration::from_millis(200);
 
-/// Starts a detached drainer when the spool holds anything.
+/// Starts a detached drainer when either spool holds anything.
 pub fn start_if_needed(state_dir: &Path) {
-    if !Spool::in_state(state_dir).is_empty() {
+    let pending =
+        !Spool::in_state(state_dir).is_empty() || !Spool::usage_in_state(state_dir).is_empty();
+    if pending {
         crate::sidecar::spawn_detached(&["drain", "--detached"]);
     }
 }
@@ -38,36 +40,42 @@ fn patience(env: &Env) -> Duration {
     Duration::from_millis(env.number("BATON_HOOK_DRAIN_PATIENCE_MS", 300_000, 1_000, 3_600_000))
 }
 
-/// Runs the drainer until the spool is empty or its patience runs out.
+/// Runs the drainer until both spools are empty (the lifecycle calls first, then the usage
+/// context's) or its patience runs out.
 pub fn run(env: &Env) {
     let state_dir = env.state_dir();
-    let spool = Spool::in_state(&state_dir);
+    let spools = [
+        (Spool::in_state(&state_dir), "spool_refused"),
+        (Spool::usage_in_state(&state_dir), "usage_refused"),
+    ];
     let give_up_at = Instant::now() + patience(env);
     loop {
-        if !spool.dir.is_dir() {
+        if !state_dir.is_dir() || crate::fsutil::private_dir(&spools[0].0.dir).is_err() {
             return;
         }
-        let Ok(lock) = crate::fsutil::private_append(&spool.dir.join(".drainer")) else {
+        let Ok(lock) = crate::fsutil::private_append(&spools[0].0.dir.join(".drainer")) else {
             return;
         };
         if lock.try_lock().is_err() {
             // The drainer holding it looks again after it lets go.
             return;
         }
-        let finished = drain_until_empty(env, &spool, give_up_at);
+        let finished = spools
+            .iter()
+            .all(|(spool, refused)| drain_until_empty(env, spool, refused, give_up_at));
         drop(lock);
         if !finished {
             log::line(&state_dir, "drain", "-", "drain_gave_up");
             return;
         }
-        if spool.is_empty() {
+        if spools.iter().all(|(spool, _)| spool.is_empty()) {
             return;
         }
     }
 }
 
 /// Drains with back-off; false when the patience ran out (or nothing can be sent).
-fn drain_until_empty(env: &Env, spool: &Spool, give_up_at: Instant) -> bool {
+fn drain_until_empty(env: &Env, spool: &Spool, refused: &str, give_up_at: Instant) -> bool {
     let state_dir = env.state_dir();
     let mut failures = 0;
     while !spool.is_empty() {
@@ -81,8 +89,8 @@ fn drain_until_empty(env: &Env, spool: &Spool, give_up_at: Instant) -> bool {
                 return false;
             }
         };
-        let drained = spool.drain(&client, false, |status| {
-            log::line(&state_dir, "drain", "-", &format!("spool_refused_{status}"));
+        let drained = spool.drain_all(&client, false, |status| {
+            log::line(&state_dir, "drain", "-", &format!("{refused}_{status}"));
         });
         let wait = if drained.busy {
             BUSY_WAIT

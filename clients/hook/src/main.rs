@@ -1,14 +1,18 @@
 //! `baton-hook`: the one binary Claude Code, Codex and Cursor hook settings call.
 //!
 //! ```text
-//! baton-hook <claude-code|codex|cursor> <session-start|stop|session-end|pre-compact> [--nudge]
+//! baton-hook <claude-code|codex|cursor> <session-start|stop|session-end|pre-compact|user-prompt-submit> [--nudge]
 //! baton-hook install   --harness <h> [--scope user|project] [--project-dir DIR] [--nudge]
 //! baton-hook uninstall --harness <h> [--scope user|project] [--project-dir DIR]
 //! baton-hook drain        send what the spool holds (waits for a drain already running)
 //! baton-hook drain --detached  the bounded background drain hook runs start
 //! baton-hook usage <daily|session|blocks|models|tree ID> [--json] ...  local token/cost report
+//! baton-hook ingest [--json] [--no-cache] [--resend]  backfill every local transcript's usage
 //! baton-hook sidecar ...  (started by SessionStart, never by hand)
 //! ```
+//!
+//! Every delivery a hook run handles is also recorded, identifiers only, in the spool for the
+//! usage context ([`upload::deliveries`]); `user-prompt-submit` does nothing else.
 //!
 //! A hook run never breaks the agent: whatever happens it exits 0, prints nothing unless it
 //! has something for the harness, and writes at most a line per failure to its local log.
@@ -27,6 +31,7 @@ mod end;
 mod fsutil;
 mod harness;
 mod http;
+mod ingest;
 mod install;
 mod log;
 mod output;
@@ -41,6 +46,7 @@ mod spool;
 mod start;
 mod stop;
 mod text;
+mod upload;
 mod usage;
 
 use std::io::Write;
@@ -65,6 +71,7 @@ fn main() {
         }
         "drain" => drain(),
         "usage" => std::process::exit(usage::run(&args[1..])),
+        "ingest" => std::process::exit(ingest::run(&args[1..])),
         "version" | "--version" => println!("baton-hook {}", env!("CARGO_PKG_VERSION")),
         _ => {
             let started = Instant::now();
@@ -105,6 +112,11 @@ fn hook(args: &[String], started: Instant) {
     }
     let deadline = started + context::budget(input.event);
     let harness = harness::detect(format, &input.raw, harness::cursor_environment(env.pairs()));
+    record_delivery(&state_dir, harness, &input);
+    if input.event == Event::UserPromptSubmit {
+        // Spool-only: no network, no output, no drainer started on the prompt's path.
+        return;
+    }
     let context = context::Hook {
         client: context::client(&env, deadline),
         format: format.unwrap_or(harness),
@@ -119,6 +131,7 @@ fn hook(args: &[String], started: Instant) {
         Event::Stop => stop::run(&context, &input),
         Event::SessionEnd => end::run(&context, &input),
         Event::PreCompact => stop::pre_compact(&context, &input),
+        Event::UserPromptSubmit => None,
     };
     if let Some(value) = printed {
         let mut stdout = std::io::stdout().lock();
@@ -127,6 +140,40 @@ fn hook(args: &[String], started: Instant) {
     }
     // A spooled call never waits for a sidecar that may not exist (none found, uninstalled).
     drainer::start_if_needed(&context.state_dir);
+}
+
+/// Appends the identifier-only record of this delivery to the spool (seed 002), with a minimal
+/// session fact the drain drops once the server has the session's own.
+fn record_delivery(state_dir: &std::path::Path, harness: Harness, input: &payload::Input) {
+    let event = input
+        .raw
+        .get("hook_event_name")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or(input.event.name());
+    let now = chrono::Utc::now().timestamp_millis();
+    let Some(delivery) =
+        upload::deliveries::delivery(harness.name(), &input.session_id, event, now)
+    else {
+        return;
+    };
+    // The project: the working folder's slug, else the transcript's project folder (already
+    // a slug) — never the path itself.
+    let folder = input.cwd.clone().or_else(|| {
+        let path = std::path::Path::new(input.transcript_path.as_deref()?);
+        Some(path.parent()?.file_name()?.to_str()?.to_string())
+    });
+    let session = folder.as_deref().and_then(|cwd| {
+        upload::deliveries::session_fact(
+            harness.name(),
+            &input.session_id,
+            cwd,
+            &delivery.observed_at,
+        )
+    });
+    let entry = upload::deliveries::entry(&process::host_id(), &delivery, session);
+    if let Err(error) = spool::Spool::usage_in_state(state_dir).append(&entry) {
+        log::line(state_dir, input.event.word(), harness.name(), error.code());
+    }
 }
 
 /// Subagent contexts do nothing: a payload naming an `agent_id`, `BATON_HOOK_ROLE=subagent`,
@@ -149,7 +196,10 @@ fn drain() {
         log::line(&state_dir, "drain", "-", "config_missing");
         return;
     };
-    spool::Spool::in_state(&state_dir).drain(&client, true, |status| {
+    spool::Spool::in_state(&state_dir).drain_all(&client, true, |status| {
         log::line(&state_dir, "drain", "-", &format!("spool_refused_{status}"));
+    });
+    spool::Spool::usage_in_state(&state_dir).drain_all(&client, true, |status| {
+        log::line(&state_dir, "drain", "-", &format!("usage_refused_{status}"));
     });
 }

@@ -20,6 +20,8 @@ pub enum Event {
     Stop,
     SessionEnd,
     PreCompact,
+    /// Recorded only (spool-only): a prompt is never delayed by a network call.
+    UserPromptSubmit,
 }
 
 impl Event {
@@ -30,6 +32,7 @@ impl Event {
             "Stop" | "stop" => Some(Event::Stop),
             "SessionEnd" | "sessionEnd" | "session-end" => Some(Event::SessionEnd),
             "PreCompact" | "preCompact" | "pre-compact" => Some(Event::PreCompact),
+            "UserPromptSubmit" | "user-prompt-submit" => Some(Event::UserPromptSubmit),
             _ => None,
         }
     }
@@ -40,6 +43,18 @@ impl Event {
             Event::Stop => "stop",
             Event::SessionEnd => "session-end",
             Event::PreCompact => "pre-compact",
+            Event::UserPromptSubmit => "user-prompt-submit",
+        }
+    }
+
+    /// The Claude-style hook event name (what a delivery records when the payload names none).
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::SessionStart => "SessionStart",
+            Event::Stop => "Stop",
+            Event::SessionEnd => "SessionEnd",
+            Event::PreCompact => "PreCompact",
+            Event::UserPromptSubmit => "UserPromptSubmit",
         }
     }
 }
@@ -60,6 +75,8 @@ pub struct Input {
     pub last_assistant_message: Option<String>,
     /// Present in a subagent's context.
     pub agent_id: Option<String>,
+    /// The session's transcript file (Claude Code and Codex), when the harness names one.
+    pub transcript_path: Option<String>,
     /// Cursor's stop `status` (completed, aborted, error).
     pub status: Option<String>,
     pub raw: Value,
@@ -122,6 +139,7 @@ pub fn parse(bytes: &[u8], argument: Option<Event>) -> Result<Input, Rejected> {
             .and_then(Value::as_str)
             .map(str::to_string),
         agent_id: text(&raw, "agent_id"),
+        transcript_path: text(&raw, "transcript_path"),
         status: text(&raw, "status"),
         raw,
     })
@@ -223,7 +241,7 @@ mod tests {
             Err(Rejected::NoSessionId)
         );
         assert_eq!(
-            parsed(json!({"session_id": "s", "hook_event_name": "UserPromptSubmit"})),
+            parsed(json!({"session_id": "s", "hook_event_name": "Notification"})),
             Err(Rejected::UnknownEvent)
         );
         assert_eq!(parsed(json!([1])), Err(Rejected::NotJson));
@@ -231,5 +249,15 @@ mod tests {
         let by_argument =
             parse(br#"{"session_id":"s"}"#, Some(Event::Stop)).expect("argument names the event");
         assert_eq!(by_argument.event, Event::Stop);
+        let prompt = parsed(
+            json!({"session_id": "s", "hook_event_name": "UserPromptSubmit",
+            "prompt": "private", "transcript_path": "/h/.claude/projects/-w/s.jsonl"}),
+        )
+        .expect("recorded");
+        assert_eq!(prompt.event, Event::UserPromptSubmit);
+        assert_eq!(
+            prompt.transcript_path.as_deref(),
+            Some("/h/.claude/projects/-w/s.jsonl")
+        );
     }
 }

@@ -15,6 +15,10 @@
 //!   ([`crate::backoff`], honouring `Retry-After`, capped at [`BACKOFF_CAP`] so a retry still
 //!   lands inside the liveness window);
 //! * drains the spool when it holds anything;
+//! * after each pulse, tails its session's transcript (`--transcript-path`) through the
+//!   session's checkpoints and uploads what is new ([`crate::upload::session`]): bounded by
+//!   one client deadline per pulse (what does not fit goes on the next), skipped while an
+//!   ingest holds the upload lock, and never a reason to stop pulsing;
 //! * stops when the client exits, when its file is removed (uninstall), or when the server says
 //!   the session closed (after `/clear`) — except that in its first [`OPEN_GRACE`] a "closed"
 //!   answer is retried up to [`EARLY_CLOSED_RETRIES`] times first: right after the open it
@@ -137,18 +141,47 @@ impl Sidecar {
         pulsed
     }
 
-    fn drain(&self) {
-        let spool = Spool::in_state(&self.state_dir);
-        if spool.is_empty() {
+    /// Uploads what is new in the session's transcript; failures are one log line each.
+    fn tail(&self) {
+        let Some(path) = &self.args.transcript_path else {
             return;
+        };
+        let Some(client) = self.http() else {
+            return;
+        };
+        let summary = crate::upload::session::upload(
+            &self.state_dir,
+            &client,
+            &self.args.agent,
+            &self.args.session_id,
+            Path::new(path),
+            false,
+        );
+        for (status, code) in summary.map(|s| s.failures).unwrap_or_default() {
+            self.log(&format!("usage_refused_{status}_{code}"));
         }
-        if let Some(client) = self.http() {
+    }
+
+    fn drain(&self) {
+        let spools = [
+            (Spool::in_state(&self.state_dir), "spool_refused"),
+            (Spool::usage_in_state(&self.state_dir), "usage_refused"),
+        ];
+        for (spool, refused) in spools {
+            if spool.is_empty() {
+                continue;
+            }
+            let Some(client) = self.http() else {
+                return;
+            };
             let drained = spool.drain(&client, false, |status| {
-                self.log(&format!("spool_refused_{status}"))
+                self.log(&format!("{refused}_{status}"))
             });
             if drained.stopped {
-                // The drainer backs off and keeps at it; this sidecar goes on pulsing.
+                // The drainer backs off and keeps at it (and runs final flushes); this
+                // sidecar goes on pulsing.
                 crate::drainer::start_if_needed(&self.state_dir);
+                return;
             }
         }
     }
@@ -222,6 +255,7 @@ fn watch(sidecar: &mut Sidecar, path: &Path, versions: Option<Receiver<String>>)
             return;
         }
         if !process::still_running(&sidecar.client) {
+            sidecar.tail();
             sidecar.drain();
             sidecar.pulse(Some("process_exited"));
             sidecar.drain();
@@ -250,6 +284,7 @@ fn watch(sidecar: &mut Sidecar, path: &Path, versions: Option<Receiver<String>>)
                 }
             }
             sidecar.drain();
+            sidecar.tail();
             next_pulse = Instant::now() + wait;
         }
         std::thread::sleep(POLL.min(interval));

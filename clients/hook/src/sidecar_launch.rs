@@ -25,6 +25,8 @@ pub struct Args {
     pub client: String,
     pub host_client: Option<String>,
     pub client_version: Option<String>,
+    /// The session's transcript (SessionStart's `transcript_path`): tailed on each pulse.
+    pub transcript_path: Option<String>,
 }
 
 /// Starts `baton-hook <args>` detached: its own process group, no stdio, never waited for.
@@ -44,7 +46,7 @@ pub fn spawn_detached(args: &[&str]) {
 /// Makes sure a sidecar watches this session's client process (unless
 /// `BATON_HOOK_SIDECAR=off`, for hosts where a detached process is unwelcome: liveness then
 /// rests on hook activity alone). Called after the lifecycle call.
-pub fn ensure(hook: &Hook, session_id: &str) {
+pub fn ensure(hook: &Hook, session_id: &str, transcript_path: Option<&str>) {
     if hook.env.get("BATON_HOOK_SIDECAR") == Some("off") {
         return;
     }
@@ -78,6 +80,9 @@ pub fn ensure(hook: &Hook, session_id: &str) {
     if let Some(version) = version.as_deref() {
         args.extend(["--client-version", version]);
     }
+    if let Some(path) = transcript_path {
+        args.extend(["--transcript-path", path]);
+    }
     spawn_detached(&args);
 }
 
@@ -92,7 +97,7 @@ fn cursor_version(hook: &Hook) -> Option<String> {
 }
 
 /// Parses `sidecar --agent A --session-id S --client-pid P [--client-start T] --client C
-/// [--host-client H] [--client-version V]`.
+/// [--host-client H] [--client-version V] [--transcript-path P]`.
 pub fn parse_args(args: &[String]) -> Option<Args> {
     let value = |flag: &str| {
         args.iter()
@@ -108,6 +113,7 @@ pub fn parse_args(args: &[String]) -> Option<Args> {
         client: value("--client")?,
         host_client: value("--host-client"),
         client_version: value("--client-version"),
+        transcript_path: value("--transcript-path"),
     })
 }
 
@@ -128,6 +134,8 @@ mod tests {
             "claude-code",
             "--host-client",
             "cursor",
+            "--transcript-path",
+            "/h/.claude/projects/-w/s 1.jsonl",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -137,6 +145,10 @@ mod tests {
         assert_eq!(parsed.client_pid, 42);
         assert_eq!(parsed.host_client.as_deref(), Some("cursor"));
         assert_eq!(parsed.client_start, None);
+        assert_eq!(
+            parsed.transcript_path.as_deref(),
+            Some("/h/.claude/projects/-w/s 1.jsonl")
+        );
         assert_eq!(parse_args(&args[..4]), None);
     }
 }

@@ -1,4 +1,6 @@
-//! The local spool: calls an end hook could not (or must not) send now.
+//! The local spools: calls an end hook could not (or must not) send now — the lifecycle
+//! calls in `spool/`, the usage context's delivery records and final flushes in `usage/spool/`
+//! (same format and rules, drained after the lifecycle calls).
 //!
 //! An end hook has about a second, shared with every other end hook, so it never waits on the
 //! network: it appends the call here and returns. The spool is an append-only journal of JSON
@@ -60,15 +62,29 @@ impl SpoolError {
 #[derive(Debug, Clone)]
 pub struct Spool {
     pub(crate) dir: PathBuf,
+    /// The state folder it belongs to.
+    pub(crate) state: PathBuf,
 }
 
 /// The prefix of a rotated journal: `batch-<nanos>`, drained in name order.
 pub const BATCH_PREFIX: &str = "batch-";
 
 impl Spool {
+    /// The lifecycle calls' spool (`spool/`).
     pub fn in_state(state_dir: &Path) -> Spool {
         Spool {
             dir: state_dir.join("spool"),
+            state: state_dir.to_path_buf(),
+        }
+    }
+
+    /// The usage context's spool (`usage/spool/`): delivery records and final flushes. Apart
+    /// from the lifecycle calls, so a usage service that cannot take an upload never holds a
+    /// close back, and SessionStart's inline drain never waits for one.
+    pub fn usage_in_state(state_dir: &Path) -> Spool {
+        Spool {
+            dir: state_dir.join("usage").join("spool"),
+            state: state_dir.to_path_buf(),
         }
     }
 

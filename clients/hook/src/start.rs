@@ -36,7 +36,7 @@ pub const SPOOL_FIRST: Duration = Duration::from_secs(2);
 /// Handles one SessionStart; returns what to print.
 pub fn run(hook: &Hook, input: &Input) -> Option<Value> {
     let Some(client) = hook.client() else {
-        sidecar::ensure(hook, &input.session_id);
+        sidecar::ensure(hook, &input.session_id, input.transcript_path.as_deref());
         return None;
     };
     send_spooled_first(hook);
@@ -50,7 +50,7 @@ pub fn run(hook: &Hook, input: &Input) -> Option<Value> {
         "clear" => clear(hook, client, input),
         _ => startup(hook, client, input, None),
     };
-    sidecar::ensure(hook, &input.session_id);
+    sidecar::ensure(hook, &input.session_id, input.transcript_path.as_deref());
     Some(output::session_context(hook.format, &context?))
 }
 

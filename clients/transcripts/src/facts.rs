@@ -17,6 +17,10 @@ pub struct FileFacts {
     pub spawns: Vec<Spawn>,
     /// Proofs tying a spawn's tool-use id to the child agent it started.
     pub links: Vec<Link>,
+    /// Spawn calls of this file whose tool result arrived: the transcript's evidence that the
+    /// child agent ended (Baton does not register SubagentStop).
+    #[serde(default)]
+    pub results: Vec<SpawnResult>,
     /// Client versions seen on the file's lines.
     pub versions: BTreeSet<String>,
     /// The last figure of the client's own cost (`cost-state` lines), in USD.
@@ -50,6 +54,19 @@ pub struct Spawn {
     pub subagent_type: Option<String>,
     pub description: Option<String>,
     pub timestamp_ms: Option<i64>,
+}
+
+/// The tool result of a spawn call, written in the same file as the call.
+///
+/// Rules: a result with `is_error: true`, a `toolUseResult` that is an error text, or a
+/// `toolUseResult.status` other than `completed` records an early termination (`error`); a
+/// result without either is a completion. An async launch (`status: "async_launched"`) is not
+/// an end and is not recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpawnResult {
+    pub tool_use_id: String,
+    pub timestamp_ms: Option<i64>,
+    pub is_error: bool,
 }
 
 /// A proof that a spawn started a given agent, and where it was found.

@@ -8,12 +8,16 @@
 //! file or a sidecar in the session's folder hangs from the main agent with the weaker join
 //! path recorded, so a consumer can tell inferred edges from proven ones. A proof that would
 //! make an agent its own ancestor is ignored.
+//!
+//! An agent has ended when its spawn call's tool result is in the parent's transcript
+//! ([`crate::facts::SpawnResult`]): `completed`, or `error` when the result records a failure
+//! or an early termination. Nothing else ends an agent here (no SubagentStop).
 
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use crate::facts::{FileFacts, JoinPath, Spawn};
+use crate::facts::{FileFacts, JoinPath, Spawn, SpawnResult};
 use crate::read::AgentMeta;
 
 /// What an agent is.
@@ -43,6 +47,35 @@ pub struct Agent {
     pub join_path: Option<JoinPath>,
     /// The agent has a transcript file of its own (a spawned agent's file may be gone).
     pub has_file: bool,
+    /// The transcript's evidence that the agent ended, when there is some.
+    pub ended: Option<Ended>,
+}
+
+/// How an agent ended, from its spawn call's tool result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Ended {
+    pub status: EndStatus,
+    /// When the result was written (milliseconds since the epoch), when the line says.
+    pub at_ms: Option<i64>,
+}
+
+/// `completed` or `error` (seed 002's words for an observed end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum EndStatus {
+    Completed,
+    Error,
+}
+
+impl EndStatus {
+    /// The word on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndStatus::Completed => "completed",
+            EndStatus::Error => "error",
+        }
+    }
 }
 
 /// The inputs: each file's agent (`None` = main) and facts, plus meta files by agent id.
@@ -63,6 +96,7 @@ pub enum FileOrigin {
 pub fn build(input: &SessionInput<'_>) -> Vec<Agent> {
     let mut spawns: HashMap<&str, (Option<&str>, &Spawn)> = HashMap::new();
     let mut proofs: Vec<(&str, &str, JoinPath)> = Vec::new();
+    let mut results: HashMap<&str, &SpawnResult> = HashMap::new();
     let mut agents: BTreeMap<String, FileOrigin> = BTreeMap::new();
     let mut has_main = false;
     for (owner, facts, origin) in &input.files {
@@ -76,6 +110,9 @@ pub fn build(input: &SessionInput<'_>) -> Vec<Agent> {
             spawns
                 .entry(spawn.tool_use_id.as_str())
                 .or_insert((*owner, spawn));
+        }
+        for result in &facts.results {
+            results.entry(result.tool_use_id.as_str()).or_insert(result);
         }
         for link in &facts.links {
             proofs.push((link.agent_id.as_str(), link.tool_use_id.as_str(), link.path));
@@ -111,6 +148,7 @@ pub fn build(input: &SessionInput<'_>) -> Vec<Agent> {
             spawn_tool_use_id: None,
             join_path: None,
             has_file: has_main,
+            ended: None,
         });
     }
     let with_files: std::collections::BTreeSet<&str> = input
@@ -139,6 +177,7 @@ pub fn build(input: &SessionInput<'_>) -> Vec<Agent> {
             spawn_tool_use_id: None,
             join_path: None,
             has_file: with_files.contains(agent_id.as_str()),
+            ended: None,
         };
         if let Some((_, tool_use_id, path)) = proof {
             let (owner, spawn) = spawns[tool_use_id];
@@ -148,6 +187,14 @@ pub fn build(input: &SessionInput<'_>) -> Vec<Agent> {
             node.spawn_tool = Some(spawn.tool_name.clone());
             node.spawn_tool_use_id = Some(spawn.tool_use_id.clone());
             node.join_path = Some(*path);
+            node.ended = results.get(tool_use_id).map(|result| Ended {
+                status: if result.is_error {
+                    EndStatus::Error
+                } else {
+                    EndStatus::Completed
+                },
+                at_ms: result.timestamp_ms,
+            });
         } else if agent_id.starts_with("acompact") {
             node.kind = AgentKind::Compaction;
             node.join_path = Some(JoinPath::Compaction);

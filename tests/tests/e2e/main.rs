@@ -42,6 +42,8 @@ mod time_bounds;
 mod token_rotation;
 mod trace;
 mod triage;
+mod usage_hook;
+mod usage_hook_sidecar;
 mod usage_reads;
 mod usage_upload;
 mod validation;

@@ -34,12 +34,17 @@ pub fn desired(harness: Harness, command: &str, codex_nudge: bool) -> Vec<Entry>
     };
     // (Claude-style event, Cursor event, word, timeout in seconds). SessionEnd gets 1 s: the
     // harness shares a short budget at exit and the hook only spools a final heartbeat.
-    let table = [
+    // UserPromptSubmit (Claude Code and Codex; Cursor's prompt hook is another shape) is
+    // recorded only: the hook spools one delivery and exits, so 2 s is far more than it needs.
+    let mut table = vec![
         ("SessionStart", "sessionStart", "session-start", 10),
         ("Stop", "stop", stop_word, 10),
         ("SessionEnd", "sessionEnd", "session-end", 1),
         ("PreCompact", "preCompact", "pre-compact", 5),
     ];
+    if harness != Harness::Cursor {
+        table.push(("UserPromptSubmit", "", "user-prompt-submit", 2));
+    }
     table
         .into_iter()
         .map(|(claude_event, cursor_event, word, timeout)| {

@@ -2,7 +2,7 @@
 //! is sent anywhere). Reports: `daily`, `session`, `blocks`, `models`, `tree <session-id>`.
 
 mod aggregate;
-mod args;
+pub mod args;
 mod json;
 mod table;
 mod tree;

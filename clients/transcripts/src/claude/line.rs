@@ -140,6 +140,9 @@ pub struct Block<'a> {
     pub input: Option<&'a RawValue>,
     #[serde(borrow, default)]
     pub tool_use_id: Option<Cow<'a, str>>,
+    /// Set on a tool result that failed.
+    #[serde(default)]
+    pub is_error: Option<bool>,
 }
 
 /// The input of a `Task` / `Agent` call.
@@ -156,6 +159,9 @@ pub struct SpawnInput<'a> {
 pub struct ToolUseResult<'a> {
     #[serde(rename = "agentId", borrow, default)]
     pub agent_id: Option<Cow<'a, str>>,
+    /// `completed`, `async_launched`, or a word for an early end.
+    #[serde(borrow, default)]
+    pub status: Option<Cow<'a, str>>,
 }
 
 /// `data` of a `progress` line.

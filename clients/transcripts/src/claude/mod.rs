@@ -15,7 +15,7 @@ pub mod line;
 use memchr::memmem;
 use sha2::{Digest, Sha256};
 
-use crate::facts::{FileFacts, JoinPath, Link, Spawn};
+use crate::facts::{FileFacts, JoinPath, Link, Spawn, SpawnResult};
 use crate::lines::{complete_lines, looks_like_object};
 use crate::record::{Harness, Modifiers, Tokens, UsageRecord};
 use line::{CostState, Line, ProgressData, SpawnInput, ToolUseResult, blocks};
@@ -52,8 +52,22 @@ fn might_hold_fact(line: &[u8]) -> bool {
         || memmem::find(line, b"\"cost-state\"").is_some()
 }
 
+/// Whether a line can be the tool result of one of the file's spawn calls still without one.
+/// Only then is a plain tool result (one without an `agentId`, e.g. a failed spawn) decoded.
+fn might_end_spawn(line: &[u8], facts: &FileFacts) -> bool {
+    !facts.spawns.is_empty()
+        && memmem::find(line, b"\"tool_result\"").is_some()
+        && facts.spawns.iter().any(|spawn| {
+            !facts
+                .results
+                .iter()
+                .any(|result| result.tool_use_id == spawn.tool_use_id)
+                && memmem::find(line, spawn.tool_use_id.as_bytes()).is_some()
+        })
+}
+
 fn read_line(context: &FileContext, bytes: &[u8], facts: &mut FileFacts) {
-    if !might_hold_fact(bytes) {
+    if !might_hold_fact(bytes) && !might_end_spawn(bytes, facts) {
         if !looks_like_object(bytes) {
             facts.malformed_lines += 1;
         }
@@ -77,7 +91,7 @@ fn read_line(context: &FileContext, bytes: &[u8], facts: &mut FileFacts) {
     }
     match line.kind.as_deref() {
         Some("assistant") => assistant(context, &line, bytes, timestamp_ms, facts),
-        Some("user") => user(&line, facts),
+        Some("user") => user(&line, timestamp_ms, facts),
         Some("progress") => progress(&line, facts),
         Some("cost-state") => cost_state(&line, facts),
         _ => {}
@@ -181,29 +195,53 @@ fn spawns(content: &serde_json::value::RawValue, timestamp_ms: Option<i64>, fact
     }
 }
 
-fn user(line: &Line<'_>, facts: &mut FileFacts) {
-    let Some(result) = line.tool_use_result else {
-        return;
-    };
-    if !result.get().starts_with('{') {
-        return;
-    }
-    let Some(agent_id) = serde_json::from_str::<ToolUseResult<'_>>(result.get())
-        .ok()
-        .and_then(|r| r.agent_id.map(|id| id.into_owned()))
-    else {
-        return;
-    };
+fn user(line: &Line<'_>, timestamp_ms: Option<i64>, facts: &mut FileFacts) {
     let Some(content) = line.message.as_ref().and_then(|m| m.content) else {
         return;
     };
-    let tool_use_id = blocks(content).into_iter().find_map(|block| {
-        (block.kind.as_deref() == Some("tool_result"))
-            .then(|| block.tool_use_id.map(|id| id.into_owned()))
-            .flatten()
-    });
-    if let Some(tool_use_id) = tool_use_id {
+    let results: Vec<(String, bool)> = blocks(content)
+        .into_iter()
+        .filter(|block| block.kind.as_deref() == Some("tool_result"))
+        .filter_map(|block| {
+            let id = block.tool_use_id?.into_owned();
+            Some((id, block.is_error == Some(true)))
+        })
+        .collect();
+    let Some((tool_use_id, block_error)) = results.into_iter().next() else {
+        return;
+    };
+    let structured = line
+        .tool_use_result
+        .filter(|raw| raw.get().starts_with('{'))
+        .and_then(|raw| serde_json::from_str::<ToolUseResult<'_>>(raw.get()).ok());
+    let text_error = line
+        .tool_use_result
+        .is_some_and(|raw| raw.get().starts_with("\"Error"));
+    if facts.spawns.iter().any(|s| s.tool_use_id == tool_use_id)
+        && !facts.results.iter().any(|r| r.tool_use_id == tool_use_id)
+    {
+        let status = structured.as_ref().and_then(|r| r.status.as_deref());
+        if let Some(is_error) = spawn_end(block_error, text_error, status) {
+            facts.results.push(SpawnResult {
+                tool_use_id: tool_use_id.clone(),
+                timestamp_ms,
+                is_error,
+            });
+        }
+    }
+    if let Some(agent_id) = structured.and_then(|r| r.agent_id.map(|id| id.into_owned())) {
         add_link(facts, tool_use_id, agent_id, JoinPath::ToolResult);
+    }
+}
+
+/// What a spawn's tool result says about the child's end: `None` when it is no end (an async
+/// launch), else whether it was an error (see [`SpawnResult`]).
+pub fn spawn_end(block_error: bool, text_error: bool, status: Option<&str>) -> Option<bool> {
+    match status {
+        Some("async_launched") => None,
+        _ if block_error || text_error => Some(true),
+        None | Some("completed") => Some(false),
+        Some(_) => Some(true),
     }
 }
 

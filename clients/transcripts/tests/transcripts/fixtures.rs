@@ -9,7 +9,7 @@
 //! four kinds it reports (it merges the two cache-write durations).
 
 use baton_transcripts::facts::JoinPath;
-use baton_transcripts::tree::AgentKind;
+use baton_transcripts::tree::{AgentKind, EndStatus};
 
 use crate::corpus::{Layout, by_agent, by_model};
 
@@ -77,6 +77,11 @@ fn spotter_tree_joins_both_explore_agents_through_their_tool_results() {
         assert_eq!(agent.spawn_tool.as_deref(), Some("Task"));
         assert_eq!(agent.subagent_type.as_deref(), Some("Explore"));
         assert!(agent.description.is_some());
+        let ended = agent
+            .ended
+            .expect("its tool result is in the main transcript");
+        assert_eq!(ended.status, EndStatus::Completed);
+        assert!(ended.at_ms.is_some());
     }
     let compaction = agents
         .iter()

@@ -3,5 +3,6 @@
 
 mod built;
 mod corpus;
+mod ended;
 mod fixtures;
 mod pricing;

@@ -213,11 +213,12 @@ fn a_new_claude_file_is_pretty_printed() {
     };
     let matcher = "        \"matcher\": \"startup|resume|clear|compact\",\n";
     let expected = format!(
-        "{{\n  \"hooks\": {{\n{},\n{},\n{},\n{}\n  }}\n}}\n",
+        "{{\n  \"hooks\": {{\n{},\n{},\n{},\n{},\n{}\n  }}\n}}\n",
         group("SessionStart", matcher, "session-start", 10),
         group("Stop", "", "stop", 10),
         group("SessionEnd", "", "session-end", 1),
         group("PreCompact", "", "pre-compact", 5),
+        group("UserPromptSubmit", "", "user-prompt-submit", 2),
     );
     assert_eq!(fixture.text().unwrap(), expected);
 }
