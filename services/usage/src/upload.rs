@@ -7,8 +7,11 @@
 //!
 //! Merges: a session's hosts and client versions accumulate (sorted, at most 64 hosts and 32
 //! versions), `outputUnderReported` once true stays true, first activity only falls and last
-//! only rises, `lastPromptAt`/`lastStopAt` only rise. An agent keeps its first kind and
-//! parent; its model follows its newest activity; a stored `ended` is sticky. An edge's first
+//! only rises, `lastPromptAt`/`lastStopAt` only rise. A delivery needs no stored session (the
+//! hook records SessionStart before any transcript upload): it is stored by its id, and the
+//! status evidence it carries (UserPromptSubmit, Stop) is read from the deliveries into every
+//! session the batch names, so a session stored after its deliveries still gets it. An agent
+//! keeps its first kind and parent; its model follows its newest activity; a stored `ended` is sticky. An edge's first
 //! proof wins. A delivery is stored once by its id.
 
 use std::collections::HashMap;
@@ -572,9 +575,21 @@ async fn deliveries(
     now: DateTime<Utc>,
     batch: &Batch,
 ) -> Result<u32, sqlx::Error> {
-    if batch.deliveries.is_empty() {
-        return Ok(0);
-    }
+    let inserted = if batch.deliveries.is_empty() {
+        0
+    } else {
+        insert_deliveries(tx, tenant_id, now, batch).await?
+    };
+    status_evidence(tx, tenant_id, batch).await?;
+    Ok(inserted)
+}
+
+async fn insert_deliveries(
+    tx: &mut Tx,
+    tenant_id: Uuid,
+    now: DateTime<Utc>,
+    batch: &Batch,
+) -> Result<u32, sqlx::Error> {
     let mut ids = Vec::new();
     let mut text: [Vec<String>; 3] = Default::default();
     let mut observed = Vec::new();
@@ -603,24 +618,49 @@ async fn deliveries(
     .execute(&mut **tx)
     .await?
     .rows_affected();
-    // The status evidence: a prompt or a Stop raises its instant, never lowers it.
+    Ok(inserted as u32)
+}
+
+/// The status evidence of every session the batch names (carried or delivered to): the latest
+/// UserPromptSubmit and Stop recorded for it raise `last_prompt_at` / `last_stop_at`, never
+/// lower them (retention may since have deleted the deliveries behind a stored instant).
+async fn status_evidence(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), sqlx::Error> {
+    let mut keys: Vec<(&str, &str)> = batch
+        .sessions
+        .iter()
+        .map(|s| (s.agent.as_str(), s.session_id.as_str()))
+        .chain(
+            batch
+                .deliveries
+                .iter()
+                .map(|d| (d.agent.as_str(), d.session_id.as_str())),
+        )
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let (agents, sessions): (Vec<&str>, Vec<&str>) = keys.into_iter().unzip();
     sqlx::query(
         "UPDATE usage.sessions s SET \
            last_prompt_at = GREATEST(s.last_prompt_at, d.prompt), \
            last_stop_at = GREATEST(s.last_stop_at, d.stop) \
-         FROM (SELECT a, i, max(o) FILTER (WHERE e = 'UserPromptSubmit') AS prompt, \
-                 max(o) FILTER (WHERE e = 'Stop') AS stop \
-               FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[]) AS u(a, i, e, o) \
-               GROUP BY a, i) AS d \
-         WHERE s.tenant_id = $1 AND s.agent = d.a AND s.session_id = d.i \
+         FROM (SELECT h.agent, h.session_id, \
+                 max(h.observed_at) FILTER (WHERE h.event = 'UserPromptSubmit') AS prompt, \
+                 max(h.observed_at) FILTER (WHERE h.event = 'Stop') AS stop \
+               FROM unnest($2::text[], $3::text[]) AS k(a, i) \
+               JOIN usage.hook_deliveries h \
+                 ON h.tenant_id = $1 AND h.agent = k.a AND h.session_id = k.i \
+                AND h.event IN ('UserPromptSubmit', 'Stop') \
+               GROUP BY h.agent, h.session_id) AS d \
+         WHERE s.tenant_id = $1 AND s.agent = d.agent AND s.session_id = d.session_id \
            AND (d.prompt IS NOT NULL OR d.stop IS NOT NULL)",
     )
     .bind(tenant_id)
-    .bind(&text[0])
-    .bind(&text[1])
-    .bind(&text[2])
-    .bind(&observed)
+    .bind(&agents)
+    .bind(&sessions)
     .execute(&mut **tx)
     .await?;
-    Ok(inserted as u32)
+    Ok(())
 }

@@ -172,7 +172,9 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// Sessions the agents, edges, usage and deliveries name that the batch does not carry.
+    /// Sessions the agents, edges and usage rows name that the batch does not carry. Deliveries
+    /// are not among them: a hook delivery is recorded whether or not the session's transcript
+    /// has been uploaded yet (SessionStart comes first), see [`crate::upload`].
     pub fn referenced_sessions(&self) -> Vec<SessionKey> {
         let carried: std::collections::HashSet<(&str, &str)> = self
             .sessions
@@ -192,11 +194,6 @@ impl Batch {
                 self.usage
                     .iter()
                     .map(|u| (u.agent.as_str(), u.session_id.as_str())),
-            )
-            .chain(
-                self.deliveries
-                    .iter()
-                    .map(|d| (d.agent.as_str(), d.session_id.as_str())),
             );
         let mut missing: Vec<SessionKey> = named
             .filter(|key| !carried.contains(key))

@@ -259,3 +259,51 @@ async fn a_stored_end_is_sticky_and_deliveries_only_raise_the_status_instants() 
     assert_eq!(ended.as_deref(), Some("completed"));
     assert_eq!(prompt, Some(at("2026-03-01T10:00:00Z")));
 }
+
+#[tokio::test]
+async fn a_delivery_needs_no_stored_session_and_its_stop_reaches_the_session_stored_later() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::new_v4();
+    // SessionStart and a Stop, recorded before any transcript of the session was uploaded
+    // (a Codex session without a transcript path, or the first seconds of any session).
+    let mut first = batch("host-a");
+    first.deliveries = ["SessionStart", "Stop"]
+        .iter()
+        .zip(["2026-03-01T10:00:00Z", "2026-03-01T10:20:00Z"])
+        .map(|(event, when)| proto::DeliveryFact {
+            delivery_id: Uuid::new_v4().to_string(),
+            agent: AGENT.to_string(),
+            session_id: "s-late".to_string(),
+            event: event.to_string(),
+            observed_at: ts(when),
+        })
+        .collect();
+    let answer = harness
+        .grpc
+        .upload_batch(call(tenant, NOW, first))
+        .await
+        .expect("deliveries for an unstored session are recorded")
+        .into_inner();
+    assert_eq!(answer.deliveries_inserted, 2);
+    let mut later = batch("host-a");
+    let mut fact = session("s-late");
+    fact.last_activity_at = ts("2026-03-01T10:15:00Z");
+    later.sessions = vec![fact];
+    harness
+        .grpc
+        .upload_batch(call(tenant, NOW, later))
+        .await
+        .expect("session");
+    let (stop,): (Option<chrono::DateTime<chrono::Utc>>,) = sqlx::query_as(
+        "SELECT last_stop_at FROM usage.sessions WHERE tenant_id = $1 AND session_id = 's-late'",
+    )
+    .bind(tenant)
+    .fetch_one(&harness.admin)
+    .await
+    .expect("session row");
+    assert_eq!(
+        stop,
+        Some(at("2026-03-01T10:20:00Z")),
+        "the Stop recorded first is the session's evidence once it is stored"
+    );
+}
