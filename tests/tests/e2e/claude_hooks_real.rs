@@ -20,7 +20,12 @@ use crate::claude_real::claude_binary;
 const MODEL: &str = "claude-opus-5-5";
 
 /// Polls `read` until `done` holds, for at most `limit`.
-async fn until<F, Fut>(limit: Duration, what: &str, read: F, done: impl Fn(&Value) -> bool) -> Value
+pub(crate) async fn until<F, Fut>(
+    limit: Duration,
+    what: &str,
+    read: F,
+    done: impl Fn(&Value) -> bool,
+) -> Value
 where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = Value>,
@@ -36,13 +41,13 @@ where
     }
 }
 
-struct Scratch {
+pub(crate) struct Scratch {
     root: PathBuf,
     env: Vec<(String, String)>,
 }
 
 impl Scratch {
-    fn new(baton: &Baton, api_key: &str, standin: &MessagesStandIn) -> Scratch {
+    pub(crate) fn new(baton: &Baton, api_key: &str, standin: &MessagesStandIn) -> Scratch {
         let root = std::env::temp_dir().join(format!(
             "baton-claude-hooks-{}",
             uuid::Uuid::new_v4().simple()
@@ -78,7 +83,7 @@ impl Scratch {
         command
     }
 
-    async fn install(&self) {
+    pub(crate) async fn install(&self) {
         let output = self
             .command(&binary("baton-hook"))
             .args(["install", "--harness", "claude-code", "--scope", "user"])
@@ -92,7 +97,7 @@ impl Scratch {
     }
 
     /// `claude -p PROMPT ARGS`, started in its own process group and not waited for.
-    fn claude(&self, prompt: &str, args: &[&str]) -> Child {
+    pub(crate) fn claude(&self, prompt: &str, args: &[&str]) -> Child {
         self.command(&claude_binary())
             .args(["-p", prompt, "--model", MODEL, "--output-format", "json"])
             .args(args)

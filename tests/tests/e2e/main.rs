@@ -45,6 +45,7 @@ mod triage;
 mod usage_hook;
 mod usage_hook_sidecar;
 mod usage_reads;
+mod usage_real;
 mod usage_upload;
 mod validation;
 

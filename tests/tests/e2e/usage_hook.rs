@@ -18,7 +18,7 @@ fn fixtures() -> PathBuf {
 }
 
 /// Lays the fixture transcripts out under the hook home's `~/.claude` and `~/.codex`.
-fn lay_out(home: &Path) {
+pub(crate) fn lay_out(home: &Path) {
     let copy = |fixture: &str, target: &str| {
         let to = home.join(target);
         std::fs::create_dir_all(to.parent().expect("parent")).expect("mkdir");
