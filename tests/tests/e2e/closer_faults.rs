@@ -365,6 +365,21 @@ async fn bus_channel(baton: &Baton) -> (lapin::Connection, lapin::Channel, Names
         &names.dead_letter_queue(&CLOSER_SESSION_CLOSED),
     )
     .await;
+    // The queue exists a moment before it is bound to the exchange; a message published in
+    // between is unroutable and dropped. The consumer logs `consuming` after the binding.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !baton
+        .logs
+        .json()
+        .iter()
+        .any(|line| line["message"] == "consuming")
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the closer never started consuming"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let channel = connection.create_channel().await.expect("channel");
     channel
         .confirm_select(lapin::options::ConfirmSelectOptions::default())
