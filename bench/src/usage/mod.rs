@@ -15,6 +15,15 @@ pub async fn run() -> anyhow::Result<()> {
     ])
     .await;
     upload::run(&baton).await?;
+    for line in baton.logs.raw() {
+        if line.contains("\"WARN\"") || line.contains("\"ERROR\"") {
+            eprintln!("  log: {line}");
+        }
+    }
+    if std::env::var("BATON_BENCH_USAGE_UPLOAD_ONLY").is_ok() {
+        baton.stop().await;
+        return Ok(());
+    }
     read::run(&baton).await?;
     baton.stop().await;
     Ok(())
