@@ -62,7 +62,7 @@ impl GroupBy {
 
     fn rollup_column(self) -> &'static str {
         match self {
-            GroupBy::Day => "d.day",
+            GroupBy::Day => "to_char(timezone($2, r.bucket), 'YYYY-MM-DD')",
             GroupBy::Model => "r.model",
             GroupBy::Project => "r.project_slug",
             GroupBy::Host => "r.host_id",
@@ -73,7 +73,7 @@ impl GroupBy {
 
     fn usage_column(self) -> &'static str {
         match self {
-            GroupBy::Day => "d.day",
+            GroupBy::Day => "to_char(timezone($2, t.at), 'YYYY-MM-DD')",
             GroupBy::Model => "coalesce(t.model_key, '')",
             GroupBy::Project => "t.project_slug",
             GroupBy::Host => "t.host_id",
@@ -182,15 +182,12 @@ pub async fn query(
     from: DateTime<Utc>,
     to: DateTime<Utc>,
 ) -> Result<BTreeMap<String, Sums>, ApiError> {
-    let days = days(zone, from, to);
-    let (names, starts, ends): (Vec<String>, Vec<DateTime<Utc>>, Vec<DateTime<Utc>>) = days
-        .into_iter()
-        .fold(Default::default(), |mut columns, (name, start, end)| {
-            columns.0.push(name);
-            columns.1.push(start);
-            columns.2.push(end);
-            columns
-        });
+    // Days are cut by Postgres in the zone (`timezone(zone, instant)`), over one range scan:
+    // a join with a list of day ranges planned as a nested loop over the whole range, once per
+    // day (216 ms p99 for 30 days at 10M rollup rows). Buckets are 15 minutes and every zone's
+    // offset a multiple of it, so a bucket lies in one local day. [`days`] is the same cut in
+    // Rust, kept for the table test that pins the rule.
+    let zone_name = zone.name().to_string();
     let (aligned_from, aligned_to) = (ceil_bucket(from), floor_bucket(to));
     let use_rollups = group_by != GroupBy::Session && aligned_from < aligned_to;
     // The slices read from token_usage: the edges, or everything.
@@ -206,18 +203,15 @@ pub async fn query(
             "SELECT {group} AS g, r.model, sum(r.input)::int8, sum(r.output)::int8, \
                sum(r.cache_read)::int8, sum(r.cache_write_5m)::int8, sum(r.cache_write_1h)::int8, \
                sum(r.requests)::int8, sum(r.cost)::text, sum(r.unpriced_tokens)::int8 \
-             FROM unnest($2::text[], $3::timestamptz[], $4::timestamptz[]) AS d(day, lo, hi) \
-             JOIN usage.rollups r ON r.tenant_id = $1 AND r.bucket >= d.lo AND r.bucket < d.hi \
-               AND r.bucket >= $5 AND r.bucket < $6 \
+             FROM usage.rollups r \
+             WHERE r.tenant_id = $1 AND r.bucket >= $3 AND r.bucket < $4 \
              GROUP BY 1, 2",
             group = group_by.rollup_column()
         );
         rows.extend(
             sqlx::query_as::<_, Aggregate>(AssertSqlSafe(statement))
                 .bind(tenant_id)
-                .bind(&names)
-                .bind(&starts)
-                .bind(&ends)
+                .bind(&zone_name)
                 .bind(aligned_from)
                 .bind(aligned_to)
                 .fetch_all(&mut *tx)
@@ -231,18 +225,15 @@ pub async fn query(
            count(*)::int8, sum(t.cost)::text, \
            sum(CASE WHEN t.priced THEN 0 ELSE t.input + t.output + t.cache_read \
              + t.cache_write_5m + t.cache_write_1h END)::int8 \
-         FROM unnest($2::text[], $3::timestamptz[], $4::timestamptz[]) AS d(day, lo, hi) \
-         JOIN usage.token_usage t ON t.tenant_id = $1 AND t.at >= d.lo AND t.at < d.hi \
-           AND ((t.at >= $5 AND t.at < $6) OR (t.at >= $7 AND t.at < $8)) \
+         FROM usage.token_usage t \
+         WHERE t.tenant_id = $1 AND ((t.at >= $3 AND t.at < $4) OR (t.at >= $5 AND t.at < $6)) \
          GROUP BY 1, 2",
         group = group_by.usage_column()
     );
     rows.extend(
         sqlx::query_as::<_, Aggregate>(AssertSqlSafe(statement))
             .bind(tenant_id)
-            .bind(&names)
-            .bind(&starts)
-            .bind(&ends)
+            .bind(&zone_name)
             .bind(windows[0].0)
             .bind(windows[0].1)
             .bind(windows[1].0)
