@@ -8,12 +8,7 @@ use baton_tests::binary;
 use baton_transcripts::{Options, Roots};
 use serde_json::Value;
 
-const SPOTTER: &str = "claude-code/transcripts/spotter";
 const SESSION: &str = "fa812bfe-b295-4cca-9c2f-fdf01028cb46";
-
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures")
-}
 
 /// A scratch home whose `~/.claude/projects` and `~/.codex/sessions` hold the fixtures.
 struct Corpus {
@@ -24,37 +19,7 @@ impl Corpus {
     fn lay_out() -> Corpus {
         let home =
             std::env::temp_dir().join(format!("baton-usage-{}", uuid::Uuid::new_v4().simple()));
-        let copy = |fixture: &str, target: &str| {
-            let to = home.join(target);
-            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-            std::fs::copy(fixtures().join(fixture), to).unwrap();
-        };
-        let projects = ".claude/projects";
-        copy(
-            &format!("{SPOTTER}/{SESSION}.jsonl"),
-            &format!("{projects}/-spotter/{SESSION}.jsonl"),
-        );
-        for agent in ["agent-a93ccab", "agent-aa84377", "agent-acompact-70d8e7"] {
-            copy(
-                &format!("{SPOTTER}/{SESSION}/subagents/{agent}.jsonl"),
-                &format!("{projects}/-spotter/{SESSION}/subagents/{agent}.jsonl"),
-            );
-        }
-        copy(
-            &format!("{SPOTTER}/short.jsonl"),
-            &format!("{projects}/-spotter/short.jsonl"),
-        );
-        for name in ["4c_02af2759b6_0_full.jsonl", "73_7e6e3ea2ad_0_full.jsonl"] {
-            copy(
-                &format!("claude-code/transcripts/entire-checkpoints/{name}"),
-                &format!("{projects}/-entire/{name}"),
-            );
-        }
-        let rollout = "rollout-2026-02-23T20-34-25-019c8bfe-ec25-79e0-97d7-bda6a9c575ff.jsonl";
-        copy(
-            &format!("codex/rollouts/madshn-localpush/{rollout}"),
-            &format!(".codex/sessions/2026/02/23/{rollout}"),
-        );
+        crate::usage_hook::lay_out(&home);
         Corpus { home }
     }
 
