@@ -40,6 +40,10 @@ pub struct PulseBody {
     /// The last pulse: `process_exited`, `session_closed` or `stopped`.
     #[serde(default, deserialize_with = "strict::present")]
     pub end_reason: Option<String>,
+    /// A display label for the machine, sent only when its owner configured one
+    /// (`BATON_HOOK_HOST_LABEL`); 1..255 characters, no control characters.
+    #[serde(default, deserialize_with = "strict::present")]
+    pub host_label: Option<String>,
 }
 
 /// `POST /agent-sessions/pulse` answer.
@@ -109,6 +113,7 @@ pub async fn pulse(
         host_id: body.host_id,
         pid: body.pid,
         end_reason: body.end_reason,
+        host_label: body.host_label,
     };
     let answer = state
         .registry

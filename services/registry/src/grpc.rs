@@ -357,6 +357,20 @@ impl SessionRegistry for RegistryGrpc {
     }
 
     #[tracing::instrument(name = "registry.briefed_since", skip_all)]
+    async fn list_sessions(
+        &self,
+        _request: Request<proto::ListSessionsRequest>,
+    ) -> Result<Response<proto::ListSessionsResponse>, Status> {
+        Err(Status::unimplemented("ListSessions is being built"))
+    }
+
+    async fn list_machines(
+        &self,
+        _request: Request<proto::ListMachinesRequest>,
+    ) -> Result<Response<proto::ListMachinesResponse>, Status> {
+        Err(Status::unimplemented("ListMachines is being built"))
+    }
+
     async fn briefed_since(
         &self,
         request: Request<proto::BriefedSinceRequest>,

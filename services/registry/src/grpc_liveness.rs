@@ -32,6 +32,7 @@ fn episode_to_proto(episode: &Episode) -> proto::Episode {
         last_pulse_at: Some(to_timestamp(episode.last_pulse_at)),
         ended_at: episode.ended_at.map(to_timestamp),
         end_reason: episode.end_reason.clone(),
+        host_label: None,
     }
 }
 
@@ -113,6 +114,7 @@ impl RegistryGrpc {
             closed_at: read.session.closed_at.map(to_timestamp),
             follows_session_run_id: read.follows.map(|id| id.to_string()),
             episodes: read.episodes.iter().map(episode_to_proto).collect(),
+            followed_by_session_run_id: None,
         })
     }
 }

@@ -231,6 +231,13 @@ impl triage_server::Triage for TriageGrpc {
     }
 
     #[tracing::instrument(name = "triage.nudge_counts", skip_all)]
+    async fn get_states(
+        &self,
+        _request: Request<proto::GetStatesRequest>,
+    ) -> Result<Response<proto::GetStatesResponse>, Status> {
+        Err(Status::unimplemented("GetStates is being built"))
+    }
+
     async fn nudge_counts(
         &self,
         request: Request<proto::NudgeCountsRequest>,

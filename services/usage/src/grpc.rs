@@ -139,6 +139,13 @@ impl usage_server::Usage for UsageGrpc {
     }
 
     #[tracing::instrument(name = "usage.list_sessions", skip_all)]
+    async fn session_figures(
+        &self,
+        _request: Request<proto::SessionFiguresRequest>,
+    ) -> Result<Response<proto::SessionFiguresResponse>, Status> {
+        Err(Status::unimplemented("SessionFigures is being built"))
+    }
+
     async fn list_sessions(
         &self,
         request: Request<proto::ListSessionsRequest>,
