@@ -9,7 +9,7 @@ CARGO ?= cargo
 export BATON_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baton
 export BATON_SERVICE_TOKEN ?= local-dev-service-token
 
-.PHONY: run build test lint deploy-check bench fmt eval-closer harnesses services
+.PHONY: run build test lint deploy-check bench fmt eval-closer harnesses services browser
 
 build:
 	$(CARGO) build --workspace --bins
@@ -20,8 +20,10 @@ run: services build
 	$(CARGO) run -q --bin baton -- migrate
 	@echo
 	@echo "Baton is starting on http://127.0.0.1:8080 (gRPC registry on 127.0.0.1:50051)."
-	@echo "Create a tenant and its API key in another terminal:"
+	@echo "Create a tenant and its ingest API key (for the hook) in another terminal:"
 	@echo "  BATON_DATABASE_URL=$(BATON_DATABASE_URL) $(CARGO) run -q --bin baton -- tenant create --name me"
+	@echo "The console is at http://127.0.0.1:8080/console ; mint its sign-in key with:"
+	@echo "  BATON_DATABASE_URL=$(BATON_DATABASE_URL) $(CARGO) run -q --bin baton -- key create --tenant TENANT_ID --scope console"
 	@echo
 	$(CARGO) run -q --bin baton -- serve all --no-migrate
 
@@ -32,7 +34,7 @@ export BATON_SCHEMATHESIS ?= $(BATON_VENV)/bin/st
 ## The whole suite: unit, service (real Postgres/RabbitMQ), end-to-end (real binaries, the real
 ## Claude Code and Codex CLIs) and Schemathesis over the served OpenAPI document. Every test
 ## creates and drops its own database.
-test: services build harnesses
+test: services build harnesses browser
 	.ci/schemathesis-venv
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --workspace --no-fail-fast; \
@@ -43,6 +45,10 @@ test: services build harnesses
 ## PostgreSQL and RabbitMQ running and accepting connections (idempotent).
 services:
 	bash scripts/services-up.sh
+
+## Debian's Chromium and chromedriver, for the console's browser tests (idempotent).
+browser:
+	bash scripts/install-browser.sh
 
 ## The real harness CLIs the end-to-end tests drive, and ccusage for the bench (npm, pinned).
 harnesses:

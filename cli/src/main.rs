@@ -80,6 +80,23 @@ enum Command {
         #[command(subcommand)]
         command: TenantCommand,
     },
+    /// Administer a tenant's keys.
+    Key {
+        #[command(subcommand)]
+        command: KeyCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum KeyCommand {
+    /// Mint one more key for a tenant and print `{"tenantId", "scope", "apiKey"}` once.
+    /// `ingest` keys call the hook-facing API; `console` keys only sign in to `/console`.
+    Create {
+        #[arg(long)]
+        tenant: String,
+        #[arg(long, value_parser = ["ingest", "console"])]
+        scope: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -205,6 +222,9 @@ async fn main() -> anyhow::Result<()> {
         Command::Tenant {
             command: TenantCommand::Create { name },
         } => tenant::create(&env, &name).await,
+        Command::Key {
+            command: KeyCommand::Create { tenant, scope },
+        } => tenant::create_key(&env, &tenant, &scope).await,
         Command::Client {
             command:
                 ClientCommand::Create {

@@ -32,7 +32,7 @@ use crate::client_addr;
 use crate::keys::PresentedKey;
 use crate::response::HttpError;
 use crate::state::AppState;
-use crate::tenants::{self, StoredKey};
+use crate::tenants::{self, Scope, StoredKey};
 
 /// Header carrying the key.
 pub const API_KEY_HEADER: &str = "x-api-key";
@@ -71,7 +71,8 @@ pub fn plan(cached: Option<(bool, Duration)>, ttl: Duration, failures_left: bool
 /// The outcome of checking a presented key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verification {
-    Verified(Uuid),
+    /// The secret verified: the key's tenant and scope (the caller checks the scope fits).
+    Verified(Uuid, Scope),
     /// Wrong secret, unknown or revoked: 401.
     Failed,
     /// Too many failed verifications from this client: 429 after this many seconds.
@@ -193,7 +194,7 @@ impl KeyResolver {
                 {
                     tracing::warn!(error = %error, "could not record api key use");
                 }
-                Ok(Verification::Verified(stored.tenant_id))
+                Ok(Verification::Verified(stored.tenant_id, stored.scope()))
             }
             None => Ok(match failures.check(&client_key) {
                 Ok(()) => Verification::Failed,
@@ -209,8 +210,16 @@ pub(crate) fn client_of(request: &Request, trusted: &[client_addr::Cidr]) -> IpA
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map_or(IpAddr::from([0, 0, 0, 0]), |info| info.0.ip());
-    let forwarded: Vec<&str> = request
-        .headers()
+    client_from(peer, request.headers(), trusted)
+}
+
+/// The client address from the peer and the request's `X-Forwarded-For` headers.
+pub(crate) fn client_from(
+    peer: IpAddr,
+    headers: &axum::http::HeaderMap,
+    trusted: &[client_addr::Cidr],
+) -> IpAddr {
+    let forwarded: Vec<&str> = headers
         .get_all("x-forwarded-for")
         .iter()
         .filter_map(|value| value.to_str().ok())
@@ -249,7 +258,14 @@ pub async fn require_api_key(
             HttpError::new(ErrorCode::ServiceUnavailable, "key store unavailable").closing()
         })?;
     let tenant_id = match verification {
-        Verification::Verified(tenant_id) => tenant_id,
+        Verification::Verified(tenant_id, Scope::Ingest) => tenant_id,
+        Verification::Verified(_, Scope::Console) => {
+            return Err(HttpError::new(
+                ErrorCode::AccessDenied,
+                "a console key signs in to /console; the API needs an ingest key",
+            )
+            .closing());
+        }
         Verification::Failed => {
             return Err(
                 HttpError::new(ErrorCode::Unauthorized, "unknown or revoked key").closing(),

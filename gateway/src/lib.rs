@@ -5,6 +5,7 @@
 pub mod auth;
 pub mod client_addr;
 pub mod config;
+pub mod console;
 pub mod health;
 pub mod http_layers;
 pub mod keys;
@@ -122,6 +123,7 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .nest("/api/v1", api)
+        .nest("/console", console::router(state.clone()))
         .fallback(response::not_found)
         .layer(from_fn_with_state(limits, http_layers::limits))
         .layer(from_fn_with_state(state.clone(), http_layers::trace))

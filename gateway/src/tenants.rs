@@ -12,11 +12,87 @@ pub struct CreatedTenant {
     pub api_key: String,
 }
 
+/// What a key may do. A key has exactly one scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Calls the hook-facing API (`/api/v1`); cannot sign in to the console.
+    Ingest,
+    /// Signs in to `/console`; refused by the API.
+    Console,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Ingest => "ingest",
+            Scope::Console => "console",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Scope> {
+        match text {
+            "ingest" => Some(Scope::Ingest),
+            "console" => Some(Scope::Console),
+            _ => None,
+        }
+    }
+
+    /// A stored key's scope: console only when it says so (the migration made every other key
+    /// an ingest key, and the table's check allows nothing else).
+    pub fn of_stored(scopes: &[String]) -> Scope {
+        if scopes.iter().any(|scope| scope == "console") {
+            Scope::Console
+        } else {
+            Scope::Ingest
+        }
+    }
+}
+
 /// A stored key, as the auth check needs it.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct StoredKey {
     pub tenant_id: Uuid,
     pub secret_sha256: Vec<u8>,
+    pub scopes: Vec<String>,
+}
+
+impl StoredKey {
+    pub fn scope(&self) -> Scope {
+        Scope::of_stored(&self.scopes)
+    }
+}
+
+/// Why a key could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum CreateKeyError {
+    #[error("no live tenant {0}")]
+    UnknownTenant(Uuid),
+    #[error(transparent)]
+    Database(#[from] sqlx::Error),
+}
+
+/// Mints one more key for a live tenant; the text is returned once and never stored.
+pub async fn create_key(
+    pool: &PgPool,
+    tenant_id: Uuid,
+    scope: Scope,
+) -> Result<String, CreateKeyError> {
+    let key = keys::generate();
+    let inserted = sqlx::query(
+        "INSERT INTO gateway.api_keys (prefix, tenant_id, secret_sha256, scopes) \
+         SELECT $1, t.id, $3, ARRAY[$4] FROM gateway.tenants AS t \
+         WHERE t.id = $2 AND t.deleted_at IS NULL",
+    )
+    .bind(&key.prefix)
+    .bind(tenant_id)
+    .bind(&key.secret_sha256)
+    .bind(scope.as_str())
+    .execute(pool)
+    .await?;
+    if inserted.rows_affected() == 0 {
+        return Err(CreateKeyError::UnknownTenant(tenant_id));
+    }
+    Ok(key.text)
 }
 
 /// Creates a tenant with one API key, in one transaction.
@@ -30,7 +106,8 @@ pub async fn create_tenant(pool: &PgPool, name: &str) -> Result<CreatedTenant, s
         .execute(&mut *transaction)
         .await?;
     sqlx::query(
-        "INSERT INTO gateway.api_keys (prefix, tenant_id, secret_sha256) VALUES ($1, $2, $3)",
+        "INSERT INTO gateway.api_keys (prefix, tenant_id, secret_sha256, scopes) \
+         VALUES ($1, $2, $3, ARRAY['ingest'])",
     )
     .bind(&key.prefix)
     .bind(tenant_id)
@@ -56,7 +133,7 @@ pub async fn live_tenants(pool: &PgPool) -> Result<Vec<Uuid>, sqlx::Error> {
 #[tracing::instrument(name = "db.gateway.find_key", skip_all)]
 pub async fn find_live_key(pool: &PgPool, prefix: &str) -> Result<Option<StoredKey>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT k.tenant_id, k.secret_sha256 \
+        "SELECT k.tenant_id, k.secret_sha256, k.scopes \
          FROM gateway.api_keys AS k JOIN gateway.tenants AS t ON t.id = k.tenant_id \
          WHERE k.prefix = $1 AND k.revoked_at IS NULL AND t.deleted_at IS NULL",
     )

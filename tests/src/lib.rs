@@ -4,6 +4,7 @@
 //! The binary is found next to the test executable (`target/<profile>/baton`); `make test`
 //! builds it first.
 
+pub mod browser;
 pub mod client_standin;
 pub mod hook;
 pub mod judge;

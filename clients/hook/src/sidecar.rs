@@ -70,6 +70,18 @@ pub fn believe_closed(since_start: Duration, closed_in_a_row: u32) -> bool {
     since_start >= OPEN_GRACE || closed_in_a_row > EARLY_CLOSED_RETRIES
 }
 
+/// The machine's display label, only when its owner set one: the host id is a digest on
+/// purpose, so the hostname is never sent unless asked for.
+const HOST_LABEL: &str = "BATON_HOOK_HOST_LABEL";
+
+/// The label as sent: trimmed, control characters refused (the server would refuse the whole
+/// pulse), at most 255 characters.
+fn host_label(value: Option<&str>) -> Option<String> {
+    let label = value?.trim();
+    (!label.is_empty() && !label.chars().any(char::is_control))
+        .then(|| label.chars().take(255).collect())
+}
+
 struct Sidecar {
     env: Env,
     state_dir: PathBuf,
@@ -99,6 +111,9 @@ impl Sidecar {
         }
         if let Some(reason) = end_reason {
             body["endReason"] = json!(reason);
+        }
+        if let Some(label) = host_label(self.env.get(HOST_LABEL)) {
+            body["hostLabel"] = json!(label);
         }
         body
     }
@@ -294,6 +309,22 @@ fn watch(sidecar: &mut Sidecar, path: &Path, versions: Option<Receiver<String>>)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_label_is_sent_only_when_set_and_clean() {
+        let long = "x".repeat(300);
+        let table = [
+            (None, None),
+            (Some(""), None),
+            (Some("  "), None),
+            (Some(" laptop "), Some("laptop".to_string())),
+            (Some("a\u{7}b"), None),
+            (Some(long.as_str()), Some("x".repeat(255))),
+        ];
+        for (value, expected) in table {
+            assert_eq!(host_label(value), expected, "{value:?}");
+        }
+    }
 
     #[test]
     fn a_closed_answer_right_after_the_start_is_retried_before_it_ends_the_episode() {

@@ -379,6 +379,7 @@ pub async fn query(
         to: optional_instant("to", get("to"))?,
         group_by: get("groupBy").unwrap_or("day").to_string(),
         timezone: get("timezone").map(str::to_string),
+        split_by_model: false,
     };
     let answer = state
         .usage

@@ -319,9 +319,14 @@ impl Provenance {
             }
             TransitionDecision::Commitment { .. } | TransitionDecision::ArchiveBlocker => {}
         }
-        let stamp = self
-            .stamp(call, provenance, memory.project.as_deref())
-            .await?;
+        // A person acting in the console is not an agent session: without a run given, their
+        // write is unattributed rather than stamped with the project's single open run.
+        let stamp = if actor == ActorKind::UserDashboard && provenance == WriteProvenance::Default {
+            None
+        } else {
+            self.stamp(call, provenance, memory.project.as_deref())
+                .await?
+        };
         let payload = link::payload(stamp);
         let (tenant_id, now) = (call.tenant_id, call.now);
         let mut transaction = begin_tenant(&self.pool, tenant_id).await?;

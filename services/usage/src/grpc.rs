@@ -98,8 +98,8 @@ impl usage_server::Usage for UsageGrpc {
         )?;
         let groups = query::query(&self.pool, call.tenant_id, group_by, &zone, from, to).await?;
         let mut total = crate::figures::Sums::default();
-        for sums in groups.values() {
-            total.merge(sums);
+        for group in groups.values() {
+            total.merge(&group.sums);
         }
         Ok(Response::new(proto::QueryUsageResponse {
             group_by: group_by.as_str().to_string(),
@@ -108,9 +108,21 @@ impl usage_server::Usage for UsageGrpc {
             to: Some(to_timestamp(to)),
             groups: groups
                 .iter()
-                .map(|(key, sums)| proto::UsageGroup {
+                .map(|(key, group)| proto::UsageGroup {
                     key: key.clone(),
-                    figures: Some(sums.figures()),
+                    figures: Some(group.sums.figures()),
+                    by_model: if message.split_by_model {
+                        group
+                            .by_model
+                            .iter()
+                            .map(|(model, sums)| proto::ModelFigures {
+                                model: model.clone(),
+                                figures: Some(sums.figures()),
+                            })
+                            .collect()
+                    } else {
+                        Vec::new()
+                    },
                 })
                 .collect(),
             total: Some(total.figures()),

@@ -18,7 +18,7 @@ use baton_tests::{Baton, Client};
 const UNLIMITED: &[(&str, &str)] = &[("BATON_RATE_LIMIT__REQUESTS", "1000000")];
 
 /// A stand-in Claude Code: answers `--version` like the real one and otherwise just lives.
-fn stand_in(dir: &Path) -> Child {
+pub(crate) fn stand_in(dir: &Path) -> Child {
     let script = dir.join("claude");
     std::fs::write(
         &script,
@@ -36,13 +36,13 @@ fn stand_in(dir: &Path) -> Child {
 }
 
 /// SIGKILL to the stand-in's whole process group, then reap it (a zombie would still look alive).
-async fn kill_client(client: &mut Child) {
+pub(crate) async fn kill_client(client: &mut Child) {
     let pid = client.id().expect("pid") as i32;
     nix::sys::signal::killpg(Pid::from_raw(pid), Signal::SIGKILL).expect("SIGKILL the client");
     let _ = client.wait().await;
 }
 
-fn sidecar_home(baton: &Baton, api_key: &str, client_pid: u32) -> HookHome {
+pub(crate) fn sidecar_home(baton: &Baton, api_key: &str, client_pid: u32) -> HookHome {
     let mut home = HookHome::new(&baton.base_url, api_key);
     home.set("BATON_HOOK_SIDECAR", "on");
     home.set("BATON_HOOK_PULSE_INTERVAL_MS", "100");
@@ -74,7 +74,7 @@ async fn until(client: &Client, run_id: &str, done: impl Fn(&Value) -> bool) -> 
     }
 }
 
-async fn start(home: &HookHome, session_id: &str, source: &str) -> String {
+pub(crate) async fn start(home: &HookHome, session_id: &str, source: &str) -> String {
     let payload = json!({"session_id": session_id, "hook_event_name": "SessionStart", "source": source,
         "cwd": "/w/app"});
     let run = home.run(&["claude-code", "session-start"], &payload).await;

@@ -10,6 +10,7 @@ mod closer;
 mod closer_faults;
 mod closer_report;
 mod codex_real;
+mod console;
 mod database_tls;
 mod db_restart;
 mod grpc_reflection;

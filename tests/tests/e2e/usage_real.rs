@@ -187,7 +187,7 @@ async fn local_report(home: &HookHome, report: &str) -> Value {
     serde_json::from_slice(&output.stdout).expect("usage json")
 }
 
-async fn ingest(home: &HookHome) -> Value {
+pub(crate) async fn ingest(home: &HookHome) -> Value {
     let output = home
         .command(&["ingest", "--json"])
         .stdin(std::process::Stdio::null())

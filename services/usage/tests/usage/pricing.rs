@@ -22,6 +22,7 @@ async fn by_model(harness: &Harness, tenant: Uuid) -> proto::QueryUsageResponse 
                 to: ts("2026-03-02T00:00:00Z"),
                 group_by: "model".to_string(),
                 timezone: None,
+                split_by_model: false,
             },
         ))
         .await

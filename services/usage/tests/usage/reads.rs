@@ -230,6 +230,7 @@ async fn days_are_cut_in_the_requested_zone_over_an_unaligned_range() {
         to: ts("2026-03-01T09:00:05Z"),
         group_by: "day".to_string(),
         timezone: zone.map(str::to_string),
+        split_by_model: false,
     };
     let days = |answer: proto::QueryUsageResponse| -> Vec<(String, u64)> {
         answer
@@ -261,6 +262,33 @@ async fn days_are_cut_in_the_requested_zone_over_an_unaligned_range() {
         .expect("utc")
         .into_inner();
     assert_eq!(days(utc), [("2026-03-01".to_string(), 7)]);
+    // Split by model, each day's models add up to the day (here one model), and unsplit reads
+    // carry no split.
+    let split = harness
+        .grpc
+        .query_usage(call(
+            tenant,
+            NOW,
+            proto::QueryUsageRequest {
+                split_by_model: true,
+                ..query(Some("America/Los_Angeles"))
+            },
+        ))
+        .await
+        .expect("split")
+        .into_inner();
+    for group in &split.groups {
+        let models: Vec<&str> = group.by_model.iter().map(|m| m.model.as_str()).collect();
+        assert_eq!(models, ["claude-opus-4-5"], "{}", group.key);
+        assert_eq!(group.by_model[0].figures, group.figures, "{}", group.key);
+    }
+    let unsplit = harness
+        .grpc
+        .query_usage(call(tenant, NOW, query(None)))
+        .await
+        .expect("unsplit")
+        .into_inner();
+    assert!(unsplit.groups.iter().all(|group| group.by_model.is_empty()));
     for (name, bad) in [
         (
             "zone",

@@ -1,0 +1,506 @@
+//! One session: its process episodes on a timeline, the `/clear` predecessor and successor,
+//! its agent tree with status and cost per agent, the nudge attempts, and the closer's passes
+//! with each verdict's evidence and an Undo for each resolve.
+//!
+//! The run is looked up first: a run id of another tenant is not found exactly like one that
+//! never existed. The other reads go out together; a failed optional read (tree, nudges,
+//! passes) leaves its section saying so instead of failing the page.
+
+use askama::Template;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use serde::Deserialize;
+
+use baton_kit::clock::from_timestamp;
+use baton_kit::error::ErrorCode;
+use baton_proto::Timestamp;
+use baton_proto::closer::v1 as closer;
+use baton_proto::registry::v1 as registry;
+use baton_proto::triage::v1 as triage;
+use baton_proto::usage::v1 as usage;
+
+use crate::console::page::{self, Chrome};
+use crate::console::pages::fleet::state_of;
+use crate::console::tree;
+use crate::console::view::{self, Moment};
+use crate::console::viewer::Viewer;
+use crate::state::AppState;
+
+pub struct EpisodeRow {
+    pub client: String,
+    pub host_id: String,
+    pub pid: u32,
+    pub started: Moment,
+    pub last_pulse: Moment,
+    pub ended: Option<Moment>,
+    pub end: String,
+}
+
+pub struct AgentRow {
+    pub indent: String,
+    pub depth: usize,
+    pub name: String,
+    pub model: String,
+    pub status: String,
+    pub own_cost: String,
+    pub own_cost_usd: String,
+    pub cost: String,
+    pub cost_usd: String,
+    pub tokens: String,
+    pub unpriced: String,
+}
+
+pub struct EvidenceRow {
+    pub quote: String,
+    pub source: String,
+}
+
+pub struct VerdictRow {
+    pub memory_id: String,
+    pub verdict: String,
+    pub reason: String,
+    pub judge: String,
+    pub evidence: Vec<EvidenceRow>,
+    pub resolved_at: Option<Moment>,
+    pub undone_at: Option<Moment>,
+    pub can_undo: bool,
+}
+
+pub struct PassRow {
+    pub epoch: i64,
+    pub state: String,
+    pub outcome: String,
+    pub resolved: u32,
+    pub rejected: u32,
+    pub verdicts: Vec<VerdictRow>,
+}
+
+pub struct AttemptRow {
+    pub armed: Moment,
+    pub finalized: Option<Moment>,
+    pub outcome: String,
+}
+
+pub struct Figures {
+    pub cost: String,
+    pub cost_usd: String,
+    pub tokens: String,
+    pub unpriced: String,
+    pub savings: String,
+    pub savings_note: String,
+}
+
+#[derive(Template)]
+#[template(path = "console/session.html")]
+pub struct SessionPage {
+    pub chrome: Chrome,
+    pub run_id: String,
+    pub agent: String,
+    pub session_id: String,
+    pub project: String,
+    pub state: &'static str,
+    pub state_class: &'static str,
+    pub epoch: i64,
+    pub opened: Moment,
+    pub closed: Option<Moment>,
+    pub last_seen: Moment,
+    pub triage: String,
+    pub follows: Option<String>,
+    pub followed_by: Option<String>,
+    pub episodes: Vec<EpisodeRow>,
+    pub episodes_error: Option<String>,
+    pub agents: Vec<AgentRow>,
+    pub figures: Option<Figures>,
+    pub tree_error: Option<String>,
+    pub attempts: Vec<AttemptRow>,
+    pub attempts_count: u32,
+    pub attempts_error: Option<String>,
+    pub passes: Vec<PassRow>,
+    pub passes_error: Option<String>,
+    pub notice: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionQuery {
+    undone: Option<String>,
+}
+
+fn moment(viewer: &Viewer, timestamp: Option<&Timestamp>) -> Option<Moment> {
+    timestamp
+        .and_then(from_timestamp)
+        .map(|instant| view::moment(instant, viewer.zone))
+}
+
+fn required(viewer: &Viewer, timestamp: Option<&Timestamp>) -> Moment {
+    moment(viewer, timestamp)
+        .unwrap_or_else(|| view::moment(chrono::DateTime::<chrono::Utc>::UNIX_EPOCH, viewer.zone))
+}
+
+/// How an episode ended, in words: a process that went away without an end reads
+/// `outcome unknown`.
+pub fn episode_end(ended: bool, reason: Option<&str>, newest: bool, session_state: &str) -> String {
+    match (ended, reason) {
+        (true, Some("session_closed")) => "ended with the session".to_string(),
+        (true, Some("process_exited")) => {
+            "process exited without an end — outcome unknown".to_string()
+        }
+        (true, Some("stopped")) => "sidecar stopped".to_string(),
+        (true, _) => "ended".to_string(),
+        (false, _) if newest && session_state == "disconnected" => {
+            "stopped pulsing — outcome unknown".to_string()
+        }
+        (false, _) if session_state == "closed" => "no end reported".to_string(),
+        (false, _) => "running".to_string(),
+    }
+}
+
+fn episodes(viewer: &Viewer, read: &registry::GetLivenessResponse, state: &str) -> Vec<EpisodeRow> {
+    let mut episodes: Vec<&registry::Episode> = read.episodes.iter().collect();
+    episodes.sort_by_key(|episode| episode.started_at.as_ref().map(|at| (at.seconds, at.nanos)));
+    let last = episodes.len().saturating_sub(1);
+    episodes
+        .iter()
+        .enumerate()
+        .map(|(index, episode)| {
+            let mut client = episode.client.clone();
+            if let Some(version) = &episode.client_version {
+                client = format!("{client} {version}");
+            }
+            EpisodeRow {
+                client,
+                host_id: episode.host_id.clone(),
+                pid: episode.pid,
+                started: required(viewer, episode.started_at.as_ref()),
+                last_pulse: required(viewer, episode.last_pulse_at.as_ref()),
+                ended: moment(viewer, episode.ended_at.as_ref()),
+                end: episode_end(
+                    episode.ended_at.is_some(),
+                    episode.end_reason.as_deref(),
+                    index == last,
+                    state,
+                ),
+            }
+        })
+        .collect()
+}
+
+fn figures_text(figures: Option<&usage::Figures>) -> (String, String, String, String) {
+    let figures = figures.cloned().unwrap_or_default();
+    (
+        view::usd(figures.cost_usd),
+        figures.cost_usd.to_string(),
+        view::count(figures.tokens.as_ref().map_or(0, |tokens| tokens.total)),
+        view::unpriced(figures.unpriced_tokens),
+    )
+}
+
+fn agent_rows(answer: &usage::GetTreeResponse) -> Vec<AgentRow> {
+    let shape: Vec<(Option<&str>, Option<&str>)> = answer
+        .agents
+        .iter()
+        .map(|agent| (agent.agent_id.as_deref(), agent.parent_agent_id.as_deref()))
+        .collect();
+    tree::order(&shape)
+        .into_iter()
+        .map(|place| {
+            let agent = &answer.agents[place.index];
+            let name = match (&agent.agent_id, &agent.subagent_type) {
+                (None, _) => "main agent".to_string(),
+                (Some(id), Some(kind)) => format!("{kind} ({id})"),
+                (Some(id), None) => format!("{} ({id})", agent.kind),
+            };
+            let (own_cost, own_cost_usd, _, _) = figures_text(agent.own.as_ref());
+            let (cost, cost_usd, tokens, unpriced) = figures_text(agent.rolled_up.as_ref());
+            AgentRow {
+                indent: if place.depth == 0 {
+                    String::new()
+                } else {
+                    format!("{}└ ", "  ".repeat(place.depth - 1))
+                },
+                depth: place.depth.min(6),
+                name,
+                model: agent.model.clone().unwrap_or_else(|| "—".to_string()),
+                status: agent.status.clone(),
+                own_cost,
+                own_cost_usd,
+                cost,
+                cost_usd,
+                tokens,
+                unpriced,
+            }
+        })
+        .collect()
+}
+
+fn session_figures(answer: &usage::GetTreeResponse) -> Figures {
+    let summary = answer
+        .session
+        .as_ref()
+        .and_then(|session| session.figures.as_ref());
+    let (cost, cost_usd, tokens, unpriced) = figures_text(summary);
+    let savings = answer.delegation_savings.clone().unwrap_or_default();
+    let mut note = match &savings.counterfactual_model {
+        Some(model) => format!("had every agent run on {model}"),
+        None => "no counterfactual model: the main agent's model is unknown".to_string(),
+    };
+    if !savings.skipped_agent_ids.is_empty() {
+        note.push_str(&format!(
+            "; {} agent(s) left out (no price for their model)",
+            savings.skipped_agent_ids.len()
+        ));
+    }
+    Figures {
+        cost,
+        cost_usd,
+        tokens,
+        unpriced,
+        savings: view::usd(savings.savings_usd),
+        savings_note: note,
+    }
+}
+
+fn pass_rows(viewer: &Viewer, passes: &[closer::Pass]) -> Vec<PassRow> {
+    passes
+        .iter()
+        .map(|pass| PassRow {
+            epoch: pass.activation_epoch,
+            state: pass.state.clone(),
+            outcome: pass.outcome.clone().unwrap_or_else(|| "—".to_string()),
+            resolved: pass.resolved,
+            rejected: pass.rejected,
+            verdicts: pass
+                .verdicts
+                .iter()
+                .map(|verdict| VerdictRow {
+                    memory_id: verdict.memory_id.clone(),
+                    verdict: verdict.verdict.clone(),
+                    reason: verdict.reason.clone(),
+                    judge: verdict.judge.clone(),
+                    evidence: verdict
+                        .evidence
+                        .iter()
+                        .map(|evidence| EvidenceRow {
+                            quote: evidence.quote.clone(),
+                            source: match &evidence.memory_id {
+                                Some(id) => format!("{} {id}", evidence.source),
+                                None => evidence.source.clone(),
+                            },
+                        })
+                        .collect(),
+                    resolved_at: moment(viewer, verdict.resolved_at.as_ref()),
+                    undone_at: moment(viewer, verdict.undone_at.as_ref()),
+                    can_undo: verdict.verdict == "resolved" && !verdict.undone,
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn unavailable(service: &str, status: &tonic::Status) -> String {
+    tracing::warn!(service, code = ?status.code(), "console: session read failed");
+    format!("The {service} service did not answer; reload in a moment.")
+}
+
+/// `GET /console/sessions/{run_id}`.
+pub async fn page(
+    State(state): State<AppState>,
+    viewer: Viewer,
+    Path(run_id): Path<String>,
+    query: Result<Query<SessionQuery>, axum::extract::rejection::QueryRejection>,
+) -> Response {
+    let Ok(run_id) = baton_kit::text::session_run_id("sessionRunId", &run_id) else {
+        return page::not_found(&viewer);
+    };
+    let run_id = run_id.to_string();
+    let lookup = registry::GetSessionRequest {
+        lookup: Some(registry::get_session_request::Lookup::SessionRunId(
+            run_id.clone(),
+        )),
+    };
+    let session = match state
+        .registry
+        .clone()
+        .get_session(state.outbound.request(&viewer.call, lookup))
+        .await
+    {
+        Ok(answer) => match answer.into_inner().session {
+            Some(session) => session,
+            None => return page::not_found(&viewer),
+        },
+        Err(status) => return page::from_status(&viewer, "registry", &status),
+    };
+    let outbound = &state.outbound;
+    let call = &viewer.call;
+    let (mut registry, mut usage_client) = (state.registry.clone(), state.usage.clone());
+    let (mut triage_client, mut attempts_client) = (state.triage.clone(), state.triage.clone());
+    let mut closer_client = state.closer.clone();
+    let (liveness, tree, triage_state, attempts, passes) = tokio::join!(
+        registry.get_liveness(outbound.request(
+            call,
+            registry::GetLivenessRequest {
+                session_run_id: run_id.clone(),
+            }
+        )),
+        usage_client.get_tree(outbound.request(
+            call,
+            usage::GetTreeRequest {
+                agent: session.agent.clone(),
+                session_id: session.session_id.clone(),
+            }
+        )),
+        triage_client.get_state(outbound.request(
+            call,
+            triage::GetStateRequest {
+                session_run_id: run_id.clone(),
+            }
+        )),
+        attempts_client.list_attempts(outbound.request(
+            call,
+            triage::ListAttemptsRequest {
+                session_run_id: run_id.clone(),
+            }
+        )),
+        closer_client.list_passes(outbound.request(
+            call,
+            closer::ListPassesRequest {
+                session_run_id: run_id.clone(),
+            }
+        )),
+    );
+    let liveness = liveness.map(tonic::Response::into_inner);
+    let state_code = liveness
+        .as_ref()
+        .map_or(registry::SessionState::Unspecified as i32, |read| {
+            read.state
+        });
+    let (state_name, state_label, state_class) = state_of(state_code);
+    let (episode_rows, episodes_error, follows, followed_by) = match &liveness {
+        Ok(read) => (
+            episodes(&viewer, read, state_name),
+            None,
+            read.follows_session_run_id.clone(),
+            read.followed_by_session_run_id.clone(),
+        ),
+        Err(status) => (
+            Vec::new(),
+            Some(unavailable("registry", status)),
+            None,
+            None,
+        ),
+    };
+    let (agents, figures, tree_error) = match tree {
+        Ok(answer) => {
+            let answer = answer.into_inner();
+            (agent_rows(&answer), Some(session_figures(&answer)), None)
+        }
+        Err(status) if ErrorCode::from_status(&status) == ErrorCode::NotFound => {
+            (Vec::new(), None, None)
+        }
+        Err(status) => (Vec::new(), None, Some(unavailable("usage", &status))),
+    };
+    let (attempt_rows, attempts_count, attempts_error) = match attempts {
+        Ok(answer) => {
+            let answer = answer.into_inner();
+            let rows = answer
+                .items
+                .iter()
+                .map(|attempt| AttemptRow {
+                    armed: required(&viewer, attempt.armed_at.as_ref()),
+                    finalized: moment(&viewer, attempt.finalized_at.as_ref()),
+                    outcome: attempt
+                        .outcome
+                        .clone()
+                        .unwrap_or_else(|| "in flight".to_string()),
+                })
+                .collect();
+            (rows, answer.count, None)
+        }
+        Err(status) => (Vec::new(), 0, Some(unavailable("triage", &status))),
+    };
+    let (pass_rows, passes_error) = match passes {
+        Ok(answer) => (pass_rows(&viewer, &answer.into_inner().passes), None),
+        Err(status) => (Vec::new(), Some(unavailable("closer", &status))),
+    };
+    let notice = query
+        .ok()
+        .and_then(|Query(query)| query.undone)
+        .filter(|id| uuid::Uuid::parse_str(id).is_ok())
+        .map(|id| {
+            format!("Commitment {id} is open again; the closer will not resolve it for this pass.")
+        });
+    let page = SessionPage {
+        chrome: Chrome::new(
+            &viewer,
+            "sessions",
+            format!("Session {}", session.session_id),
+        ),
+        run_id,
+        agent: session.agent.clone(),
+        session_id: session.session_id.clone(),
+        project: session.project.clone().unwrap_or_default(),
+        state: state_label,
+        state_class,
+        epoch: session.activation_epoch,
+        opened: required(&viewer, session.opened_at.as_ref()),
+        closed: moment(&viewer, session.closed_at.as_ref()),
+        last_seen: required(&viewer, session.last_seen_at.as_ref()),
+        triage: match triage_state {
+            Ok(answer) => answer.into_inner().triage_status,
+            Err(_) => "unavailable".to_string(),
+        },
+        follows,
+        followed_by,
+        episodes: episode_rows,
+        episodes_error,
+        agents,
+        figures,
+        tree_error,
+        attempts: attempt_rows,
+        attempts_count,
+        attempts_error,
+        passes: pass_rows,
+        passes_error,
+        notice,
+    };
+    page::render(StatusCode::OK, &page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_episode_without_an_end_reads_outcome_unknown() {
+        // (ended, reason, newest, session state, contains)
+        let table = [
+            (
+                true,
+                Some("session_closed"),
+                true,
+                "closed",
+                "ended with the session",
+            ),
+            (
+                true,
+                Some("process_exited"),
+                true,
+                "disconnected",
+                "outcome unknown",
+            ),
+            (true, Some("stopped"), false, "live", "sidecar stopped"),
+            (false, None, true, "disconnected", "outcome unknown"),
+            (false, None, false, "disconnected", "running"),
+            (false, None, true, "live", "running"),
+            (false, None, true, "closed", "no end reported"),
+        ];
+        for (ended, reason, newest, state, expected) in table {
+            let text = episode_end(ended, reason, newest, state);
+            assert!(
+                text.contains(expected),
+                "{ended} {reason:?} {newest} {state}: {text}"
+            );
+        }
+    }
+}
