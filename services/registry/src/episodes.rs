@@ -50,6 +50,8 @@ pub struct Pulse {
     pub host_id: String,
     pub pid: u32,
     pub end_reason: Option<EndReason>,
+    /// The machine's display label, when its owner configured one.
+    pub host_label: Option<String>,
 }
 
 /// One stored episode.
@@ -65,6 +67,7 @@ pub struct Episode {
     pub last_pulse_at: DateTime<Utc>,
     pub ended_at: Option<DateTime<Utc>>,
     pub end_reason: Option<String>,
+    pub host_label: Option<String>,
 }
 
 impl Episode {
@@ -79,7 +82,9 @@ impl Episode {
 
 /// Records a pulse at `at`: the first pulse of an episode inserts it; later ones move
 /// `last_pulse_at` forward only, fill a version learned late, and end it once (the first end
-/// wins). An episode id already used by another session is left alone (false).
+/// wins). A label replaces the stored one unless the pulse is older than the newest seen (a
+/// replay); a pulse without a label keeps it. An episode id already used by another session is
+/// left alone (false).
 #[tracing::instrument(name = "db.registry.record_pulse", skip_all)]
 pub async fn record_pulse(
     connection: &mut PgConnection,
@@ -92,13 +97,17 @@ pub async fn record_pulse(
     let written = sqlx::query(
         "INSERT INTO registry.process_episodes (tenant_id, id, session_run_id, client, \
            client_version, host_client, host_id, pid, started_at, last_pulse_at, ended_at, \
-           end_reason) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11) \
+           end_reason, host_label) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10, $11, $12) \
          ON CONFLICT (tenant_id, id) DO UPDATE SET \
            last_pulse_at = GREATEST(process_episodes.last_pulse_at, EXCLUDED.last_pulse_at), \
            client_version = COALESCE(process_episodes.client_version, EXCLUDED.client_version), \
            ended_at = COALESCE(process_episodes.ended_at, EXCLUDED.ended_at), \
-           end_reason = COALESCE(process_episodes.end_reason, EXCLUDED.end_reason) \
+           end_reason = COALESCE(process_episodes.end_reason, EXCLUDED.end_reason), \
+           host_label = CASE \
+             WHEN EXCLUDED.last_pulse_at >= process_episodes.last_pulse_at \
+               THEN COALESCE(EXCLUDED.host_label, process_episodes.host_label) \
+             ELSE COALESCE(process_episodes.host_label, EXCLUDED.host_label) END \
          WHERE process_episodes.session_run_id = EXCLUDED.session_run_id",
     )
     .bind(tenant_id)
@@ -112,6 +121,7 @@ pub async fn record_pulse(
     .bind(at)
     .bind(ended_at)
     .bind(pulse.end_reason.map(EndReason::as_str))
+    .bind(&pulse.host_label)
     .execute(connection)
     .await?;
     Ok(written.rows_affected() == 1)
@@ -126,13 +136,52 @@ pub async fn episodes_of(
 ) -> Result<Vec<Episode>, sqlx::Error> {
     sqlx::query_as(
         "SELECT id, client, client_version, host_client, host_id, pid, started_at, \
-           last_pulse_at, ended_at, end_reason \
+           last_pulse_at, ended_at, end_reason, host_label \
          FROM registry.process_episodes \
          WHERE tenant_id = $1 AND session_run_id = $2 \
          ORDER BY started_at DESC, id DESC LIMIT $3",
     )
     .bind(tenant_id)
     .bind(session_run_id)
+    .bind(MAX_EPISODES_READ)
+    .fetch_all(connection)
+    .await
+}
+
+/// One episode of [`episodes_of_sessions`], with the session it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct SessionEpisode {
+    pub session_run_id: Uuid,
+    #[sqlx(flatten)]
+    pub episode: Episode,
+}
+
+/// The newest episodes of each of several sessions in ONE query: per session the same
+/// [`MAX_EPISODES_READ`] newest that [`episodes_of`] reads, so a list derives each state
+/// exactly as GetLiveness does. Newest first within each session.
+#[tracing::instrument(name = "db.registry.episodes_of_sessions", skip_all, fields(sessions = session_run_ids.len()))]
+pub async fn episodes_of_sessions(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    session_run_ids: &[Uuid],
+) -> Result<Vec<SessionEpisode>, sqlx::Error> {
+    if session_run_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    sqlx::query_as(
+        "SELECT session_run_id, id, client, client_version, host_client, host_id, pid, \
+           started_at, last_pulse_at, ended_at, end_reason, host_label \
+         FROM ( \
+           SELECT *, row_number() OVER ( \
+               PARTITION BY session_run_id ORDER BY started_at DESC, id DESC) AS rank \
+           FROM registry.process_episodes \
+           WHERE tenant_id = $1 AND session_run_id = ANY($2) \
+         ) AS ranked \
+         WHERE rank <= $3 \
+         ORDER BY session_run_id, started_at DESC, id DESC",
+    )
+    .bind(tenant_id)
+    .bind(session_run_ids)
     .bind(MAX_EPISODES_READ)
     .fetch_all(connection)
     .await
@@ -178,4 +227,22 @@ pub async fn follows_of(
     .fetch_optional(connection)
     .await?;
     Ok(row.and_then(|(follows,)| follows))
+}
+
+/// The newest session (by `opened_at`) that follows a run: its `/clear` successor.
+#[tracing::instrument(name = "db.registry.followed_by", skip_all)]
+pub async fn followed_by(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    session_run_id: Uuid,
+) -> Result<Option<Uuid>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT id FROM registry.agent_sessions \
+         WHERE tenant_id = $1 AND follows_run_id = $2 \
+         ORDER BY opened_at DESC, id DESC LIMIT 1",
+    )
+    .bind(tenant_id)
+    .bind(session_run_id)
+    .fetch_optional(connection)
+    .await
 }

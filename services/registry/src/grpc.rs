@@ -91,7 +91,7 @@ fn liveness_to_proto(liveness: Liveness) -> proto::Liveness {
     }
 }
 
-fn session_to_proto(session: &Session, liveness: Liveness) -> proto::Session {
+pub(crate) fn session_to_proto(session: &Session, liveness: Liveness) -> proto::Session {
     proto::Session {
         session_run_id: session.id.to_string(),
         agent: session.agent.clone(),
@@ -356,21 +356,29 @@ impl SessionRegistry for RegistryGrpc {
         ))
     }
 
-    #[tracing::instrument(name = "registry.briefed_since", skip_all)]
+    #[tracing::instrument(name = "registry.list_sessions", skip_all, fields(sessions, more))]
     async fn list_sessions(
         &self,
-        _request: Request<proto::ListSessionsRequest>,
+        request: Request<proto::ListSessionsRequest>,
     ) -> Result<Response<proto::ListSessionsResponse>, Status> {
-        Err(Status::unimplemented("ListSessions is being built"))
+        let call = CallContext::from_request(&request, &self.clock)?;
+        Ok(Response::new(
+            self.list_sessions_rpc(&call, request.get_ref()).await?,
+        ))
     }
 
+    #[tracing::instrument(name = "registry.list_machines", skip_all, fields(machines, truncated))]
     async fn list_machines(
         &self,
-        _request: Request<proto::ListMachinesRequest>,
+        request: Request<proto::ListMachinesRequest>,
     ) -> Result<Response<proto::ListMachinesResponse>, Status> {
-        Err(Status::unimplemented("ListMachines is being built"))
+        let call = CallContext::from_request(&request, &self.clock)?;
+        Ok(Response::new(
+            self.list_machines_rpc(&call, request.get_ref()).await?,
+        ))
     }
 
+    #[tracing::instrument(name = "registry.briefed_since", skip_all)]
     async fn briefed_since(
         &self,
         request: Request<proto::BriefedSinceRequest>,

@@ -11,7 +11,7 @@ use crate::grpc::{RegistryGrpc, key_of};
 use crate::liveness::State;
 use crate::validate;
 
-fn state_to_proto(state: State) -> proto::SessionState {
+pub(crate) fn state_to_proto(state: State) -> proto::SessionState {
     match state {
         State::Live => proto::SessionState::Live,
         State::Idle => proto::SessionState::Idle,
@@ -32,7 +32,7 @@ fn episode_to_proto(episode: &Episode) -> proto::Episode {
         last_pulse_at: Some(to_timestamp(episode.last_pulse_at)),
         ended_at: episode.ended_at.map(to_timestamp),
         end_reason: episode.end_reason.clone(),
-        host_label: None,
+        host_label: episode.host_label.clone(),
     }
 }
 
@@ -69,6 +69,11 @@ pub fn pulse_of(request: &proto::PulseRequest) -> Result<Pulse, ApiError> {
         host_id: validate::token("hostId", &request.host_id, 128)?,
         pid: request.pid,
         end_reason,
+        host_label: request
+            .host_label
+            .as_deref()
+            .map(validate::host_label)
+            .transpose()?,
     })
 }
 
@@ -114,7 +119,7 @@ impl RegistryGrpc {
             closed_at: read.session.closed_at.map(to_timestamp),
             follows_session_run_id: read.follows.map(|id| id.to_string()),
             episodes: read.episodes.iter().map(episode_to_proto).collect(),
-            followed_by_session_run_id: None,
+            followed_by_session_run_id: read.followed_by.map(|id| id.to_string()),
         })
     }
 }

@@ -6,16 +6,22 @@
 //! transaction; [`grpc`] adapts `baton.registry.v1` onto them.
 
 pub mod config;
+pub mod console_reads;
+pub mod console_store;
+pub mod cursor;
 pub mod decide;
 pub mod episodes;
 pub mod grpc;
+pub mod grpc_console;
 pub mod grpc_liveness;
 pub mod live_batch;
 pub mod liveness;
+pub mod machines;
 pub mod messages;
 pub mod report;
 pub mod service;
 pub mod session;
+pub mod session_list;
 pub mod store;
 pub mod sweep;
 pub mod validate;

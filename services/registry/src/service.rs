@@ -64,6 +64,8 @@ pub struct LivenessRead {
     pub session: Session,
     pub state: State,
     pub follows: Option<Uuid>,
+    /// The newest session that follows this one (its `/clear` successor).
+    pub followed_by: Option<Uuid>,
     pub episodes: Vec<Episode>,
 }
 
@@ -478,7 +480,7 @@ impl Registry {
         Ok((row.id, self.state_of(&row, &episodes, now)))
     }
 
-    /// A session's derived liveness, episodes and predecessor (read-only).
+    /// A session's derived liveness, episodes, predecessor and successor (read-only).
     pub async fn liveness(
         &self,
         tenant_id: Uuid,
@@ -491,16 +493,26 @@ impl Registry {
             .ok_or_else(|| ApiError::not_found("no session with that sessionRunId"))?;
         let episodes = episodes::episodes_of(&mut transaction, tenant_id, id).await?;
         let follows = episodes::follows_of(&mut transaction, tenant_id, id).await?;
+        let followed_by = episodes::followed_by(&mut transaction, tenant_id, id).await?;
         transaction.commit().await?;
         Ok(LivenessRead {
             state: self.state_of(&session, &episodes, now),
             session,
             follows,
+            followed_by,
             episodes,
         })
     }
 
-    fn state_of(&self, session: &Session, episodes: &[Episode], now: DateTime<Utc>) -> State {
+    /// A session's derived state from its newest episodes ([`episodes::MAX_EPISODES_READ`]), at
+    /// `now`, with this registry's lease and liveness window. Every read that shows a state
+    /// derives it here, so a list and GetLiveness never disagree.
+    pub(crate) fn state_of(
+        &self,
+        session: &Session,
+        episodes: &[Episode],
+        now: DateTime<Utc>,
+    ) -> State {
         let times: Vec<_> = episodes.iter().map(Episode::times).collect();
         liveness::derive(session, self.lease, &times, self.window, now)
     }

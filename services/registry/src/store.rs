@@ -18,8 +18,9 @@ macro_rules! session_columns {
     };
 }
 
+/// A session row as stored; other reads flatten it into their own rows.
 #[derive(sqlx::FromRow)]
-struct SessionRecord {
+pub(crate) struct SessionRecord {
     id: Uuid,
     agent: String,
     session_id: String,

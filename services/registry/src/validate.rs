@@ -102,6 +102,15 @@ pub fn token(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
     Ok(value)
 }
 
+/// Longest machine label in UTF-16 units (the column's CHECK is the floor).
+pub const MAX_HOST_LABEL_LENGTH: usize = 255;
+
+/// A machine's display label: a one-line label, trimmed 1..255, no control or formatting
+/// characters (the identifier rule every label follows).
+pub fn host_label(value: &str) -> Result<String, ApiError> {
+    text::trimmed("hostLabel", value, MAX_HOST_LABEL_LENGTH)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,5 +156,24 @@ mod tests {
             Some("p")
         );
         assert_eq!(follows(None, "s").expect("valid"), None);
+    }
+
+    #[test]
+    fn host_labels() {
+        let table: [(&str, Option<&str>); 8] = [
+            ("  Ana's laptop ", Some("Ana's laptop")),
+            ("büro-mac (2)", Some("büro-mac (2)")),
+            ("", None),
+            ("   ", None),
+            ("desk\u{0007}top", None),
+            ("line\nbreak", None),
+            ("tab\there", None),
+            ("rtl\u{202E}lol", None),
+        ];
+        for (input, expected) in table {
+            assert_eq!(host_label(input).ok().as_deref(), expected, "{input:?}");
+        }
+        assert!(host_label(&"a".repeat(255)).is_ok());
+        assert!(host_label(&"a".repeat(256)).is_err());
     }
 }

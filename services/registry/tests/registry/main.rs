@@ -1,6 +1,10 @@
 //! Registry against a real Postgres: one fresh database per test.
 
 mod concurrency;
+mod console_client;
+mod console_liveness;
+mod console_machines;
+mod console_sessions;
 mod grpc;
 mod lifecycle;
 mod security;

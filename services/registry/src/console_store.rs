@@ -1,0 +1,128 @@
+//! The console's list queries over `registry.agent_sessions` and `registry.process_episodes`.
+//! Every function takes the caller's tenant transaction; briefed memories are never read (the
+//! lists show none).
+
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
+use uuid::Uuid;
+
+use crate::session::Session;
+use crate::session_list::Bounds;
+use crate::store::SessionRecord;
+
+/// A listed session with the run it follows.
+#[derive(sqlx::FromRow)]
+struct ListedRecord {
+    #[sqlx(flatten)]
+    session: SessionRecord,
+    follows_run_id: Option<Uuid>,
+}
+
+/// The filters a page's query applies in SQL (the state filter cannot be: it is derived).
+pub struct SessionScan<'a> {
+    pub bounds: Bounds,
+    pub project: Option<&'a str>,
+    pub agent: Option<&'a str>,
+    pub rows: i64,
+}
+
+/// Up to `scan.rows` sessions inside the bounds, newest opened first (ties: id descending),
+/// each with the run it follows. One range scan of `agent_sessions_by_opened`.
+#[tracing::instrument(name = "db.registry.sessions_page", skip_all)]
+pub async fn sessions_page(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    scan: &SessionScan<'_>,
+) -> Result<Vec<(Session, Option<Uuid>)>, sqlx::Error> {
+    let records: Vec<ListedRecord> = sqlx::query_as(
+        "SELECT id, agent, session_id, source, project, scope, selector, opened_at, closed_at, \
+           last_seen_at, activation_epoch, briefing_delivered_at, \
+           '[]'::jsonb AS briefed_memories, follows_run_id \
+         FROM registry.agent_sessions \
+         WHERE tenant_id = $1 AND (opened_at, id) < ($2, $3) AND opened_at >= $4 \
+           AND ($5::text IS NULL OR project = $5) AND ($6::text IS NULL OR agent = $6) \
+         ORDER BY opened_at DESC, id DESC LIMIT $7",
+    )
+    .bind(tenant_id)
+    .bind(scan.bounds.upper.opened_at)
+    .bind(scan.bounds.upper.id)
+    .bind(scan.bounds.lower)
+    .bind(scan.project)
+    .bind(scan.agent)
+    .bind(scan.rows)
+    .fetch_all(connection)
+    .await?;
+    Ok(records
+        .into_iter()
+        .map(|record| (Session::from(record.session), record.follows_run_id))
+        .collect())
+}
+
+/// One episode pulsed since an instant, with its session.
+#[derive(sqlx::FromRow)]
+struct PulseRecord {
+    episode_id: Uuid,
+    client: String,
+    client_version: Option<String>,
+    host_client: Option<String>,
+    host_id: String,
+    pid: i64,
+    last_pulse_at: DateTime<Utc>,
+    host_label: Option<String>,
+    #[sqlx(flatten)]
+    session: SessionRecord,
+}
+
+/// A pulse of [`pulses_since`]: the episode's machine-facing fields and its session.
+pub struct PulseRow {
+    pub pulse: crate::machines::HostPulse,
+    pub session: Session,
+}
+
+/// Up to `rows` of the tenant's episodes whose last pulse is at or after `since`, newest
+/// first, each joined to its session. One range scan of `process_episodes_by_last_pulse`.
+#[tracing::instrument(name = "db.registry.pulses_since", skip_all)]
+pub async fn pulses_since(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    since: DateTime<Utc>,
+    rows: i64,
+) -> Result<Vec<PulseRow>, sqlx::Error> {
+    let records: Vec<PulseRecord> = sqlx::query_as(
+        "SELECT e.id AS episode_id, e.client, e.client_version, e.host_client, e.host_id, \
+           e.pid, e.last_pulse_at, e.host_label, \
+           s.id, s.agent, s.session_id, s.source, s.project, s.scope, s.selector, s.opened_at, \
+           s.closed_at, s.last_seen_at, s.activation_epoch, s.briefing_delivered_at, \
+           '[]'::jsonb AS briefed_memories \
+         FROM registry.process_episodes AS e \
+         JOIN registry.agent_sessions AS s \
+           ON s.tenant_id = e.tenant_id AND s.id = e.session_run_id \
+         WHERE e.tenant_id = $1 AND e.last_pulse_at >= $2 \
+         ORDER BY e.last_pulse_at DESC, e.id DESC LIMIT $3",
+    )
+    .bind(tenant_id)
+    .bind(since)
+    .bind(rows)
+    .fetch_all(connection)
+    .await?;
+    Ok(records
+        .into_iter()
+        .map(|record| {
+            let session = Session::from(record.session);
+            PulseRow {
+                pulse: crate::machines::HostPulse {
+                    episode_id: record.episode_id,
+                    session_run_id: session.id,
+                    host_id: record.host_id,
+                    host_label: record.host_label,
+                    client: record.client,
+                    client_version: record.client_version,
+                    host_client: record.host_client,
+                    pid: record.pid,
+                    last_pulse_at: record.last_pulse_at,
+                },
+                session,
+            }
+        })
+        .collect())
+}
