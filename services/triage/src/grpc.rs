@@ -11,6 +11,7 @@ use baton_proto::triage::v1::triage_server;
 
 use crate::close::Claim;
 use crate::service::Triage;
+use crate::states;
 
 /// The `Triage` gRPC service.
 #[derive(Debug, Clone)]
@@ -230,14 +231,28 @@ impl triage_server::Triage for TriageGrpc {
         }))
     }
 
-    #[tracing::instrument(name = "triage.nudge_counts", skip_all)]
+    #[tracing::instrument(name = "triage.get_states", skip_all, fields(answered))]
     async fn get_states(
         &self,
-        _request: Request<proto::GetStatesRequest>,
+        request: Request<proto::GetStatesRequest>,
     ) -> Result<Response<proto::GetStatesResponse>, Status> {
-        Err(Status::unimplemented("GetStates is being built"))
+        let call = self.call(&request)?;
+        let run_ids = states::requested(&request.get_ref().session_run_ids)?;
+        let runs = self.triage.states(&call, &run_ids).await?;
+        tracing::Span::current().record("answered", runs.len());
+        Ok(Response::new(proto::GetStatesResponse {
+            states: runs
+                .into_iter()
+                .map(|run| proto::RunState {
+                    session_run_id: run.run_id.to_string(),
+                    triage_status: run.status.as_str().to_string(),
+                    attempts: u32::try_from(run.attempts.max(0)).unwrap_or(u32::MAX),
+                })
+                .collect(),
+        }))
     }
 
+    #[tracing::instrument(name = "triage.nudge_counts", skip_all)]
     async fn nudge_counts(
         &self,
         request: Request<proto::NudgeCountsRequest>,

@@ -4,7 +4,8 @@
 //! without trusting the harness's loop guard (the `pending` state is the cap), and tells a
 //! productive continuation from a zero-write one by the set of event ids it accounted for.
 //! Decisions are pure functions in [`decide`]; [`service`] applies them under the run's row
-//! lock; [`debrief`] renders the words the hook injects.
+//! lock; [`debrief`] renders the words the hook injects; [`states`] answers the console's
+//! batch read.
 
 pub mod close;
 pub mod config;
@@ -14,6 +15,7 @@ pub mod grpc;
 pub mod links;
 pub mod report;
 pub mod service;
+pub mod states;
 pub mod status;
 pub mod store;
 

@@ -144,6 +144,50 @@ pub async fn find(
     record.map(RunRecord::into_state).transpose()
 }
 
+/// A stored run as the batch read sees it: its row and the attempts ever armed for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundRun {
+    pub run_id: Uuid,
+    pub state: RunState,
+    pub attempts_armed: i64,
+}
+
+#[derive(sqlx::FromRow)]
+struct FoundRecord {
+    session_run_id: Uuid,
+    attempts_armed: i32,
+    #[sqlx(flatten)]
+    run: RunRecord,
+}
+
+/// The rows of those of `run_ids` triage has seen for the tenant, in no particular order: one
+/// primary-key lookup with `= ANY`, whatever the statistics say.
+#[tracing::instrument(name = "db.triage.find_runs", skip_all, fields(requested = run_ids.len()))]
+pub async fn find_many(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    run_ids: &[Uuid],
+) -> Result<Vec<FoundRun>, ApiError> {
+    let records: Vec<FoundRecord> = sqlx::query_as(
+        "SELECT session_run_id, attempts_armed, status, attempt_id, armed_at, watermark \
+         FROM triage.runs WHERE tenant_id = $1 AND session_run_id = ANY($2::uuid[])",
+    )
+    .bind(tenant_id)
+    .bind(run_ids)
+    .fetch_all(connection)
+    .await?;
+    records
+        .into_iter()
+        .map(|record| {
+            Ok(FoundRun {
+                run_id: record.session_run_id,
+                state: record.run.into_state()?,
+                attempts_armed: i64::from(record.attempts_armed),
+            })
+        })
+        .collect()
+}
+
 /// The row, locked for the transaction.
 #[tracing::instrument(name = "db.triage.lock_run", skip_all)]
 pub async fn lock(

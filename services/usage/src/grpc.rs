@@ -17,7 +17,7 @@ use baton_proto::usage::v1::usage_server;
 use crate::pricing::PriceCache;
 use crate::query::{self, GroupBy};
 use crate::sessions::{self, Cursor, Filter};
-use crate::{tree, upload, validate};
+use crate::{session_figures, tree, upload, validate};
 
 /// The `Usage` gRPC service.
 #[derive(Debug, Clone)]
@@ -150,14 +150,19 @@ impl usage_server::Usage for UsageGrpc {
         )))
     }
 
-    #[tracing::instrument(name = "usage.list_sessions", skip_all)]
+    #[tracing::instrument(name = "usage.session_figures", skip_all, fields(answered))]
     async fn session_figures(
         &self,
-        _request: Request<proto::SessionFiguresRequest>,
+        request: Request<proto::SessionFiguresRequest>,
     ) -> Result<Response<proto::SessionFiguresResponse>, Status> {
-        Err(Status::unimplemented("SessionFigures is being built"))
+        let call = self.call(&request)?;
+        let keys = session_figures::requested(&request.get_ref().sessions)?;
+        let answer = session_figures::figures(&self.pool, call.tenant_id, &keys).await?;
+        tracing::Span::current().record("answered", answer.sessions.len());
+        Ok(Response::new(answer))
     }
 
+    #[tracing::instrument(name = "usage.list_sessions", skip_all)]
     async fn list_sessions(
         &self,
         request: Request<proto::ListSessionsRequest>,

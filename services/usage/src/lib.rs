@@ -7,7 +7,8 @@
 //! rule; [`upload`] writes a batch in one tenant transaction with bulk statements;
 //! [`rollups`] keeps the per-bucket sums; [`pricing`] holds the dated table and re-prices on
 //! import; [`status`], [`savings`] and [`figures`] are the read-side decisions; [`query`],
-//! [`tree`] and [`sessions`] the reads; [`retention`] prunes old deliveries.
+//! [`tree`], [`sessions`] and [`session_figures`] the reads (the last two summarise a session
+//! through [`summaries`]); [`retention`] prunes old deliveries.
 
 pub mod config;
 pub mod decide;
@@ -19,9 +20,11 @@ pub mod reprice;
 pub mod retention;
 pub mod rollups;
 pub mod savings;
+pub mod session_figures;
 pub mod sessions;
 pub mod status;
 pub mod store;
+pub mod summaries;
 pub mod tree;
 pub mod upload;
 pub mod validate;

@@ -6,23 +6,21 @@
 //! - Order: last activity, then agent, then session id, all descending. The cursor is that
 //!   triple of the page's last row, base64url JSON; anything else is `invalid_input` (400).
 //! - `limit` 1..200, default 50; `nextCursor` only when a further row exists.
-
-use std::collections::HashMap;
+//! - Each session summarised by [`crate::summaries`], as `SessionFigures` does.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use sqlx::{PgPool, Row};
+use sqlx::PgPool;
 use uuid::Uuid;
 
 use baton_kit::db::begin_tenant;
 use baton_kit::error::ApiError;
 use baton_proto::usage::v1 as proto;
 
-use crate::figures::Sums;
 use crate::store::db_error;
-use crate::tree::{SessionRow, summary};
+use crate::summaries::{session_row, summarise};
 
 /// Where a page starts: after this row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,89 +106,13 @@ pub async fn list(
     .map_err(db_error)?;
     let mut sessions = rows
         .iter()
-        .map(|row| {
-            Ok(SessionRow {
-                agent: row.try_get("agent")?,
-                session_id: row.try_get("session_id")?,
-                project_slug: row.try_get("project_slug")?,
-                host_ids: row.try_get("host_ids")?,
-                client_versions: row.try_get("client_versions")?,
-                output_under_reported: row.try_get("output_under_reported")?,
-                first_activity_at: row.try_get("first_activity_at")?,
-                last_activity_at: row.try_get("last_activity_at")?,
-                ..SessionRow::default()
-            })
-        })
+        .map(session_row)
         .collect::<Result<Vec<_>, sqlx::Error>>()
         .map_err(db_error)?;
     let more = sessions.len() > filter.limit as usize;
     sessions.truncate(filter.limit as usize);
-    let (agents, ids): (Vec<String>, Vec<String>) = sessions
-        .iter()
-        .map(|session| (session.agent.clone(), session.session_id.clone()))
-        .unzip();
-    type Figure = (
-        String,
-        String,
-        String,
-        i64,
-        i64,
-        i64,
-        i64,
-        i64,
-        i64,
-        Option<String>,
-        i64,
-    );
-    let figures: Vec<Figure> = sqlx::query_as(
-        "SELECT t.agent, t.session_id, coalesce(t.model_key, ''), sum(t.input)::int8, \
-           sum(t.output)::int8, sum(t.cache_read)::int8, sum(t.cache_write_5m)::int8, \
-           sum(t.cache_write_1h)::int8, count(*)::int8, sum(t.cost)::text, \
-           sum(CASE WHEN t.priced THEN 0 ELSE t.input + t.output + t.cache_read \
-             + t.cache_write_5m + t.cache_write_1h END)::int8 \
-         FROM unnest($2::text[], $3::text[]) AS k(agent, session_id) \
-         JOIN usage.token_usage t ON t.tenant_id = $1 AND t.agent = k.agent \
-           AND t.session_id = k.session_id \
-         GROUP BY 1, 2, 3",
-    )
-    .bind(tenant_id)
-    .bind(&agents)
-    .bind(&ids)
-    .fetch_all(&mut *tx)
-    .await
-    .map_err(db_error)?;
-    let counts: Vec<(String, String, i64, bool)> = sqlx::query_as(
-        "SELECT a.agent, a.session_id, count(*)::int8, bool_or(a.agent_id = '') \
-         FROM unnest($2::text[], $3::text[]) AS k(agent, session_id) \
-         JOIN usage.agents a ON a.tenant_id = $1 AND a.agent = k.agent \
-           AND a.session_id = k.session_id \
-         GROUP BY 1, 2",
-    )
-    .bind(tenant_id)
-    .bind(&agents)
-    .bind(&ids)
-    .fetch_all(&mut *tx)
-    .await
-    .map_err(db_error)?;
+    let summaries = summarise(&mut tx, tenant_id, &sessions).await?;
     tx.commit().await.map_err(db_error)?;
-    let mut sums: HashMap<(String, String), Sums> = HashMap::new();
-    for (agent, session, model, i, o, cr, c5, c1, n, cost, unpriced) in figures {
-        let cost = cost.and_then(|text| text.parse::<i128>().ok()).unwrap_or(0);
-        sums.entry((agent, session)).or_default().add(
-            &model,
-            [i, o, cr, c5, c1],
-            n,
-            cost,
-            unpriced,
-        );
-    }
-    // The main agent is counted whether or not its row arrived.
-    let agent_counts: HashMap<(String, String), u32> = counts
-        .into_iter()
-        .map(|(agent, session, count, has_main)| {
-            ((agent, session), count as u32 + u32::from(!has_main))
-        })
-        .collect();
     let next_cursor = more.then(|| sessions.last()).flatten().and_then(|last| {
         last.last_activity_at.map(|t| {
             Cursor {
@@ -202,17 +124,7 @@ pub async fn list(
         })
     });
     Ok(proto::ListSessionsResponse {
-        sessions: sessions
-            .iter()
-            .map(|session| {
-                let key = (session.agent.clone(), session.session_id.clone());
-                summary(
-                    session,
-                    agent_counts.get(&key).copied().unwrap_or(1),
-                    &sums.get(&key).cloned().unwrap_or_default(),
-                )
-            })
-            .collect(),
+        sessions: summaries,
         next_cursor,
     })
 }

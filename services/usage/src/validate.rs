@@ -325,7 +325,8 @@ fn ordered(
     Ok(())
 }
 
-fn key(agent: &str, session_id: &str) -> Result<(String, String), ApiError> {
+/// A session's natural key as every fact names it (and `SessionFigures` takes it).
+pub fn key(agent: &str, session_id: &str) -> Result<(String, String), ApiError> {
     Ok((text::agent(agent)?, text::session_id(session_id)?))
 }
 

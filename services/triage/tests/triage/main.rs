@@ -4,6 +4,7 @@
 mod close;
 mod debrief;
 mod handshake;
+mod states;
 
 use std::time::Duration;
 
@@ -15,9 +16,11 @@ use uuid::Uuid;
 use baton_kit::clock::Clock;
 use baton_kit::config::{Env, Secret};
 use baton_kit::db;
-use baton_kit::grpc::{CallContext, Outbound};
+use baton_kit::grpc::{CallContext, Outbound, OutboundCall, ServerSettings};
 use baton_kit::selector::Selector;
 use baton_kit::testing::{TestDatabase, init_logging};
+use baton_proto::triage::v1::triage_client::TriageClient;
+use baton_proto::triage::v1::triage_server::TriageServer;
 use baton_provenance::link::{Provenance as WriteProvenance, RegistryLink};
 use baton_provenance::memory::{ActorKind, MemoryType};
 use baton_provenance::service::Provenance;
@@ -26,6 +29,7 @@ use baton_registry::decide::OpenCommand;
 use baton_registry::service::Registry;
 use baton_registry::session::{BriefedMemory, Lease, Source};
 use baton_triage::decide::Thresholds;
+use baton_triage::grpc::TriageGrpc;
 use baton_triage::links::Links;
 use baton_triage::service::{Began, Completed, Triage};
 
@@ -221,6 +225,32 @@ impl Harness {
             .expect("write")
             .memory_id
     }
+
+    /// The harness's triage served over gRPC on port 0 (service token, tenant metadata and the
+    /// test instant on the wire), and a client of it.
+    pub async fn triage_client(&self) -> TriageClient<tonic::transport::Channel> {
+        let settings = ServerSettings::new(
+            baton_kit::telemetry::Component::Triage,
+            Secret::new(TOKEN.to_string()),
+        );
+        let service = TriageServer::new(TriageGrpc::new(self.triage.clone()));
+        let address = serve_on_port_zero(|listener| {
+            baton_kit::grpc::serve(listener, settings, service, std::future::pending())
+        })
+        .await;
+        TriageClient::new(baton_kit::grpc::channel(&address).expect("channel"))
+    }
+}
+
+/// A gRPC request for `tenant` at `now`, stamped as a calling service stamps it.
+pub fn request<T>(tenant_id: Uuid, now: DateTime<Utc>, message: T) -> tonic::Request<T> {
+    Outbound::new(Secret::new(TOKEN.to_string())).request(
+        &OutboundCall {
+            tenant_id,
+            test_now: Some(baton_kit::clock::iso(now)),
+        },
+        message,
+    )
 }
 
 pub fn t(minutes: i64) -> DateTime<Utc> {

@@ -4,6 +4,7 @@
 mod pricing;
 mod reads;
 mod retention;
+mod session_figures;
 mod upload;
 
 use chrono::{DateTime, Utc};
