@@ -170,7 +170,8 @@ mod tests {
         let any = parse(&raw(&[("project", " "), ("harness", ""), ("liveness", "")]))
             .expect("empty is any");
         assert_eq!(any, Filters::default());
-        let table: [(&[(&str, &str)], Option<&str>); 8] = [
+        type Case<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>);
+        let table: [Case<'_>; 8] = [
             (&[("harness", "codex"), ("liveness", "disconnected")], None),
             (&[("harness", "vim")], Some("harness must be one of")),
             (&[("liveness", "dead")], Some("liveness must be one of")),

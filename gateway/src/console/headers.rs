@@ -1,6 +1,10 @@
 //! Headers on every console response: a strict Content Security Policy (scripts and styles
 //! from this origin only, no inline script or style, no eval, no framing), no sniffing, no
-//! referrer, and no caching of pages (they hold a tenant's data).
+//! referrer to other sites, and no caching of pages (they hold a tenant's data).
+//!
+//! The referrer policy is `same-origin`, not `no-referrer`: under `no-referrer` a browser sends
+//! `Origin: null` even on the console's own form posts, and the origin check on writes
+//! ([`crate::console::csrf`]) could not tell them from another site's.
 
 use axum::extract::Request;
 use axum::http::{HeaderName, HeaderValue, header};
@@ -18,7 +22,7 @@ pub fn fixed() -> [(HeaderName, &'static str); 6] {
     [
         (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
         (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
-        (header::REFERRER_POLICY, "no-referrer"),
+        (header::REFERRER_POLICY, "same-origin"),
         (header::X_FRAME_OPTIONS, "DENY"),
         (
             HeaderName::from_static("cross-origin-opener-policy"),

@@ -63,14 +63,15 @@ fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers.get(name).and_then(|value| value.to_str().ok())
 }
 
-/// Refuses a write another site's page sent.
-pub fn check_origin(headers: &HeaderMap) -> Result<(), Response> {
+/// The refusal of a write another site's page sent; `None` when it came from the console.
+pub fn cross_site_refusal(headers: &HeaderMap) -> Option<Response> {
     csrf::same_origin(
         header_text(headers, "origin"),
         header_text(headers, "host"),
         header_text(headers, "sec-fetch-site"),
     )
-    .map_err(|_| {
+    .err()
+    .map(|_| {
         page::problem(
             Chrome::signed_out("Refused"),
             StatusCode::FORBIDDEN,
@@ -112,7 +113,7 @@ pub async fn sign_in(
     headers: HeaderMap,
     form: Result<Form<SignInForm>, axum::extract::rejection::FormRejection>,
 ) -> Response {
-    if let Err(refused) = check_origin(&headers) {
+    if let Some(refused) = cross_site_refusal(&headers) {
         return refused;
     }
     let Ok(Form(form)) = form else {
@@ -189,7 +190,7 @@ pub async fn sign_out(
     headers: HeaderMap,
     form: Result<Form<SignOutForm>, axum::extract::rejection::FormRejection>,
 ) -> Response {
-    if let Err(refused) = check_origin(&headers) {
+    if let Some(refused) = cross_site_refusal(&headers) {
         return refused;
     }
     let presented = form.ok().and_then(|Form(form)| form.csrf);

@@ -216,7 +216,8 @@ fn session_paths(paths: &mut Map<String, Value>) {
         "clientVersion": nullable(json!({"type": "string"})),
         "hostClient": nullable(json!({"type": "string"})), "hostId": {"type": "string"},
         "pid": integer(0, i64::from(u32::MAX)), "startedAt": iso(), "lastPulseAt": iso(),
-        "endedAt": nullable(iso()), "endReason": nullable(json!({"type": "string"}))}));
+        "endedAt": nullable(iso()), "endReason": nullable(json!({"type": "string"})),
+        "hostLabel": nullable(json!({"type": "string"}))}));
     let liveness = Operation {
         summary: "A session's liveness and process episodes; never refreshes the lease",
         parameters: vec![run_path()],

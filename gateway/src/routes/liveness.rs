@@ -69,6 +69,8 @@ pub struct EpisodeView {
     pub last_pulse_at: String,
     pub ended_at: Option<String>,
     pub end_reason: Option<String>,
+    /// The label the machine's hook reported (`BATON_HOOK_HOST_LABEL`), if any.
+    pub host_label: Option<String>,
 }
 
 /// `GET /agent-sessions/{sessionRunId}/liveness` answer.
@@ -165,6 +167,7 @@ pub async fn read(
                 last_pulse_at: iso_of(episode.last_pulse_at.as_ref()),
                 ended_at: optional_iso(episode.ended_at.as_ref()),
                 end_reason: episode.end_reason,
+                host_label: episode.host_label,
             })
             .collect(),
     }))

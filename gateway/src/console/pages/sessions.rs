@@ -292,12 +292,18 @@ pub async fn page(
                 state_class: class,
                 epoch: session.activation_epoch,
                 opened: view::moment(opened, viewer.zone),
+                // Triage keeps no row for a run it never nudged: registry listed it, so it is
+                // this tenant's run, and it reads idle with no nudge (as GetState answers).
                 triage: match (&triaged, run) {
                     (None, _) => "unavailable".to_string(),
-                    (Some(_), None) => "—".to_string(),
+                    (Some(_), None) => "idle".to_string(),
                     (Some(_), Some(run)) => run.triage_status.clone(),
                 },
-                nudges: run.map_or_else(|| "—".to_string(), |run| run.attempts.to_string()),
+                nudges: match (&triaged, run) {
+                    (None, _) => "unavailable".to_string(),
+                    (Some(_), None) => "0".to_string(),
+                    (Some(_), Some(run)) => run.attempts.to_string(),
+                },
                 tokens,
                 cost,
                 cost_usd,

@@ -15,7 +15,7 @@ use baton_proto::provenance::v1 as provenance;
 
 use crate::console::csrf;
 use crate::console::page::{self, Chrome};
-use crate::console::sign_in::check_origin;
+use crate::console::sign_in::cross_site_refusal;
 use crate::console::viewer::Viewer;
 use crate::state::AppState;
 
@@ -43,7 +43,7 @@ pub async fn undo(
     headers: HeaderMap,
     form: Result<Form<UndoForm>, FormRejection>,
 ) -> Response {
-    if let Err(refusal) = check_origin(&headers) {
+    if let Some(refusal) = cross_site_refusal(&headers) {
         return refusal;
     }
     let Ok(Form(form)) = form else {
