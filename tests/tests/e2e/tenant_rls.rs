@@ -46,6 +46,10 @@ const EXEMPT: &[(&str, &str)] = &[
         "looked up by key hash to find the tenant; there is no tenant to scope by until it matches",
     ),
     (
+        "gateway.console_sessions",
+        "looked up by the cookie token's hash to find the tenant, like api_keys; holds hashes and ids, no tenant data",
+    ),
+    (
         "registry.outbox",
         "the runtime role may only INSERT; the relay reads it as the maintenance role",
     ),
