@@ -122,6 +122,21 @@ async fn only_a_console_key_signs_in_and_a_console_session_is_no_api_credential(
         Some(ZONE),
         "times are in the viewer's zone"
     );
+    // Keyboard first: the first Tab reaches the skip link.
+    browser
+        .client
+        .active_element()
+        .await
+        .expect("focus")
+        .send_keys("\u{E004}")
+        .await
+        .expect("tab");
+    assert_eq!(
+        browser
+            .eval("return document.activeElement.textContent;")
+            .await,
+        json!("Skip to content")
+    );
     let cookie = browser
         .client
         .get_named_cookie("baton_console")
@@ -379,6 +394,39 @@ async fn the_session_page_shows_the_fixture_agent_tree_at_the_apis_cost() {
         .await;
     assert_eq!(drawn, json!(2), "both charts drawn under the CSP");
     browser.screenshot("usage").await;
+
+    // No page carries inline script, style or handlers (the CSP would block them).
+    let session = session_cookie(&browser).await;
+    for path in [
+        "/console/fleet".to_string(),
+        "/console/sessions".to_string(),
+        format!("/console/sessions/{run_id}"),
+        format!("/console/usage?from={first}&to={last}&tz=UTC"),
+        "/console/sign-in".to_string(),
+    ] {
+        let html = http()
+            .get(format!("{}{path}", baton.base_url))
+            .header("cookie", &session)
+            .send()
+            .await
+            .expect("page")
+            .text()
+            .await
+            .expect("html");
+        for (index, _) in html.match_indices("<script") {
+            let end = html[index..]
+                .find('>')
+                .map_or(html.len(), |end| index + end);
+            let tag = &html[index..end];
+            assert!(
+                tag.contains(" src=\"/console/assets/"),
+                "{path}: inline script {tag}"
+            );
+        }
+        for inline in [" style=", "<style", " onclick=", " onload=", "javascript:"] {
+            assert!(!html.contains(inline), "{path}: {inline}");
+        }
+    }
     browser.close().await;
 }
 
