@@ -45,7 +45,9 @@ pub use config::GatewayConfig;
 use crate::auth::KeyResolver;
 use crate::http_layers::Limits;
 use crate::rate_limit::RateLimiter;
-use crate::routes::{briefing, closer, events, liveness, memories, sessions, triage, usage};
+use crate::routes::{
+    briefing, closer, events, liveness, memories, sessions, triage, usage, usage_upload,
+};
 use crate::state::AppState;
 
 /// The gateway's place in the database.
@@ -111,7 +113,7 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         .route("/memories/{id}/archive", post(memories::archive))
         .route("/briefing", get(briefing::briefing))
         .route("/usage", get(usage::query))
-        .route("/usage/batches", post(usage::upload))
+        .route("/usage/batches", post(usage_upload::upload))
         .route("/usage/sessions", get(usage::sessions))
         .route("/agent-sessions/{session_run_id}/tree", get(usage::tree))
         .fallback(response::not_found)

@@ -9,7 +9,7 @@
 //! acknowledged, 1 when a batch was refused or could not be sent, 2 on a usage or
 //! configuration error.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::time::{Duration, Instant};
 
 use baton_transcripts::{Options, Progress};
@@ -71,7 +71,7 @@ pub fn run(words: &[String]) -> i32 {
         eprintln!("baton-hook ingest: the state folder is not writable");
         return 2;
     };
-    let bar = progress_bar();
+    let bar = crate::usage::progress_bar();
     let on_progress = |progress: Progress| {
         if let Some(bar) = &bar {
             bar.set_length(progress.total_bytes);
@@ -166,20 +166,6 @@ pub fn text_summary(summary: &Summary) -> String {
         lines.push("stopped: the rest is sent by the next run".to_string());
     }
     lines.join("\n")
-}
-
-fn progress_bar() -> Option<indicatif::ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = indicatif::ProgressBar::new(0);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "reading transcripts {bar:40} {bytes}/{total_bytes} ({eta})",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    Some(bar)
 }
 
 #[cfg(test)]

@@ -31,6 +31,32 @@ pub fn moment(instant: DateTime<Utc>, zone: Tz) -> Moment {
     }
 }
 
+/// An instant from an RPC answer, if it carries one.
+pub fn moment_of(timestamp: Option<&baton_proto::Timestamp>, zone: Tz) -> Option<Moment> {
+    timestamp
+        .and_then(baton_kit::clock::from_timestamp)
+        .map(|instant| moment(instant, zone))
+}
+
+/// A usage figure as every page shows it: dollars (and the exact number, for `data-cost-usd`),
+/// tokens, and the unpriced tokens beside the dollars.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FigureText {
+    pub cost: String,
+    pub cost_usd: String,
+    pub tokens: String,
+    pub unpriced: String,
+}
+
+pub fn figure_text(figures: &baton_proto::usage::v1::Figures) -> FigureText {
+    FigureText {
+        cost: usd(figures.cost_usd),
+        cost_usd: figures.cost_usd.to_string(),
+        tokens: count(figures.tokens.as_ref().map_or(0, |tokens| tokens.total)),
+        unpriced: unpriced(figures.unpriced_tokens),
+    }
+}
+
 /// How long ago, coarsely: `12 s ago`, `3 min ago`, `5 h ago`, `2 d ago`; `just now` for
 /// anything under a second or in the future (clock skew).
 pub fn ago(instant: DateTime<Utc>, now: DateTime<Utc>) -> String {

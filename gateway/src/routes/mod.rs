@@ -9,6 +9,7 @@ pub mod sessions;
 pub mod triage;
 pub mod usage;
 pub mod usage_body;
+pub mod usage_upload;
 
 use chrono::{DateTime, Utc};
 

@@ -103,8 +103,8 @@ pub fn run(words: &[String]) -> i32 {
 }
 
 /// A progress bar on a terminal (stderr), hidden otherwise; a warm run finishes before it
-/// draws.
-fn progress_bar() -> Option<indicatif::ProgressBar> {
+/// draws. `baton-hook ingest` reads transcripts with the same bar.
+pub(crate) fn progress_bar() -> Option<indicatif::ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }

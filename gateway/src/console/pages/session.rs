@@ -12,7 +12,6 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
 
-use baton_kit::clock::from_timestamp;
 use baton_kit::error::ErrorCode;
 use baton_proto::Timestamp;
 use baton_proto::closer::v1 as closer;
@@ -128,9 +127,7 @@ pub struct SessionQuery {
 }
 
 fn moment(viewer: &Viewer, timestamp: Option<&Timestamp>) -> Option<Moment> {
-    timestamp
-        .and_then(from_timestamp)
-        .map(|instant| view::moment(instant, viewer.zone))
+    view::moment_of(timestamp, viewer.zone)
 }
 
 fn required(viewer: &Viewer, timestamp: Option<&Timestamp>) -> Moment {
@@ -186,14 +183,8 @@ fn episodes(viewer: &Viewer, read: &registry::GetLivenessResponse, state: &str) 
         .collect()
 }
 
-fn figures_text(figures: Option<&usage::Figures>) -> (String, String, String, String) {
-    let figures = figures.cloned().unwrap_or_default();
-    (
-        view::usd(figures.cost_usd),
-        figures.cost_usd.to_string(),
-        view::count(figures.tokens.as_ref().map_or(0, |tokens| tokens.total)),
-        view::unpriced(figures.unpriced_tokens),
-    )
+fn figures_text(figures: Option<&usage::Figures>) -> view::FigureText {
+    view::figure_text(&figures.cloned().unwrap_or_default())
 }
 
 fn agent_rows(answer: &usage::GetTreeResponse) -> Vec<AgentRow> {
@@ -211,8 +202,13 @@ fn agent_rows(answer: &usage::GetTreeResponse) -> Vec<AgentRow> {
                 (Some(id), Some(kind)) => format!("{kind} ({id})"),
                 (Some(id), None) => format!("{} ({id})", agent.kind),
             };
-            let (own_cost, own_cost_usd, _, _) = figures_text(agent.own.as_ref());
-            let (cost, cost_usd, tokens, unpriced) = figures_text(agent.rolled_up.as_ref());
+            let own = figures_text(agent.own.as_ref());
+            let view::FigureText {
+                cost,
+                cost_usd,
+                tokens,
+                unpriced,
+            } = figures_text(agent.rolled_up.as_ref());
             AgentRow {
                 indent: if place.depth == 0 {
                     String::new()
@@ -223,8 +219,8 @@ fn agent_rows(answer: &usage::GetTreeResponse) -> Vec<AgentRow> {
                 name,
                 model: agent.model.clone().unwrap_or_else(|| "—".to_string()),
                 status: agent.status.clone(),
-                own_cost,
-                own_cost_usd,
+                own_cost: own.cost,
+                own_cost_usd: own.cost_usd,
                 cost,
                 cost_usd,
                 tokens,
@@ -239,7 +235,12 @@ fn session_figures(answer: &usage::GetTreeResponse) -> Figures {
         .session
         .as_ref()
         .and_then(|session| session.figures.as_ref());
-    let (cost, cost_usd, tokens, unpriced) = figures_text(summary);
+    let view::FigureText {
+        cost,
+        cost_usd,
+        tokens,
+        unpriced,
+    } = figures_text(summary);
     let savings = answer.delegation_savings.clone().unwrap_or_default();
     let mut note = match &savings.counterfactual_model {
         Some(model) => format!("had every agent run on {model}"),

@@ -276,12 +276,10 @@ pub async fn page(
                     String::new(),
                     String::new(),
                 ),
-                Some(Some(figures)) => (
-                    view::count(figures.tokens.as_ref().map_or(0, |tokens| tokens.total)),
-                    view::usd(figures.cost_usd),
-                    figures.cost_usd.to_string(),
-                    view::unpriced(figures.unpriced_tokens),
-                ),
+                Some(Some(figures)) => {
+                    let text = view::figure_text(figures);
+                    (text.tokens, text.cost, text.cost_usd, text.unpriced)
+                }
             };
             Some(Row {
                 run_id: session.session_run_id.clone(),

@@ -144,12 +144,13 @@ fn tokens_of(figures: &usage::Figures) -> u64 {
 }
 
 fn figure_row(key: String, figures: &usage::Figures) -> FigureRow {
+    let text = view::figure_text(figures);
     FigureRow {
         key,
-        cost: view::usd(figures.cost_usd),
-        cost_usd: figures.cost_usd.to_string(),
-        unpriced: view::unpriced(figures.unpriced_tokens),
-        tokens: view::count(tokens_of(figures)),
+        cost: text.cost,
+        cost_usd: text.cost_usd,
+        unpriced: text.unpriced,
+        tokens: text.tokens,
         link: None,
         savings: String::new(),
     }

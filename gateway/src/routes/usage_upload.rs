@@ -1,0 +1,275 @@
+//! `POST /usage/batches`: one host's facts, strict camelCase JSON of `baton.usage.v1` (an
+//! unknown key such as `prompt`, `message` or `content` is 400; identifiers and counts are all
+//! an upload can carry), gzip or zstd accepted, 8 MiB after decoding.
+
+use axum::Json;
+use axum::extract::{Request, State};
+use serde::{Deserialize, Serialize};
+
+use baton_proto::usage::v1 as proto;
+
+use crate::response::{HttpError, HttpResult};
+use crate::routes::usage::{instant, optional_instant};
+use crate::routes::usage_body;
+use crate::state::{AppState, Caller};
+use crate::strict;
+
+/// `POST /usage/batches` body: an `UploadBatchRequest`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct UploadBody {
+    pub host_id: String,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub hostname: Option<String>,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub client_version: Option<String>,
+    #[serde(default)]
+    pub sessions: Vec<SessionBody>,
+    #[serde(default)]
+    pub agents: Vec<AgentBody>,
+    #[serde(default)]
+    pub edges: Vec<EdgeBody>,
+    #[serde(default)]
+    pub usage: Vec<UsageBody>,
+    #[serde(default)]
+    pub deliveries: Vec<DeliveryBody>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SessionBody {
+    pub agent: String,
+    pub session_id: String,
+    pub project_slug: String,
+    #[serde(default)]
+    pub client_versions: Vec<String>,
+    #[serde(default)]
+    pub output_under_reported: bool,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub first_activity_at: Option<String>,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub last_activity_at: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AgentBody {
+    pub agent: String,
+    pub session_id: String,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub agent_id: Option<String>,
+    pub kind: String,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub parent_agent_id: Option<String>,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub subagent_type: Option<String>,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub spawn_tool: Option<String>,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub model: Option<String>,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub first_activity_at: Option<String>,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub last_activity_at: Option<String>,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub ended: Option<String>,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub ended_at: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct EdgeBody {
+    pub agent: String,
+    pub session_id: String,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub parent_agent_id: Option<String>,
+    pub child_agent_id: String,
+    pub join_path: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct UsageBody {
+    pub agent: String,
+    pub session_id: String,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub agent_id: Option<String>,
+    pub dedup_key: String,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub model: Option<String>,
+    pub at: String,
+    #[serde(default)]
+    pub input: u64,
+    #[serde(default)]
+    pub output: u64,
+    #[serde(default)]
+    pub cache_read: u64,
+    #[serde(default)]
+    pub cache_write_5m: u64,
+    #[serde(default)]
+    pub cache_write_1h: u64,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub service_tier: Option<String>,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub speed: Option<String>,
+    #[serde(default, deserialize_with = "strict::present")]
+    pub inference_geo: Option<String>,
+    #[serde(default)]
+    pub sidechain: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DeliveryBody {
+    pub delivery_id: String,
+    pub agent: String,
+    pub session_id: String,
+    pub event: String,
+    pub observed_at: String,
+}
+
+impl UploadBody {
+    fn into_proto(self) -> Result<proto::UploadBatchRequest, HttpError> {
+        Ok(proto::UploadBatchRequest {
+            host_id: self.host_id,
+            hostname: self.hostname,
+            client_version: self.client_version,
+            sessions: self
+                .sessions
+                .into_iter()
+                .map(|s| {
+                    Ok(proto::SessionFact {
+                        first_activity_at: optional_instant(
+                            "firstActivityAt",
+                            s.first_activity_at.as_deref(),
+                        )?,
+                        last_activity_at: optional_instant(
+                            "lastActivityAt",
+                            s.last_activity_at.as_deref(),
+                        )?,
+                        agent: s.agent,
+                        session_id: s.session_id,
+                        project_slug: s.project_slug,
+                        client_versions: s.client_versions,
+                        output_under_reported: s.output_under_reported,
+                    })
+                })
+                .collect::<Result<_, HttpError>>()?,
+            agents: self
+                .agents
+                .into_iter()
+                .map(|a| {
+                    Ok(proto::AgentFact {
+                        first_activity_at: optional_instant(
+                            "firstActivityAt",
+                            a.first_activity_at.as_deref(),
+                        )?,
+                        last_activity_at: optional_instant(
+                            "lastActivityAt",
+                            a.last_activity_at.as_deref(),
+                        )?,
+                        ended_at: optional_instant("endedAt", a.ended_at.as_deref())?,
+                        agent: a.agent,
+                        session_id: a.session_id,
+                        agent_id: a.agent_id,
+                        kind: a.kind,
+                        parent_agent_id: a.parent_agent_id,
+                        subagent_type: a.subagent_type,
+                        spawn_tool: a.spawn_tool,
+                        model: a.model,
+                        ended: a.ended,
+                    })
+                })
+                .collect::<Result<_, HttpError>>()?,
+            edges: self
+                .edges
+                .into_iter()
+                .map(|e| proto::EdgeFact {
+                    agent: e.agent,
+                    session_id: e.session_id,
+                    parent_agent_id: e.parent_agent_id,
+                    child_agent_id: e.child_agent_id,
+                    join_path: e.join_path,
+                })
+                .collect(),
+            usage: self
+                .usage
+                .into_iter()
+                .map(|u| {
+                    Ok(proto::UsageFact {
+                        at: Some(instant("at", &u.at)?),
+                        agent: u.agent,
+                        session_id: u.session_id,
+                        agent_id: u.agent_id,
+                        dedup_key: u.dedup_key,
+                        model: u.model,
+                        input: u.input,
+                        output: u.output,
+                        cache_read: u.cache_read,
+                        cache_write_5m: u.cache_write_5m,
+                        cache_write_1h: u.cache_write_1h,
+                        service_tier: u.service_tier,
+                        speed: u.speed,
+                        inference_geo: u.inference_geo,
+                        sidechain: u.sidechain,
+                    })
+                })
+                .collect::<Result<_, HttpError>>()?,
+            deliveries: self
+                .deliveries
+                .into_iter()
+                .map(|d| {
+                    Ok(proto::DeliveryFact {
+                        observed_at: Some(instant("observedAt", &d.observed_at)?),
+                        delivery_id: d.delivery_id,
+                        agent: d.agent,
+                        session_id: d.session_id,
+                        event: d.event,
+                    })
+                })
+                .collect::<Result<_, HttpError>>()?,
+        })
+    }
+}
+
+/// `POST /usage/batches` answer.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UploadAnswer {
+    pub sessions: u32,
+    pub agents: u32,
+    pub edges_inserted: u32,
+    pub usage_inserted: u32,
+    pub usage_replaced: u32,
+    pub usage_unchanged: u32,
+    pub deliveries_inserted: u32,
+    pub deliveries_duplicate: u32,
+}
+
+/// One host's facts (API key; strict body; 8 MiB after decoding; gzip or zstd accepted).
+pub async fn upload(
+    State(state): State<AppState>,
+    Caller(call): Caller,
+    request: Request,
+) -> HttpResult<Json<UploadAnswer>> {
+    let bytes = usage_body::read(request, state.usage_body_limit).await?;
+    let body: UploadBody = strict::parse_body(&bytes)?;
+    let message = body.into_proto()?;
+    let done = state
+        .usage
+        .clone()
+        .upload_batch(state.outbound.request(&call, message))
+        .await?
+        .into_inner();
+    Ok(Json(UploadAnswer {
+        sessions: done.sessions,
+        agents: done.agents,
+        edges_inserted: done.edges_inserted,
+        usage_inserted: done.usage_inserted,
+        usage_replaced: done.usage_replaced,
+        usage_unchanged: done.usage_unchanged,
+        deliveries_inserted: done.deliveries_inserted,
+        deliveries_duplicate: done.deliveries_duplicate,
+    }))
+}
