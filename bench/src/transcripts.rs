@@ -170,7 +170,7 @@ fn run_blocking() -> anyhow::Result<()> {
     );
     // shared/ sits beside the workspace root.
     let fixtures =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/claude-code/transcripts");
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/claude-code/transcripts");
     let sessions = corpus::load_fixtures(&fixtures)?;
     let scratch_dir = tempfile::Builder::new()
         .prefix("baton-bench-transcripts-")

@@ -175,11 +175,11 @@ fn parse_line(line: &str) -> Value {
     serde_json::from_str(line).expect("spool line is JSON")
 }
 
-/// A recorded Claude Code payload from `tests/fixtures/hook-payloads/<source>/<file>.json`
+/// A recorded Claude Code payload from `fixtures/hook-payloads/<source>/<file>.json`
 /// (each file is an array of real deliveries).
 pub fn fixture(source: &str, file: &str) -> Vec<Value> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/hook-payloads")
+        .join("../fixtures/hook-payloads")
         .join(source)
         .join(format!("{file}.json"));
     let text =

@@ -195,7 +195,7 @@ mod tests {
             "notification",
         ] {
             let path = format!(
-                "{}/../../tests/fixtures/hook-payloads/kesslerio-attio-mcp-server/{file}.json",
+                "{}/../../fixtures/hook-payloads/kesslerio-attio-mcp-server/{file}.json",
                 env!("CARGO_MANIFEST_DIR")
             );
             let text = std::fs::read_to_string(&path).expect("fixture present");

@@ -21,7 +21,7 @@ use crate::usage_real::ingest;
 const UNLIMITED: (&str, &str) = ("BATON_RATE_LIMIT__REQUESTS", "1000000");
 const ZONE: &str = "Asia/Tokyo";
 const WAIT: Duration = Duration::from_secs(20);
-/// The fixture session with subagents (shared/fixtures/claude-code/transcripts/spotter).
+/// The fixture session with subagents (fixtures/claude-code/transcripts/spotter).
 const FIXTURE_SESSION: &str = "fa812bfe-b295-4cca-9c2f-fdf01028cb46";
 
 async fn console_key(baton: &Baton, tenant: &Tenant) -> String {

@@ -36,6 +36,7 @@ mod schema_gate;
 mod schemathesis;
 mod secrets_in_logs;
 mod sessions;
+mod standalone;
 mod surface;
 mod system_clock;
 mod tenant_rls;

@@ -14,7 +14,7 @@ const SESSION: &str = "fa812bfe-b295-4cca-9c2f-fdf01028cb46";
 const KEY: &str = "bk_usage_hook_test";
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
 }
 
 /// Lays the fixture transcripts out under the hook home's `~/.claude` and `~/.codex`.

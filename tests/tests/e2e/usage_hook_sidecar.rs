@@ -19,7 +19,7 @@ const SESSION: &str = "fa812bfe-b295-4cca-9c2f-fdf01028cb46";
 const UNLIMITED: &[(&str, &str)] = &[("BATON_RATE_LIMIT__REQUESTS", "1000000")];
 
 fn fixtures() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
 }
 
 /// A stand-in Claude Code process that just lives (the sidecar watches it).

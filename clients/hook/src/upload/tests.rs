@@ -13,7 +13,7 @@ use super::plan::{Limits, plan};
 use super::wire::{DeliveryFact, UsageFact};
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
 }
 
 const SPOTTER: &str = "fa812bfe-b295-4cca-9c2f-fdf01028cb46";

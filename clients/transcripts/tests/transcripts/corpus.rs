@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use baton_transcripts::{Corpus, Options, Roots, Tokens, scan};
 
-/// The shared fixtures folder (`../shared/fixtures` beside the repository).
+/// The repository's fixtures folder (`fixtures/` at its root).
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fixtures")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
 }
 
 /// A corpus root: `<dir>/claude/projects/...` and `<dir>/codex/sessions/...`.
