@@ -216,6 +216,17 @@ pub fn read_discovered(
         }
     }
 
+    // From here on each file is what it says now, its unterminated last line included when
+    // that line is whole (the checkpoint above holds only newline-terminated lines).
+    let files: Vec<(&FileEntry, FileRead)> = files
+        .into_iter()
+        .map(|(entry, mut read)| {
+            if let Some(facts) = read.with_final_line.take() {
+                read.facts = *facts;
+            }
+            (entry, read)
+        })
+        .collect();
     let malformed_lines = files
         .iter()
         .map(|(_, read)| read.facts.malformed_lines)

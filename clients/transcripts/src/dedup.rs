@@ -98,6 +98,7 @@ mod tests {
                 output,
                 ..Tokens::default()
             },
+            server_tools: Default::default(),
             modifiers: Modifiers::default(),
             sidechain,
         }

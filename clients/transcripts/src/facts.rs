@@ -86,6 +86,13 @@ pub enum JoinPath {
     AgentProgress,
     /// The subagent's `agent-<id>.meta.json` names the spawn's `toolUseId`.
     MetaFile,
+    /// A `<task-notification>` delivered to the parent as a `user` line names the agent (its
+    /// task id) and the spawn's tool-use id (a background subagent's end).
+    TaskNotification,
+    /// The same notification in the `queue-operation` line that queued it.
+    QueueOperation,
+    /// A Codex subagent rollout's `session_meta.source.subagent` names its parent thread.
+    CodexSource,
     /// A compaction call (`agent-acompact-*`): its parent is the session's main agent.
     Compaction,
     /// Only the file's place in the session folder ties it to the session; the spawning call
@@ -104,6 +111,9 @@ impl JoinPath {
             JoinPath::ToolResult => "tool_result",
             JoinPath::AgentProgress => "agent_progress",
             JoinPath::MetaFile => "meta_file",
+            JoinPath::TaskNotification => "task_notification",
+            JoinPath::QueueOperation => "queue_operation",
+            JoinPath::CodexSource => "codex_source",
             JoinPath::Compaction => "compaction",
             JoinPath::Directory => "directory",
             JoinPath::LegacySibling => "legacy_sibling",
@@ -131,6 +141,9 @@ pub struct CodexTotal {
     pub cached_input: u64,
     pub cache_write: u64,
     pub output: u64,
+    /// `reasoning_output_tokens`, part of `output`.
+    #[serde(default)]
+    pub reasoning: u64,
     pub total: u64,
 }
 

@@ -28,5 +28,5 @@ pub mod walk;
 
 pub use corpus::{Corpus, Options, Progress, Session, read_discovered, scan};
 pub use pricing::{Money, PriceTable, Priced};
-pub use record::{Harness, Tokens, UsageRecord};
+pub use record::{Harness, ServerTools, Tokens, UsageRecord};
 pub use walk::{Limits, Roots, SkipReason};

@@ -13,13 +13,18 @@
 //! - **Halt gate**: a model with no row is never $0; its tokens are counted as unpriced and
 //!   shown beside every dollar figure. `<synthetic>` costs 0 through its explicit zero row.
 //! - Money is summed as integers (10⁻¹⁵ USD), so totals do not depend on summation order.
+//! - **Server tools** (web search, web fetch) are billed per call, not per token: the table's
+//!   `serverTools` rows give a dated price per thousand calls for each provider and tool. A
+//!   record's calls are priced by the provider of its harness (Claude Code → `anthropic`,
+//!   Codex → `openai`) on its UTC date; calls with no row are counted as unpriced calls, never
+//!   $0. Their cost is part of the record's cost and also shown on its own.
 
 use std::collections::HashMap;
 
 use chrono::NaiveDate;
 use serde::Deserialize;
 
-use crate::record::{Tokens, UsageRecord};
+use crate::record::{Harness, ServerTools, Tokens, UsageRecord};
 
 /// The table shipped with Baton.
 pub const BUNDLED: &str = include_str!("../pricing/prices.json");
@@ -40,17 +45,24 @@ impl std::ops::AddAssign for Money {
     }
 }
 
-/// A record's price: what could be priced, and the tokens that could not.
+/// A record's price: what could be priced, and the tokens and calls that could not.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Priced {
+    /// Everything priced: tokens and server-tool calls.
     pub cost: Money,
     pub unpriced_tokens: u64,
+    /// The part of `cost` that is server-tool calls.
+    pub server_tool_cost: Money,
+    /// Server-tool calls with no price row for their provider and date.
+    pub unpriced_calls: u64,
 }
 
 impl std::ops::AddAssign for Priced {
     fn add_assign(&mut self, other: Priced) {
         self.cost += other.cost;
         self.unpriced_tokens += other.unpriced_tokens;
+        self.server_tool_cost += other.server_tool_cost;
+        self.unpriced_calls += other.unpriced_calls;
     }
 }
 
@@ -59,7 +71,28 @@ impl std::ops::AddAssign for Priced {
 struct TableFile {
     schema: u32,
     rows: Vec<RowFile>,
+    #[serde(default, rename = "serverTools")]
+    server_tools: Vec<ServerToolRowFile>,
 }
+
+/// A dated per-call price of one provider's server tool.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ServerToolRowFile {
+    provider: String,
+    /// `web_search` or `web_fetch`.
+    tool: String,
+    effective_from: NaiveDate,
+    usd_per_thousand: f64,
+    source: String,
+    source_date: String,
+    #[serde(default)]
+    note: String,
+}
+
+/// The server tools a record can use, as named in the table.
+pub const WEB_SEARCH: &str = "web_search";
+pub const WEB_FETCH: &str = "web_fetch";
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -161,6 +194,16 @@ pub enum PricingError {
 #[derive(Debug, Clone, Default)]
 pub struct PriceTable {
     by_model: HashMap<String, Vec<Row>>,
+    /// Per-call prices in 10⁻¹⁵ USD by (provider, tool), oldest first.
+    server_tools: HashMap<(String, String), Vec<(NaiveDate, u64)>>,
+}
+
+/// The provider that bills a harness's server-tool calls.
+pub fn provider_of(harness: Harness) -> &'static str {
+    match harness {
+        Harness::ClaudeCode => "anthropic",
+        Harness::Codex => "openai",
+    }
 }
 
 impl PriceTable {
@@ -216,7 +259,58 @@ impl PriceTable {
             rows.push(parsed);
             rows.sort_by_key(|r| r.effective_from);
         }
+        for row in file.server_tools {
+            let _ = (&row.source, &row.source_date, &row.note);
+            if ![WEB_SEARCH, WEB_FETCH].contains(&row.tool.as_str()) {
+                return Err(PricingError::Invalid(format!("server tool {}", row.tool)));
+            }
+            if !row.usd_per_thousand.is_finite() || row.usd_per_thousand < 0.0 {
+                return Err(PricingError::Invalid(format!(
+                    "server tool price {}",
+                    row.usd_per_thousand
+                )));
+            }
+            // USD per thousand calls → 10⁻¹⁵ USD per call.
+            let per_call = (row.usd_per_thousand * 1e12).round() as u64;
+            let rows = self
+                .server_tools
+                .entry((row.provider, row.tool))
+                .or_default();
+            rows.retain(|(from, _)| *from != row.effective_from);
+            rows.push((row.effective_from, per_call));
+            rows.sort_by_key(|(from, _)| *from);
+        }
         Ok(())
+    }
+
+    /// The price of one call of a provider's server tool on `date`, in 10⁻¹⁵ USD.
+    pub fn server_tool_rate(&self, provider: &str, tool: &str, date: NaiveDate) -> Option<u64> {
+        self.server_tools
+            .get(&(provider.to_string(), tool.to_string()))?
+            .iter()
+            .rev()
+            .find(|(from, _)| *from <= date)
+            .map(|(_, rate)| *rate)
+    }
+
+    /// Prices a record's server-tool calls: their cost, and the calls with no row.
+    pub fn price_server_tools(&self, harness: Harness, tools: &ServerTools, date: NaiveDate) -> Priced {
+        let provider = provider_of(harness);
+        let mut priced = Priced::default();
+        for (tool, calls) in [(WEB_SEARCH, tools.web_search), (WEB_FETCH, tools.web_fetch)] {
+            if calls == 0 {
+                continue;
+            }
+            match self.server_tool_rate(provider, tool, date) {
+                Some(rate) => {
+                    let cost = Money(u128::from(calls) * u128::from(rate));
+                    priced.cost += cost;
+                    priced.server_tool_cost += cost;
+                }
+                None => priced.unpriced_calls += calls,
+            }
+        }
+        priced
     }
 
     /// The row that prices `model` on `date`, if any.
@@ -236,16 +330,29 @@ impl PriceTable {
             (Some(model), Some(date)) => self.row_for(model, date),
             _ => None,
         };
-        PriceTable::price_with(row, record)
+        let mut priced = PriceTable::price_with(row, record);
+        if !record.server_tools.is_empty() {
+            match date {
+                Some(date) => {
+                    priced += self.price_server_tools(record.harness, &record.server_tools, date)
+                }
+                None => {
+                    priced.unpriced_calls +=
+                        record.server_tools.web_search + record.server_tools.web_fetch
+                }
+            }
+        }
+        priced
     }
 
-    /// Prices one record by a row already looked up (`row_for` of its model and UTC date);
-    /// `None` leaves it unpriced.
+    /// Prices one record's tokens by a row already looked up (`row_for` of its model and UTC
+    /// date); `None` leaves them unpriced. Server-tool calls are priced apart
+    /// ([`PriceTable::price_server_tools`]).
     pub fn price_with(row: Option<&Row>, record: &UsageRecord) -> Priced {
         let Some(row) = row else {
             return Priced {
-                cost: Money(0),
                 unpriced_tokens: record.tokens.total(),
+                ..Priced::default()
             };
         };
         let fast = record.modifiers.speed.as_deref() == Some("fast");
@@ -263,7 +370,7 @@ impl PriceTable {
             .unwrap_or(1000);
         Priced {
             cost: rates.cost(&record.tokens, geo),
-            unpriced_tokens: 0,
+            ..Priced::default()
         }
     }
 }

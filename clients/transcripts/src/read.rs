@@ -12,6 +12,12 @@
 //! that point; when the file has grown, the overlap is read again and compared before the
 //! cached prefix is trusted. Any divergence falls back to a full read, so the cache can cost
 //! speed when it is wrong but never change an answer.
+//!
+//! A file that ends without a newline: its last bytes are read on every run (they are never
+//! `consumed`) and count when they are one complete JSON object ([`lines::final_line`]). The
+//! facts with that line are kept beside the checkpointed ones ([`FileRead::with_final_line`]),
+//! so the checkpoint holds only newline-terminated lines and a half-written line is read again
+//! once it is complete.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -31,6 +37,10 @@ pub const OVERLAP_BYTES: u64 = 4096;
 
 /// Read buffer size; lines longer than this are carried over between reads.
 const CHUNK_BYTES: usize = 1 << 20;
+
+/// The longest unterminated last line read as a record. Claude Code's longest real lines
+/// (pasted files, tool results) run to a few MiB; anything longer is left for its newline.
+const MAX_FINAL_LINE_BYTES: u64 = 64 << 20;
 
 /// A file escaped the corpus root: the run must stop.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -60,6 +70,11 @@ pub struct FileRead {
     /// SHA-256 of the `OVERLAP_BYTES` (or fewer) just before `consumed`.
     pub overlap: [u8; 32],
     pub facts: FileFacts,
+    /// The facts with the file's unterminated last line read in, when that line is one
+    /// complete JSON object. Never checkpointed: it is read again each run until its newline
+    /// arrives and it becomes part of `facts`.
+    #[serde(skip)]
+    pub with_final_line: Option<Box<FileFacts>>,
 }
 
 /// How a file was read this run.
@@ -122,26 +137,38 @@ pub fn read_file(
     let mut file = open_contained(root, &entry.path)?;
     let meta = file.metadata()?;
     let (size, mtime_ns, ino) = (meta.len(), mtime_ns(&meta), meta.ino());
+    let (mut read, kind) = read_complete_lines(&mut file, entry, cached, (size, mtime_ns, ino))?;
+    read.with_final_line = read_final_line(&mut file, entry, &read)?.map(Box::new);
+    Ok((read, kind))
+}
+
+/// Reads the newline-terminated lines: from the cache, from where the cache stopped, or whole.
+fn read_complete_lines(
+    file: &mut File,
+    entry: &FileEntry,
+    cached: Option<FileRead>,
+    (size, mtime_ns, ino): (u64, i128, u64),
+) -> Result<(FileRead, ReadKind), ReadError> {
     if let Some(cached) = cached {
         if cached.size == size && cached.mtime_ns == mtime_ns && cached.ino == ino {
             return Ok((cached, ReadKind::Cached));
         }
-        if cached.ino == ino && size > cached.size && overlap_matches(&mut file, &cached)? {
+        if cached.ino == ino && size > cached.size && overlap_matches(file, &cached)? {
             let mut read = cached;
             file.seek(SeekFrom::Start(read.consumed))?;
-            let consumed = parse_stream(&mut file, entry, &mut read.facts)?;
+            let consumed = parse_stream(file, entry, &mut read.facts)?;
             collapse(&mut read.facts);
             read.consumed += consumed;
-            read.overlap = overlap_digest(&mut file, read.consumed)?;
+            read.overlap = overlap_digest(file, read.consumed)?;
             (read.size, read.mtime_ns) = (size, mtime_ns);
             return Ok((read, ReadKind::Tail));
         }
         file.seek(SeekFrom::Start(0))?;
     }
     let mut facts = FileFacts::default();
-    let consumed = parse_stream(&mut file, entry, &mut facts)?;
+    let consumed = parse_stream(file, entry, &mut facts)?;
     collapse(&mut facts);
-    let overlap = overlap_digest(&mut file, consumed)?;
+    let overlap = overlap_digest(file, consumed)?;
     Ok((
         FileRead {
             size,
@@ -150,9 +177,36 @@ pub fn read_file(
             consumed,
             overlap,
             facts,
+            with_final_line: None,
         },
         ReadKind::Full,
     ))
+}
+
+/// The facts with the unterminated last line read in, when there is one and it is a whole
+/// JSON object; `None` otherwise (nothing after the last newline, or a half-written line).
+fn read_final_line(
+    file: &mut File,
+    entry: &FileEntry,
+    read: &FileRead,
+) -> io::Result<Option<FileFacts>> {
+    let length = read.size.saturating_sub(read.consumed);
+    if length == 0 || length > MAX_FINAL_LINE_BYTES {
+        return Ok(None);
+    }
+    let mut tail = vec![0u8; length as usize];
+    file.seek(SeekFrom::Start(read.consumed))?;
+    file.read_exact(&mut tail)?;
+    let Some(line) = crate::lines::final_line(&tail) else {
+        return Ok(None);
+    };
+    let mut terminated = Vec::with_capacity(line.len() + 1);
+    terminated.extend_from_slice(line);
+    terminated.push(b'\n');
+    let mut facts = read.facts.clone();
+    parse_chunk(file_context(entry).as_ref(), &terminated, &mut facts);
+    collapse(&mut facts);
+    Ok(Some(facts))
 }
 
 /// Collapses the copies of one request within the file (one line per content block) by the
@@ -169,21 +223,7 @@ fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
 /// Parses complete lines from the file's current position to its end; returns the bytes
 /// consumed (an unfinished last line is left for the next read).
 fn parse_stream(file: &mut File, entry: &FileEntry, facts: &mut FileFacts) -> io::Result<u64> {
-    let context = match &entry.role {
-        Role::ClaudeMain => Some(FileContext {
-            session_id: entry.session_id.clone(),
-            agent_id: None,
-        }),
-        Role::ClaudeSubagent { agent_id } => Some(FileContext {
-            session_id: entry.session_id.clone(),
-            agent_id: Some(agent_id.clone()),
-        }),
-        Role::ClaudeLegacySibling { agent_id } => Some(FileContext {
-            session_id: None,
-            agent_id: Some(agent_id.clone()),
-        }),
-        Role::CodexRollout | Role::ClaudeMeta { .. } => None,
-    };
+    let context = file_context(entry);
     // One buffer per reading thread, reused across files: no allocator churn per file.
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -198,6 +238,33 @@ fn parse_stream(file: &mut File, entry: &FileEntry, facts: &mut FileFacts) -> io
         }
         result
     })
+}
+
+/// The Claude Code file context of an entry; `None` for a Codex rollout.
+fn file_context(entry: &FileEntry) -> Option<FileContext> {
+    match &entry.role {
+        Role::ClaudeMain => Some(FileContext {
+            session_id: entry.session_id.clone(),
+            agent_id: None,
+        }),
+        Role::ClaudeSubagent { agent_id } => Some(FileContext {
+            session_id: entry.session_id.clone(),
+            agent_id: Some(agent_id.clone()),
+        }),
+        Role::ClaudeLegacySibling { agent_id } => Some(FileContext {
+            session_id: None,
+            agent_id: Some(agent_id.clone()),
+        }),
+        Role::CodexRollout | Role::ClaudeMeta { .. } => None,
+    }
+}
+
+/// Reads the complete lines of `bytes` with the file's parser; returns the bytes consumed.
+fn parse_chunk(context: Option<&FileContext>, bytes: &[u8], facts: &mut FileFacts) -> usize {
+    match context {
+        Some(context) => claude::read_chunk(context, bytes, facts),
+        None => codex::read_chunk(bytes, facts),
+    }
 }
 
 fn parse_with(
@@ -215,10 +282,7 @@ fn parse_with(
         if got == 0 {
             return Ok(total);
         }
-        let used = match context {
-            Some(context) => claude::read_chunk(context, buffer, facts),
-            None => codex::read_chunk(buffer, facts),
-        };
+        let used = parse_chunk(context, buffer, facts);
         total += used as u64;
         buffer.drain(..used);
     }

@@ -22,7 +22,8 @@ impl Harness {
     }
 }
 
-/// The five token kinds a transcript records (seed 002, "token bucket" as built).
+/// The five token kinds a transcript records (seed 002, "token bucket" as built), and the
+/// reasoning tokens a harness states apart.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Tokens {
     /// Uncached input tokens.
@@ -31,6 +32,11 @@ pub struct Tokens {
     pub cache_read: u64,
     pub cache_write_5m: u64,
     pub cache_write_1h: u64,
+    /// Reasoning tokens, **already inside `output`** (Codex's `reasoning_output_tokens`, which
+    /// OpenAI bills as output). Kept as its own figure for reports; never added to a total or
+    /// priced on its own. Claude Code states no such split (thinking is part of output).
+    #[serde(default)]
+    pub reasoning: u64,
 }
 
 impl Tokens {
@@ -57,6 +63,33 @@ impl AddAssign for Tokens {
         self.cache_read += other.cache_read;
         self.cache_write_5m += other.cache_write_5m;
         self.cache_write_1h += other.cache_write_1h;
+        self.reasoning += other.reasoning;
+    }
+}
+
+/// Server-side tool calls a request made, billed per call rather than per token
+/// (`usage.server_tool_use` in Claude Code transcripts, HOOKS.md 4.3).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ServerTools {
+    /// `web_search_requests`: web searches the model ran.
+    #[serde(default)]
+    pub web_search: u64,
+    /// `web_fetch_requests`: pages the model fetched.
+    #[serde(default)]
+    pub web_fetch: u64,
+}
+
+impl ServerTools {
+    /// Whether the request made no server tool call.
+    pub fn is_empty(&self) -> bool {
+        self.web_search == 0 && self.web_fetch == 0
+    }
+}
+
+impl AddAssign for ServerTools {
+    fn add_assign(&mut self, other: ServerTools) {
+        self.web_search += other.web_search;
+        self.web_fetch += other.web_fetch;
     }
 }
 
@@ -88,6 +121,9 @@ pub struct UsageRecord {
     /// Milliseconds since the Unix epoch, UTC.
     pub timestamp_ms: i64,
     pub tokens: Tokens,
+    /// Per-call server tools the request used (web search, web fetch).
+    #[serde(default)]
+    pub server_tools: ServerTools,
     pub modifiers: Modifiers,
     /// The line was written by a sidechain (subagent or side question).
     pub sidechain: bool,

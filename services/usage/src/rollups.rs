@@ -238,6 +238,7 @@ mod tests {
             cache_read: 5,
             cache_write_5m: 6,
             cache_write_1h: 7,
+            reasoning: 0,
         };
         assert_eq!(Delta::of(&tokens, 0, false).unpriced_tokens, 25);
         assert_eq!(Delta::of(&tokens, 9, true).unpriced_tokens, 0);

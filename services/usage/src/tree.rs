@@ -394,7 +394,9 @@ pub fn priced_row(
                 cache_read: count("cache_read")?,
                 cache_write_5m: count("cache_write_5m")?,
                 cache_write_1h: count("cache_write_1h")?,
+                reasoning: 0,
             },
+            server_tools: Default::default(),
             modifiers: Modifiers {
                 service_tier: row.try_get("service_tier")?,
                 speed: row.try_get("speed")?,

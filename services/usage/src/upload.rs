@@ -401,6 +401,7 @@ async fn stored_rows(
             cache_read: count("cache_read")?,
             cache_write_5m: count("cache_write_5m")?,
             cache_write_1h: count("cache_write_1h")?,
+            reasoning: 0,
         };
         let cost: String = row.try_get("cost")?;
         let priced: bool = row.try_get("priced")?;

@@ -145,6 +145,7 @@ impl Usage {
             model: self.model.clone(),
             timestamp_ms: self.at.timestamp_millis(),
             tokens: self.tokens,
+            server_tools: Default::default(),
             modifiers: self.modifiers.clone(),
             sidechain: self.sidechain,
         }
@@ -575,6 +576,7 @@ fn usage_row(fact: &proto::UsageFact, now: DateTime<Utc>) -> Result<Usage, ApiEr
             cache_read: tokens(fact.cache_read, "usage[].cacheRead")?,
             cache_write_5m: tokens(fact.cache_write_5m, "usage[].cacheWrite5m")?,
             cache_write_1h: tokens(fact.cache_write_1h, "usage[].cacheWrite1h")?,
+            reasoning: 0,
         },
         modifiers: Modifiers {
             service_tier: modifier("usage[].serviceTier", fact.service_tier.as_ref())?,

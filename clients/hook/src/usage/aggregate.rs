@@ -3,7 +3,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use baton_transcripts::pricing::Row;
-use baton_transcripts::{Corpus, Harness, PriceTable, Priced, Session, Tokens, UsageRecord};
+use baton_transcripts::{
+    Corpus, Harness, PriceTable, Priced, ServerTools, Session, Tokens, UsageRecord,
+};
 use chrono::{DateTime, NaiveDate, TimeZone};
 use chrono_tz::Tz;
 use rustc_hash::FxHashMap;
@@ -14,6 +16,8 @@ use super::args::UsageArgs;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Sum {
     pub tokens: Tokens,
+    /// Per-call server tools (web search, web fetch), beside the tokens.
+    pub server_tools: ServerTools,
     pub priced: Priced,
     pub requests: u64,
 }
@@ -21,12 +25,14 @@ pub struct Sum {
 impl Sum {
     pub fn add(&mut self, record: &UsageRecord, priced: Priced) {
         self.tokens += record.tokens;
+        self.server_tools += record.server_tools;
         self.priced += priced;
         self.requests += 1;
     }
 
     pub fn merge(&mut self, other: &Sum) {
         self.tokens += other.tokens;
+        self.server_tools += other.server_tools;
         self.priced += other.priced;
         self.requests += other.requests;
     }
@@ -118,7 +124,23 @@ impl<'a> Selection<'a> {
                     .or_insert_with(|| prices.row_for(model, utc_day)),
                 _ => None,
             };
-            priced.push((record, PriceTable::price_with(row, record), day));
+            let mut price = PriceTable::price_with(row, record);
+            if !record.server_tools.is_empty() {
+                match utc_date(record.timestamp_ms) {
+                    Some(utc_day) => {
+                        price += prices.price_server_tools(
+                            record.harness,
+                            &record.server_tools,
+                            utc_day,
+                        )
+                    }
+                    None => {
+                        price.unpriced_calls +=
+                            record.server_tools.web_search + record.server_tools.web_fetch
+                    }
+                }
+            }
+            priced.push((record, price, day));
         }
         priced.sort_by_key(|(record, _, _)| record.timestamp_ms);
         Selection {

@@ -1,6 +1,8 @@
 //! The `--json` form of every report. Stable: fields are only ever added (README, "baton-hook
-//! usage"). Tokens are `{input, output, cacheRead, cacheWrite5m, cacheWrite1h, total}`; every
-//! dollar figure `costUsd` has its `unpricedTokens` beside it.
+//! usage"). Tokens are `{input, output, cacheRead, cacheWrite5m, cacheWrite1h, total,
+//! reasoning}` (`reasoning` is already inside `output` and not in `total`); every dollar figure
+//! `costUsd` has its `unpricedTokens` beside it, and `serverTools` `{webSearchRequests,
+//! webFetchRequests, costUsd, unpricedCalls}` beside the tokens (its cost is inside `costUsd`).
 
 use std::collections::BTreeMap;
 
@@ -18,12 +20,22 @@ pub fn tokens(tokens: &Tokens) -> Value {
         "cacheWrite5m": tokens.cache_write_5m,
         "cacheWrite1h": tokens.cache_write_1h,
         "total": tokens.total(),
+        "reasoning": tokens.reasoning,
     })
 }
 
 fn figures(sum: &Sum) -> Map<String, Value> {
     let mut map = Map::new();
     map.insert("tokens".into(), tokens(&sum.tokens));
+    map.insert(
+        "serverTools".into(),
+        json!({
+            "webSearchRequests": sum.server_tools.web_search,
+            "webFetchRequests": sum.server_tools.web_fetch,
+            "costUsd": sum.priced.server_tool_cost.usd(),
+            "unpricedCalls": sum.priced.unpriced_calls,
+        }),
+    );
     map.insert("costUsd".into(), json!(sum.priced.cost.usd()));
     map.insert("unpricedTokens".into(), json!(sum.priced.unpriced_tokens));
     map.insert("requests".into(), json!(sum.requests));

@@ -42,6 +42,12 @@ pub struct Line<'a> {
     /// `cost-state` lines: the client's cumulative usage per model.
     #[serde(rename = "modelUsage", borrow, default)]
     pub model_usage: Option<&'a RawValue>,
+    /// `queue-operation` lines: `enqueue`, `dequeue`, `remove`, ...
+    #[serde(borrow, default)]
+    pub operation: Option<Cow<'a, str>>,
+    /// `queue-operation` lines: what was queued (a prompt, or a `<task-notification>`).
+    #[serde(borrow, default)]
+    pub content: Option<&'a RawValue>,
 }
 
 /// One model's entry in `cost-state.modelUsage`.
@@ -78,6 +84,7 @@ impl ClientModelUsage {
             cache_read: self.cache_read_input_tokens,
             cache_write_5m: five,
             cache_write_1h: hour,
+            reasoning: 0,
         }
     }
 }
@@ -109,12 +116,23 @@ pub struct Usage<'a> {
     pub cache_read_input_tokens: Option<u64>,
     #[serde(default)]
     pub cache_creation: Option<CacheCreation>,
+    #[serde(default)]
+    pub server_tool_use: Option<ServerToolUse>,
     #[serde(borrow, default)]
     pub service_tier: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub speed: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub inference_geo: Option<Cow<'a, str>>,
+}
+
+/// `usage.server_tool_use`: server-side tool calls billed per call.
+#[derive(Deserialize, Default)]
+pub struct ServerToolUse {
+    #[serde(default)]
+    pub web_search_requests: Option<u64>,
+    #[serde(default)]
+    pub web_fetch_requests: Option<u64>,
 }
 
 /// The 5-minute / 1-hour split of cache writes.
@@ -143,6 +161,9 @@ pub struct Block<'a> {
     /// Set on a tool result that failed.
     #[serde(default)]
     pub is_error: Option<bool>,
+    /// A text block's text (read only for task notifications).
+    #[serde(borrow, default)]
+    pub text: Option<Cow<'a, str>>,
 }
 
 /// The input of a `Task` / `Agent` call.
@@ -192,6 +213,20 @@ impl Usage<'_> {
             None => (self.cache_creation_input_tokens.unwrap_or(0), 0),
         }
     }
+}
+
+/// The texts of a raw content value: the string itself, or each text block's text.
+pub fn texts(raw: &RawValue) -> Vec<Cow<'_, str>> {
+    if raw.get().starts_with('"') {
+        return serde_json::from_str::<Cow<'_, str>>(raw.get())
+            .map(|text| vec![text])
+            .unwrap_or_default();
+    }
+    blocks(raw)
+        .into_iter()
+        .filter(|block| block.kind.as_deref() == Some("text"))
+        .filter_map(|block| block.text)
+        .collect()
 }
 
 /// Decodes a raw array of content blocks; anything else (a plain string) has none.

@@ -8,16 +8,20 @@
 //! - `<synthetic>` lines are kept with their model as written and priced by an explicit zero row;
 //! - a line that cannot carry a fact is not decoded; a line that holds one of the needles and
 //!   fails to decode, or that is not a JSON object at all, is counted as malformed and skipped;
-//! - new line types (`api-request*`, `attachment`, `atis-latch`, ...) are skipped, not malformed.
+//! - new line types (`api-request*`, `attachment`, `atis-latch`, ...) are skipped, not malformed;
+//! - a background subagent's `<task-notification>` ([`notification`]) proves its edge twice:
+//!   in the `queue-operation` line that queued it and in the `user` line that delivered it; its
+//!   status ends the agent when the spawn's own result was only the async launch.
 
 pub mod line;
+pub mod notification;
 
 use memchr::memmem;
 use sha2::{Digest, Sha256};
 
 use crate::facts::{FileFacts, JoinPath, Link, Spawn, SpawnResult};
 use crate::lines::{complete_lines, looks_like_object};
-use crate::record::{Harness, Modifiers, Tokens, UsageRecord};
+use crate::record::{Harness, Modifiers, ServerTools, Tokens, UsageRecord};
 use line::{CostState, Line, ProgressData, SpawnInput, ToolUseResult, blocks};
 
 /// What the walk knows about a file before reading it.
@@ -50,6 +54,7 @@ fn might_hold_fact(line: &[u8]) -> bool {
     memmem::find(line, b"\"usage\"").is_some()
         || memmem::find(line, b"\"agentId\"").is_some()
         || memmem::find(line, b"\"cost-state\"").is_some()
+        || memmem::find(line, b"<task-notification>").is_some()
 }
 
 /// Whether a line can be the tool result of one of the file's spawn calls still without one.
@@ -91,7 +96,17 @@ fn read_line(context: &FileContext, bytes: &[u8], facts: &mut FileFacts) {
     }
     match line.kind.as_deref() {
         Some("assistant") => assistant(context, &line, bytes, timestamp_ms, facts),
-        Some("user") => user(&line, timestamp_ms, facts),
+        Some("user") => {
+            if let Some(content) = line.message.as_ref().and_then(|m| m.content) {
+                notifications(content, JoinPath::TaskNotification, timestamp_ms, facts);
+            }
+            user(&line, timestamp_ms, facts)
+        }
+        Some("queue-operation") => {
+            if let (Some("enqueue"), Some(content)) = (line.operation.as_deref(), line.content) {
+                notifications(content, JoinPath::QueueOperation, timestamp_ms, facts);
+            }
+        }
         Some("progress") => progress(&line, facts),
         Some("cost-state") => cost_state(&line, facts),
         _ => {}
@@ -156,7 +171,16 @@ fn assistant(
             cache_read: usage.cache_read_input_tokens.unwrap_or(0),
             cache_write_5m,
             cache_write_1h,
+            reasoning: 0,
         },
+        server_tools: usage
+            .server_tool_use
+            .as_ref()
+            .map(|used| ServerTools {
+                web_search: used.web_search_requests.unwrap_or(0),
+                web_fetch: used.web_fetch_requests.unwrap_or(0),
+            })
+            .unwrap_or_default(),
         modifiers: Modifiers {
             service_tier: non_empty(usage.service_tier.as_deref()),
             speed: non_empty(usage.speed.as_deref()),
@@ -264,6 +288,38 @@ fn progress(line: &Line<'_>, facts: &mut FileFacts) {
             agent_id.to_string(),
             JoinPath::AgentProgress,
         );
+    }
+}
+
+/// Links and ends stated by `<task-notification>` messages in a content value.
+fn notifications(
+    content: &serde_json::value::RawValue,
+    path: JoinPath,
+    timestamp_ms: Option<i64>,
+    facts: &mut FileFacts,
+) {
+    if !content.get().contains("<task-notification>") {
+        return;
+    }
+    for text in line::texts(content) {
+        let Some(found) = notification::parse(&text) else {
+            continue;
+        };
+        add_link(
+            facts,
+            found.tool_use_id.to_string(),
+            found.task_id.to_string(),
+            path,
+        );
+        let spawned_here = facts.spawns.iter().any(|s| s.tool_use_id == found.tool_use_id);
+        let ended = facts.results.iter().any(|r| r.tool_use_id == found.tool_use_id);
+        if let (true, false, Some(status)) = (spawned_here, ended, found.status) {
+            facts.results.push(SpawnResult {
+                tool_use_id: found.tool_use_id.to_string(),
+                timestamp_ms,
+                is_error: notification::is_error(status),
+            });
+        }
     }
 }
 

@@ -24,6 +24,7 @@ fn record(day: &str, tokens: Tokens, modifiers: Modifiers) -> UsageRecord {
         model: Some("m-20260101".into()),
         timestamp_ms: at.timestamp_millis(),
         tokens,
+        server_tools: Default::default(),
         modifiers,
         sidechain: false,
     }
@@ -40,6 +41,7 @@ const SOME_IN: Tokens = Tokens {
     cache_read: 0,
     cache_write_5m: 0,
     cache_write_1h: 0,
+    reasoning: 0,
 };
 
 #[test]
@@ -50,6 +52,7 @@ fn each_kind_has_its_own_rate() {
         cache_read: 10_000,
         cache_write_5m: 10_000,
         cache_write_1h: 10_000,
+        reasoning: 0,
     };
     let cost = usd(table().price(&record("2026-03-01", tokens, Modifiers::default())));
     assert!(

@@ -19,10 +19,14 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+pub mod count;
+pub mod meta;
+
 use crate::claude::parse_timestamp_ms;
 use crate::facts::{CodexTotal, FileFacts};
 use crate::lines::complete_lines;
 use crate::record::{Harness, Modifiers, Tokens, UsageRecord};
+use count::{delta, tokens};
 
 /// Records derived from cumulative counts carry this prefix, so a rollout that also has
 /// per-response records can set them aside.
@@ -75,6 +79,8 @@ struct CodexUsage {
     #[serde(default)]
     output_tokens: u64,
     #[serde(default)]
+    reasoning_output_tokens: u64,
+    #[serde(default)]
     total_tokens: u64,
 }
 
@@ -85,43 +91,10 @@ impl CodexUsage {
             cached_input: self.cached_input_tokens,
             cache_write: self.cache_write_input_tokens,
             output: self.output_tokens,
+            reasoning: self.reasoning_output_tokens,
             total: self.total_tokens,
         }
     }
-}
-
-/// Turns an OpenAI usage figure into the five kinds.
-fn tokens(usage: CodexTotal) -> Tokens {
-    Tokens {
-        input: usage
-            .input
-            .saturating_sub(usage.cached_input)
-            .saturating_sub(usage.cache_write),
-        output: usage.output,
-        cache_read: usage.cached_input,
-        cache_write_5m: usage.cache_write,
-        cache_write_1h: 0,
-    }
-}
-
-/// The usage between two cumulative totals; `None` when nothing moved (a duplicate event).
-fn delta(previous: Option<CodexTotal>, current: CodexTotal) -> Option<CodexTotal> {
-    let Some(previous) = previous else {
-        return Some(current);
-    };
-    if previous == current {
-        return None;
-    }
-    if current.total < previous.total || current.input < previous.input {
-        return Some(current);
-    }
-    Some(CodexTotal {
-        input: current.input - previous.input,
-        cached_input: current.cached_input.saturating_sub(previous.cached_input),
-        cache_write: current.cache_write.saturating_sub(previous.cache_write),
-        output: current.output.saturating_sub(previous.output),
-        total: current.total - previous.total,
-    })
 }
 
 /// Reads the complete lines of a rollout chunk into `facts`; returns the bytes consumed.
@@ -236,6 +209,7 @@ fn push(
         model,
         timestamp_ms: timestamp_ms.or(facts.last_ms).unwrap_or(0),
         tokens,
+        server_tools: Default::default(),
         modifiers: Modifiers::default(),
         sidechain: false,
     });
@@ -251,54 +225,3 @@ pub fn effective_records(facts: &FileFacts) -> impl Iterator<Item = &UsageRecord
         .filter(move |record| !responses_only || !record.message_id.starts_with(COUNT_PREFIX))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn total(input: u64, cached: u64, output: u64) -> CodexTotal {
-        CodexTotal {
-            input,
-            cached_input: cached,
-            cache_write: 0,
-            output,
-            total: input + output,
-        }
-    }
-
-    #[test]
-    fn repeated_cumulative_event_is_a_duplicate() {
-        assert_eq!(delta(Some(total(10, 2, 3)), total(10, 2, 3)), None);
-    }
-
-    #[test]
-    fn cumulative_difference_is_the_response() {
-        let moved = delta(Some(total(10, 2, 3)), total(25, 12, 5)).unwrap();
-        assert_eq!((moved.input, moved.cached_input, moved.output), (15, 10, 2));
-    }
-
-    #[test]
-    fn a_total_that_went_down_restarts_the_count() {
-        let moved = delta(Some(total(100, 0, 9)), total(7, 0, 1)).unwrap();
-        assert_eq!(moved, total(7, 0, 1));
-    }
-
-    #[test]
-    fn cached_input_is_taken_out_of_input() {
-        let five = tokens(CodexTotal {
-            input: 100,
-            cached_input: 60,
-            cache_write: 10,
-            output: 5,
-            total: 105,
-        });
-        assert_eq!(
-            (
-                five.input,
-                five.cache_read,
-                five.cache_write_5m,
-                five.output
-            ),
-            (30, 60, 10, 5)
-        );
-    }
-}
