@@ -93,6 +93,9 @@ pub enum JoinPath {
     QueueOperation,
     /// A Codex subagent rollout's `session_meta.source.subagent` names its parent thread.
     CodexSource,
+    /// A Codex review thread's usage events are echoed, with the same time and total, in the
+    /// parent rollout between `entered_review_mode` and `exited_review_mode`.
+    CodexReviewEcho,
     /// A compaction call (`agent-acompact-*`): its parent is the session's main agent.
     Compaction,
     /// Only the file's place in the session folder ties it to the session; the spawning call
@@ -114,6 +117,7 @@ impl JoinPath {
             JoinPath::TaskNotification => "task_notification",
             JoinPath::QueueOperation => "queue_operation",
             JoinPath::CodexSource => "codex_source",
+            JoinPath::CodexReviewEcho => "codex_review_echo",
             JoinPath::Compaction => "compaction",
             JoinPath::Directory => "directory",
             JoinPath::LegacySibling => "legacy_sibling",
