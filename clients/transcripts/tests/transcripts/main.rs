@@ -2,7 +2,9 @@
 //! built corpora for every rule (dedup, containment, skips, checkpoints, tail reads, pricing).
 
 mod built;
+mod conformance;
 mod corpus;
 mod ended;
+mod final_line;
 mod fixtures;
 mod pricing;
