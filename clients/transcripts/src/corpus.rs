@@ -231,13 +231,20 @@ pub fn read_discovered(
         .iter()
         .map(|(_, read)| read.facts.malformed_lines)
         .sum();
-    let sessions = assemble(&files, &metas, &mut discovery.skips);
+    let joined = codex::threads::join(
+        files
+            .iter()
+            .filter(|(entry, _)| entry.role == Role::CodexRollout)
+            .map(|(_, read)| &read.facts),
+    );
+    let mut sessions = assemble(&files, &metas, &joined, &mut discovery.skips);
     // The reads are done with: their records move into the dedup rather than being copied.
     let records = dedup(
         files
             .into_iter()
-            .flat_map(|(entry, read)| file_records(entry, read.facts)),
+            .flat_map(|(entry, read)| file_records(entry, read.facts, &joined)),
     );
+    add_review_echo_agents(&mut sessions, &records);
     Ok(Corpus {
         records,
         sessions,
@@ -282,44 +289,94 @@ fn session_fingerprints(files: &[FileEntry]) -> BTreeMap<String, String> {
 }
 
 /// A file's records, moved out of its facts, with the session its place or its lines name.
-fn file_records(entry: &FileEntry, mut facts: FileFacts) -> impl Iterator<Item = UsageRecord> {
-    let fallback = facts_session(entry, &facts);
+fn file_records(
+    entry: &FileEntry,
+    mut facts: FileFacts,
+    joined: &codex::threads::Join,
+) -> impl Iterator<Item = UsageRecord> {
+    let fallback = facts_session(entry, &facts, joined);
     let responses_only = entry.role == Role::CodexRollout && facts.codex.has_response_records;
+    // A Codex subagent thread's usage is its own agent's, in its root's session.
+    let codex_agent = match (&entry.role, &facts.codex.session_id) {
+        (Role::CodexRollout, Some(own)) if *own != fallback => Some(own.clone()),
+        _ => None,
+    };
+    let codex_session = (entry.role == Role::CodexRollout).then(|| fallback.clone());
+    let replaced_echoes = &joined.replaced_echoes;
     std::mem::take(&mut facts.records)
         .into_iter()
         .filter(move |record| {
             !responses_only || !record.message_id.starts_with(codex::COUNT_PREFIX)
         })
+        // A review's echo in its parent gives way to the review's own rollout.
+        .filter(move |record| {
+            !(record.sidechain
+                && record.harness == Harness::Codex
+                && record
+                    .agent_id
+                    .as_ref()
+                    .is_some_and(|agent| replaced_echoes.contains(agent)))
+        })
         .map(move |mut record| {
-            if record.session_id.is_empty() {
+            if let Some(session) = &codex_session {
+                record.session_id = session.clone();
+                if !record.sidechain && codex_agent.is_some() {
+                    record.agent_id = codex_agent.clone();
+                }
+            } else if record.session_id.is_empty() {
                 record.session_id = fallback.clone();
             }
             record
         })
 }
 
-fn facts_session(entry: &FileEntry, facts: &FileFacts) -> String {
+/// The session a file's usage belongs to: for a Codex rollout, its thread's root.
+fn facts_session(entry: &FileEntry, facts: &FileFacts, joined: &codex::threads::Join) -> String {
     match entry.role {
         Role::ClaudeLegacySibling { .. } => facts.line_session_id.clone(),
         Role::CodexRollout => facts
             .codex
             .session_id
-            .clone()
+            .as_deref()
+            .map(|own| joined.session_of(own))
             .or_else(|| entry.session_id.clone()),
         _ => entry.session_id.clone(),
     }
     .unwrap_or_default()
 }
 
+/// A Codex review echoed by its parent whose own rollout is not here keeps its usage under
+/// the parent's review agent: that agent joins the session's tree.
+fn add_review_echo_agents(sessions: &mut [Session], records: &[UsageRecord]) {
+    let echoed: BTreeSet<(&str, &str)> = records
+        .iter()
+        .filter(|r| {
+            r.harness == Harness::Codex
+                && r.sidechain
+                && r.message_id.starts_with(codex::ECHO_PREFIX)
+        })
+        .filter_map(|r| Some((r.session_id.as_str(), r.agent_id.as_deref()?)))
+        .collect();
+    for session in sessions.iter_mut().filter(|s| s.harness == Harness::Codex) {
+        for (_, agent) in echoed
+            .range((session.session_id.as_str(), "")..)
+            .take_while(|(s, _)| *s == session.session_id)
+        {
+            codex::threads::add_echo_agent(&mut session.agents, &session.session_id, agent);
+        }
+    }
+}
+
 /// Groups files into sessions, applies the duplicate-session rule and builds each tree.
 fn assemble(
     files: &[(&FileEntry, FileRead)],
     metas: &BTreeMap<(String, String), AgentMeta>,
+    joined: &codex::threads::Join,
     skips: &mut Skips,
 ) -> Vec<Session> {
     let mut grouped: BTreeMap<(Harness, String), Vec<(&FileEntry, &FileFacts)>> = BTreeMap::new();
     for (entry, read) in files {
-        let session = facts_session(entry, &read.facts);
+        let session = facts_session(entry, &read.facts, joined);
         if session.is_empty() {
             continue;
         }
@@ -342,11 +399,21 @@ fn assemble(
         for _ in main_slugs.iter().skip(1) {
             skips.add(SkipReason::DuplicateSession);
         }
+        // A Codex session's project is its root thread's folder (spawned threads may work in
+        // a worktree of their own).
+        let root_slug = members
+            .iter()
+            .find(|(entry, facts)| {
+                entry.role == Role::CodexRollout
+                    && facts.codex.session_id.as_deref() == Some(session_id.as_str())
+            })
+            .map(|(entry, facts)| project_of(entry, facts));
         let project_slug = main_slugs
             .iter()
             .next()
-            .or(slugs.iter().next())
             .cloned()
+            .or(root_slug)
+            .or(slugs.iter().next().cloned())
             .unwrap_or_default();
         let mut versions = BTreeSet::new();
         let (mut first_ms, mut last_ms, mut client_cost_usd) = (None, None, None);
@@ -386,6 +453,13 @@ fn assemble(
             && versions
                 .iter()
                 .any(|version| parse_version(version).is_some_and(|v| v < FIXED_OUTPUT_VERSION));
+        let agents = match harness {
+            Harness::Codex => {
+                let facts: Vec<&FileFacts> = members.iter().map(|(_, f)| *f).collect();
+                codex::threads::tree(&session_id, &facts, joined)
+            }
+            Harness::ClaudeCode => tree::build(&input),
+        };
         sessions.push(Session {
             harness,
             session_id,
@@ -396,7 +470,7 @@ fn assemble(
             last_ms,
             client_cost_usd,
             client_tokens,
-            agents: tree::build(&input),
+            agents,
         });
     }
     sessions

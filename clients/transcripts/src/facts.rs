@@ -126,16 +126,49 @@ impl JoinPath {
     }
 }
 
-/// Where a Codex rollout reader stopped: the running model and the last cumulative total.
+/// Where a Codex rollout reader stopped: the file's thread, the running model, the last
+/// cumulative total, and whether it is inside a replay or a review (see `codex`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CodexState {
+    /// The file's own thread id: its first `session_meta`.
     pub session_id: Option<String>,
     pub model: Option<String>,
-    /// The last cumulative `total_token_usage` seen, as the five kinds plus its raw total.
+    /// The last cumulative `total_token_usage` of the file's own count.
     pub last_total: Option<CodexTotal>,
     /// The rollout carries per-response `token_usage_record` lines; cumulative `token_count`
     /// events are then ignored (the records are the finer and exact source).
     pub has_response_records: bool,
+    /// How the thread was started (main, or which kind of subagent of which parent).
+    pub origin: crate::codex::meta::Origin,
+    /// The thread a fork copied its history from.
+    pub forked_from: Option<String>,
+    /// Inside a copy of another thread's lines (a resume or fork replay).
+    pub replay: Option<Replay>,
+    /// Between `entered_review_mode` and `exited_review_mode`.
+    pub review: Option<Review>,
+    /// The time of the last line read, for the replay's end.
+    pub last_line_ms: Option<i64>,
+    /// Usage events read as replayed history (not counted).
+    pub replayed_events: u64,
+    /// Usage events read as a review thread's echo.
+    pub echoed_events: u64,
+    /// Reviews the file has entered so far (numbers each review's echo).
+    pub reviews: u32,
+}
+
+/// A replay in progress: whose lines are being copied.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Replay {
+    pub thread_id: String,
+}
+
+/// A review in progress in the parent: the review thread's own count and model.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Review {
+    /// The review's number in the file, from 1.
+    pub number: u32,
+    pub last_total: Option<CodexTotal>,
+    pub model: Option<String>,
 }
 
 /// A Codex cumulative usage figure as the rollout wrote it.

@@ -294,7 +294,12 @@ impl PriceTable {
     }
 
     /// Prices a record's server-tool calls: their cost, and the calls with no row.
-    pub fn price_server_tools(&self, harness: Harness, tools: &ServerTools, date: NaiveDate) -> Priced {
+    pub fn price_server_tools(
+        &self,
+        harness: Harness,
+        tools: &ServerTools,
+        date: NaiveDate,
+    ) -> Priced {
         let provider = provider_of(harness);
         let mut priced = Priced::default();
         for (tool, calls) in [(WEB_SEARCH, tools.web_search), (WEB_FETCH, tools.web_fetch)] {

@@ -128,11 +128,8 @@ impl<'a> Selection<'a> {
             if !record.server_tools.is_empty() {
                 match utc_date(record.timestamp_ms) {
                     Some(utc_day) => {
-                        price += prices.price_server_tools(
-                            record.harness,
-                            &record.server_tools,
-                            utc_day,
-                        )
+                        price +=
+                            prices.price_server_tools(record.harness, &record.server_tools, utc_day)
                     }
                     None => {
                         price.unpriced_calls +=

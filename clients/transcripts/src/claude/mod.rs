@@ -311,8 +311,14 @@ fn notifications(
             found.task_id.to_string(),
             path,
         );
-        let spawned_here = facts.spawns.iter().any(|s| s.tool_use_id == found.tool_use_id);
-        let ended = facts.results.iter().any(|r| r.tool_use_id == found.tool_use_id);
+        let spawned_here = facts
+            .spawns
+            .iter()
+            .any(|s| s.tool_use_id == found.tool_use_id);
+        let ended = facts
+            .results
+            .iter()
+            .any(|r| r.tool_use_id == found.tool_use_id);
         if let (true, false, Some(status)) = (spawned_here, ended, found.status) {
             facts.results.push(SpawnResult {
                 tool_use_id: found.tool_use_id.to_string(),

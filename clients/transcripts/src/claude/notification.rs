@@ -80,12 +80,24 @@ mod tests {
                 Some(("x", "t", None)),
             ),
             // A notification with one id proves nothing.
-            ("<task-notification>\n<task-id>bg1</task-id>\n<status>completed</status>", None),
+            (
+                "<task-notification>\n<task-id>bg1</task-id>\n<status>completed</status>",
+                None,
+            ),
             ("<task-notification>\n<tool-use-id>t</tool-use-id>", None),
             // Empty or broken values are not ids.
-            ("<task-notification><task-id> </task-id><tool-use-id>t</tool-use-id>", None),
-            ("<task-notification><task-id>a\nb</task-id><tool-use-id>t</tool-use-id>", None),
-            ("<task-notification><task-id>a<tool-use-id>t</tool-use-id>", None),
+            (
+                "<task-notification><task-id> </task-id><tool-use-id>t</tool-use-id>",
+                None,
+            ),
+            (
+                "<task-notification><task-id>a\nb</task-id><tool-use-id>t</tool-use-id>",
+                None,
+            ),
+            (
+                "<task-notification><task-id>a<tool-use-id>t</tool-use-id>",
+                None,
+            ),
             // Tags after the block's end belong to something else.
             (
                 "<task-notification><task-id>a</task-id></task-notification><tool-use-id>t</tool-use-id>",

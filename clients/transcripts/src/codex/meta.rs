@@ -113,8 +113,20 @@ mod tests {
             (r#""cli""#, None, None, None, Some("cli")),
             (r#""exec""#, None, None, None, Some("exec")),
             (r#"{"subagent":"review"}"#, Some("review"), None, None, None),
-            (r#"{"subagent":"compact"}"#, Some("compact"), None, None, None),
-            (r#"{"subagent":{"other":"guardian"}}"#, Some("guardian"), None, None, None),
+            (
+                r#"{"subagent":"compact"}"#,
+                Some("compact"),
+                None,
+                None,
+                None,
+            ),
+            (
+                r#"{"subagent":{"other":"guardian"}}"#,
+                Some("guardian"),
+                None,
+                None,
+                None,
+            ),
             (
                 r#"{"subagent":{"thread_spawn":{"parent_thread_id":"p1","depth":1,"agent_role":"explorer"}}}"#,
                 Some("thread_spawn"),

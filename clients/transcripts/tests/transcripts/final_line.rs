@@ -37,8 +37,15 @@ fn a_complete_last_line_without_newline_counts_cold_and_cached() {
     let first = layout.scan_cached(cache.path());
     assert_eq!(first.records.len(), 2);
     let again = layout.scan_cached(cache.path());
-    assert_eq!(again.reads.cached, 1, "the unchanged file comes from the checkpoint");
-    assert_eq!(again.records.len(), 2, "and its unterminated line is still read");
+    assert_eq!(
+        again.reads.cached, 1,
+        "the unchanged file comes from the checkpoint"
+    );
+    assert_eq!(
+        again.records.len(),
+        2,
+        "and its unterminated line is still read"
+    );
 }
 
 #[test]
@@ -54,7 +61,11 @@ fn its_newline_arriving_later_counts_it_once() {
     append(&path, &unterminated("msg_3"));
     let grown = layout.scan_cached(cache.path());
     assert_eq!(grown.records.len(), 3);
-    assert_eq!(by_model(&grown), by_model(&layout.scan()), "equals a cold read");
+    assert_eq!(
+        by_model(&grown),
+        by_model(&layout.scan()),
+        "equals a cold read"
+    );
 }
 
 #[test]
@@ -66,7 +77,10 @@ fn a_half_written_last_line_is_skipped_then_counted_once_whole() {
     let path = layout.claude_file("-p/s1.jsonl", &(line("msg_1") + head));
     let cut = layout.scan_cached(cache.path());
     assert_eq!(cut.records.len(), 1, "half a line is not a record");
-    assert_eq!(cut.malformed_lines, 0, "nor malformed: it is still being written");
+    assert_eq!(
+        cut.malformed_lines, 0,
+        "nor malformed: it is still being written"
+    );
     append(&path, tail);
     assert_eq!(
         layout.scan_cached(cache.path()).records.len(),
@@ -91,7 +105,11 @@ fn a_codex_rollout_ending_without_newline_counts_its_last_event() {
     };
     let path = layout.codex_file(
         "2026/03/01/rollout-2026-03-01T10-00-00-t1.jsonl",
-        &format!("{meta}\n{turn}\n{}\n{}", count(1, 100, 10), count(2, 300, 30)),
+        &format!(
+            "{meta}\n{turn}\n{}\n{}",
+            count(1, 100, 10),
+            count(2, 300, 30)
+        ),
     );
     let first = layout.scan_cached(cache.path());
     let total: u64 = first.records.iter().map(|r| r.tokens.input).sum();

@@ -2,6 +2,7 @@
 //! built corpora for every rule (dedup, containment, skips, checkpoints, tail reads, pricing).
 
 mod built;
+mod codex_review;
 mod conformance;
 mod corpus;
 mod ended;
