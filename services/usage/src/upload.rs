@@ -415,6 +415,7 @@ async fn stored_rows(
             model: model.clone(),
             timestamp_ms: at.timestamp_millis(),
             tokens,
+            server_tools: Default::default(),
             modifiers: Modifiers {
                 speed: row.try_get("speed")?,
                 ..Modifiers::default()

@@ -10,7 +10,10 @@ use std::process::Command;
 /// What a path into the team's folder beside the checkout looks like (split so this file does
 /// not match itself).
 fn outside_markers() -> [String; 2] {
-    [format!("../{}", "shared/"), format!("{}/fixtures", "shared")]
+    [
+        format!("../{}", "shared/"),
+        format!("{}/fixtures", "shared"),
+    ]
 }
 
 /// Tracked files that run: code, build and test scripts, CI and the Makefile.
