@@ -4,7 +4,7 @@
 Usage:  python3 claude_tally.py ROOT [ROOT...] > out.json
         (diagnostics go to stderr; stdout is only the JSON result)
 
-Written from the format facts in /work/shared/HOOKS.md section 4 (cited below as
+Written from the format facts in HOOKS.md (the team's harness facts) section 4 (cited below as
 "H4.x"), not from any other parser. Standard library only.
 
 RULES (each with the fact that decides it)

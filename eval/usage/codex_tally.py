@@ -5,8 +5,8 @@ Usage:  python3 codex_tally.py ROOT [ROOT...] [--explain]
         ROOT is a CODEX_HOME-like folder; every rollout-*.jsonl below it is read.
         The JSON report goes to stdout; --explain writes per-file notes to stderr.
 
-Written from the evidence in /work/staging/tally/codex-rules.md (file + line numbers
-there; paths below are relative to /work/staging/conformance/codex/).  Stdlib only.
+Written from the evidence in eval/usage/codex-rules.md (file + line numbers
+there; paths below are relative to fixtures/conformance/codex/).  Stdlib only.
 
 RULES (each one is applied exactly as stated; the evidence is named in brackets)
 R1  A line is a JSON object {timestamp, type, payload}.  A line that does not parse is
