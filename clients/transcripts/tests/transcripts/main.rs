@@ -8,4 +8,5 @@ mod corpus;
 mod ended;
 mod final_line;
 mod fixtures;
+mod notifications;
 mod pricing;

@@ -71,3 +71,61 @@ fn synthetic_lines_cost_zero_through_their_row() {
     );
     assert_eq!(prices.price(&corpus.records[0]).unpriced_tokens, 0);
 }
+
+/// Haiku 4.5 input at $1 per million plus server tools, on the line's date (2026-03-01).
+const WITH_SERVER_TOOLS: &str = r#"{"input_tokens":1000000,"output_tokens":0,"server_tool_use":{"web_search_requests":3,"web_fetch_requests":2}}"#;
+
+#[test]
+fn web_searches_are_counted_per_request_and_priced_per_call_beside_the_tokens() {
+    let layout = Layout::new();
+    layout.claude_file(
+        "-p/s1.jsonl",
+        &assistant(
+            "msg_1",
+            Some("r1"),
+            false,
+            "claude-haiku-4-5-20251001",
+            WITH_SERVER_TOOLS,
+        ),
+    );
+    let corpus = layout.scan();
+    let record = &corpus.records[0];
+    assert_eq!(
+        (
+            record.server_tools.web_search,
+            record.server_tools.web_fetch
+        ),
+        (3, 2)
+    );
+    let priced = PriceTable::bundled().price(record);
+    assert!(
+        (priced.server_tool_cost.usd() - 0.03).abs() < 1e-12,
+        "3 searches at $10 per 1,000; fetches are free: {}",
+        priced.server_tool_cost.usd()
+    );
+    assert!(
+        (priced.cost.usd() - 1.03).abs() < 1e-12,
+        "tokens plus calls"
+    );
+    assert_eq!(priced.unpriced_calls, 0);
+}
+
+#[test]
+fn server_tool_calls_before_any_dated_row_are_unpriced_never_free() {
+    let table = PriceTable::bundled();
+    let tools = baton_transcripts::ServerTools {
+        web_search: 4,
+        web_fetch: 0,
+    };
+    let before_launch = chrono::NaiveDate::from_ymd_opt(2025, 1, 1).unwrap();
+    let priced = table.price_server_tools(
+        baton_transcripts::Harness::ClaudeCode,
+        &tools,
+        before_launch,
+    );
+    assert_eq!((priced.cost.0, priced.unpriced_calls), (0, 4));
+    // Codex rollouts state no server-tool calls, and no openai row exists: never a confident $0.
+    let later = chrono::NaiveDate::from_ymd_opt(2026, 3, 1).unwrap();
+    let codex = table.price_server_tools(baton_transcripts::Harness::Codex, &tools, later);
+    assert_eq!(codex.unpriced_calls, 4);
+}
