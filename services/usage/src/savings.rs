@@ -92,6 +92,7 @@ mod tests {
                 output,
                 ..Tokens::default()
             },
+            server_tools: Default::default(),
             modifiers: Modifiers::default(),
             sidechain: agent.is_some(),
         };
