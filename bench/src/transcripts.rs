@@ -168,7 +168,7 @@ fn run_blocking() -> anyhow::Result<()> {
          measured alone, page cache warm, fastest of {ROUNDS} interleaved runs",
         tools::CCUSAGE_VERSION
     );
-    // shared/ sits beside the workspace root.
+    // The repository's own fixtures (fixtures/, with their provenance).
     let fixtures =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/claude-code/transcripts");
     let sessions = corpus::load_fixtures(&fixtures)?;
