@@ -9,7 +9,7 @@ CARGO ?= cargo
 export BATON_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baton
 export BATON_SERVICE_TOKEN ?= local-dev-service-token
 
-.PHONY: run build test lint deploy-check bench fmt eval-closer harnesses services browser
+.PHONY: run build test lint deploy-check bench fmt eval-closer harnesses services browser nextest
 
 build:
 	$(CARGO) build --workspace --bins
@@ -34,17 +34,18 @@ export BATON_SCHEMATHESIS ?= $(BATON_VENV)/bin/st
 ## The whole suite: unit, service (real Postgres/RabbitMQ), end-to-end (real binaries, the real
 ## Claude Code and Codex CLIs) and Schemathesis over the served OpenAPI document. Every test
 ## creates and drops its own database.
-test: services build harnesses browser
+test: services build harnesses browser nextest
 	.ci/schemathesis-venv
-	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
-		$(CARGO) nextest run --workspace --no-fail-fast; \
-	else \
-		$(CARGO) test --workspace --no-fail-fast; \
-	fi
+	$(CARGO) nextest run --workspace --no-fail-fast
 
 ## PostgreSQL and RabbitMQ running and accepting connections (idempotent).
 services:
 	bash scripts/services-up.sh
+
+## The pinned cargo-nextest the suite runs under (its test groups serialise the tests that
+## share a broker window; idempotent).
+nextest:
+	bash scripts/install-nextest.sh
 
 ## Debian's Chromium and chromedriver, for the console's browser tests (idempotent).
 browser:
