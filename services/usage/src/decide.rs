@@ -44,6 +44,7 @@ mod tests {
                 output,
                 ..Tokens::default()
             },
+            server_tools: Default::default(),
             modifiers: Modifiers {
                 speed: speed.map(str::to_string),
                 ..Modifiers::default()
