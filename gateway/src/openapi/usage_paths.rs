@@ -19,6 +19,11 @@ fn count() -> Value {
     integer(0, 1_000_000_000_000)
 }
 
+/// Server-tool calls of one request (the service's bound).
+fn calls() -> Value {
+    integer(0, 1_000_000)
+}
+
 fn u32_count() -> Value {
     integer(0, i64::from(u32::MAX))
 }
@@ -31,6 +36,10 @@ const JOIN_PATHS: &[&str] = &[
     "tool_result",
     "agent_progress",
     "meta_file",
+    "task_notification",
+    "queue_operation",
+    "codex_source",
+    "codex_review_echo",
     "compaction",
     "directory",
     "legacy_sibling",
@@ -66,7 +75,10 @@ fn upload_schema() -> Value {
             "cacheWrite5m": count(), "cacheWrite1h": count(),
             "serviceTier": {"type": "string", "maxLength": 64},
             "speed": {"type": "string", "maxLength": 64},
-            "inferenceGeo": {"type": "string", "maxLength": 64}, "sidechain": boolean()}),
+            "inferenceGeo": {"type": "string", "maxLength": 64}, "sidechain": boolean(),
+            "reasoning": described(count(), "Reasoning tokens, already inside `output`."),
+            "webSearchRequests": described(calls(), "Server-side web searches, billed per call."),
+            "webFetchRequests": described(calls(), "Server-side web fetches, billed per call.")}),
         &["agent", "sessionId", "dedupKey", "at"],
     );
     let delivery = object(
@@ -97,7 +109,8 @@ fn upload_example() -> Value {
             "joinPath": "tool_result"}],
         "usage": [{"agent": "claude-code", "sessionId": "openapi-usage",
             "dedupKey": "msg_1:req_1", "model": "claude-opus-4-5",
-            "at": "2026-01-05T10:01:00Z", "input": 1000, "output": 50, "cacheRead": 200}],
+            "at": "2026-01-05T10:01:00Z", "input": 1000, "output": 50, "cacheRead": 200,
+            "reasoning": 20, "webSearchRequests": 2}],
         "deliveries": [{"deliveryId": "0190b3a4-7d2e-7c41-9a3b-2f1e4d5c6b7b",
             "agent": "claude-code", "sessionId": "openapi-usage", "event": "UserPromptSubmit",
             "observedAt": "2026-01-05T10:00:00Z"}]
@@ -107,11 +120,18 @@ fn upload_example() -> Value {
 fn figures() -> Value {
     record(json!({
         "tokens": record(json!({"input": count(), "output": count(), "cacheRead": count(),
-            "cacheWrite5m": count(), "cacheWrite1h": count(), "total": count()})),
-        "costUsd": number(),
+            "cacheWrite5m": count(), "cacheWrite1h": count(),
+            "total": described(count(), "The five kinds summed (reasoning is inside output)."),
+            "reasoning": described(count(), "The part of output that was reasoning.")})),
+        "costUsd": described(number(), "Tokens and server-tool calls, priced."),
         "unpricedTokens": count(),
         "unpriced": array(record(json!({"model": {"type": "string"}, "tokens": count()})), None),
         "requests": count(),
+        "serverTools": record(json!({"webSearchRequests": count(),
+            "webFetchRequests": count(),
+            "costUsd": described(number(), "What the priced calls cost (inside costUsd)."),
+            "unpricedCalls": described(count(),
+                "Calls without a price row for their provider and date (never $0).")})),
     }))
 }
 
@@ -269,6 +289,11 @@ pub fn usage_paths(paths: &mut Map<String, Value>) {
         "/api/v1/agent-sessions/{sessionRunId}/tree".into(),
         json!({"get": tree.into_value()}),
     );
+}
+
+fn described(mut schema: Value, description: &str) -> Value {
+    schema["description"] = json!(description);
+    schema
 }
 
 /// `true`, always: savings are a counterfactual.

@@ -43,6 +43,18 @@ pub struct TokensAnswer {
     pub cache_write_5m: u64,
     pub cache_write_1h: u64,
     pub total: u64,
+    /// The part of `output` that was reasoning (not added to `total`).
+    pub reasoning: u64,
+}
+
+/// Server-side tool calls, billed per call; their priced cost is inside `costUsd`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerToolsAnswer {
+    pub web_search_requests: u64,
+    pub web_fetch_requests: u64,
+    pub cost_usd: f64,
+    pub unpriced_calls: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -59,11 +71,13 @@ pub struct FiguresAnswer {
     pub unpriced_tokens: u64,
     pub unpriced: Vec<UnpricedAnswer>,
     pub requests: u64,
+    pub server_tools: ServerToolsAnswer,
 }
 
 fn figures(figures: Option<proto::Figures>) -> FiguresAnswer {
     let figures = figures.unwrap_or_default();
     let tokens = figures.tokens.unwrap_or_default();
+    let server_tools = figures.server_tools.unwrap_or_default();
     FiguresAnswer {
         tokens: TokensAnswer {
             input: tokens.input,
@@ -72,6 +86,7 @@ fn figures(figures: Option<proto::Figures>) -> FiguresAnswer {
             cache_write_5m: tokens.cache_write_5m,
             cache_write_1h: tokens.cache_write_1h,
             total: tokens.total,
+            reasoning: tokens.reasoning,
         },
         cost_usd: figures.cost_usd,
         unpriced_tokens: figures.unpriced_tokens,
@@ -84,6 +99,12 @@ fn figures(figures: Option<proto::Figures>) -> FiguresAnswer {
             })
             .collect(),
         requests: figures.requests,
+        server_tools: ServerToolsAnswer {
+            web_search_requests: server_tools.web_search_requests,
+            web_fetch_requests: server_tools.web_fetch_requests,
+            cost_usd: server_tools.cost_usd,
+            unpriced_calls: server_tools.unpriced_calls,
+        },
     }
 }
 

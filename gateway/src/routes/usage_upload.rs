@@ -117,6 +117,13 @@ pub struct UsageBody {
     pub inference_geo: Option<String>,
     #[serde(default)]
     pub sidechain: bool,
+    /// Reasoning tokens, already inside `output`.
+    #[serde(default)]
+    pub reasoning: u64,
+    #[serde(default)]
+    pub web_search_requests: u64,
+    #[serde(default)]
+    pub web_fetch_requests: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -213,6 +220,9 @@ impl UploadBody {
                         speed: u.speed,
                         inference_geo: u.inference_geo,
                         sidechain: u.sidechain,
+                        reasoning: u.reasoning,
+                        web_search_requests: u.web_search_requests,
+                        web_fetch_requests: u.web_fetch_requests,
                     })
                 })
                 .collect::<Result<_, HttpError>>()?,

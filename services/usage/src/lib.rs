@@ -4,12 +4,15 @@
 //! record of hook deliveries.
 //!
 //! [`validate`] checks a batch at the boundary; [`decide`] applies the transcripts' collision
-//! rule; [`upload`] writes a batch in one tenant transaction with bulk statements;
-//! [`rollups`] keeps the per-bucket sums; [`pricing`] holds the dated table and re-prices on
-//! import; [`status`], [`savings`] and [`figures`] are the read-side decisions; [`query`],
+//! rule; [`upload`] writes a batch in one tenant transaction with bulk statements (its usage
+//! rows through [`usage_rows`]); [`rollups`] keeps the per-bucket sums; [`pricing`] holds the
+//! dated tables (models and server tools) and re-prices on import ([`reprice`]); [`status`],
+//! [`savings`] and [`figures`] are the read-side decisions, [`aggregate`] the sums they read;
+//! [`query`],
 //! [`tree`], [`sessions`] and [`session_figures`] the reads (the last two summarise a session
 //! through [`summaries`]); [`retention`] prunes old deliveries.
 
+pub mod aggregate;
 pub mod config;
 pub mod decide;
 pub mod figures;
@@ -27,6 +30,7 @@ pub mod store;
 pub mod summaries;
 pub mod tree;
 pub mod upload;
+pub mod usage_rows;
 pub mod validate;
 
 use tokio::net::TcpListener;

@@ -1,14 +1,18 @@
-//! Dated prices in `usage.model_pricing`, and the priced figures they give.
+//! Dated prices in `usage.model_pricing` and `usage.server_tool_pricing`, and the priced
+//! figures they give.
 //!
 //! - Rows are the repository's price file rows (`clients/transcripts/pricing/prices.json`
-//!   schema 1), stored as written, one per (model, effectiveFrom). `baton migrate` loads the
-//!   bundled table; `baton pricing import FILE` adds rows. A row for a stored (model, date)
-//!   replaces it only when it differs.
+//!   schema 1), stored as written: model rows one per (model, effectiveFrom), `serverTools`
+//!   rows one per (provider, tool, effectiveFrom). `baton migrate` loads the bundled table;
+//!   `baton pricing import FILE` adds rows. A row for a stored key replaces it only when it
+//!   differs.
 //! - The service prices with a [`baton_transcripts::PriceTable`] built from every stored row,
-//!   cached and rebuilt when the table's fingerprint (row count and newest load time) changes.
-//! - A model with no row is unpriced (cost 0, `priced = false`), never a confident $0.
-//! - An import re-prices every stored usage row whose normalised model it touched, and
-//!   rebuilds the rollups of the buckets those rows fall in, in one transaction.
+//!   cached and rebuilt when the tables' fingerprint (row count and newest load time) changes.
+//! - A model with no row is unpriced (cost 0, `priced = false`), never a confident $0; a
+//!   server-tool call with no row for its provider and date is an unpriced call, likewise.
+//! - An import re-prices every stored usage row whose normalised model it touched, and every
+//!   row with calls of a server tool whose provider it touched, and rebuilds the rollups of
+//!   the buckets those rows fall in, in one transaction.
 //! - Money is an integer count of 10⁻¹⁵ USD; Postgres holds it as `numeric` and it crosses
 //!   the driver as text.
 
@@ -19,8 +23,8 @@ use serde_json::Value;
 use sqlx::PgPool;
 use tokio::sync::RwLock;
 
-use baton_transcripts::pricing::{PricingError, normalize_model};
-use baton_transcripts::{PriceTable, Priced};
+use baton_transcripts::pricing::{PricingError, normalize_model, provider_of};
+use baton_transcripts::{Harness, PriceTable, UsageRecord};
 
 /// The price table as the service last read it.
 #[derive(Debug, Clone, Default)]
@@ -35,76 +39,147 @@ type Cached = (Fingerprint, Arc<PriceTable>);
 impl PriceCache {
     /// The current table, rebuilt from the database when it changed since the last read.
     pub async fn table(&self, pool: &PgPool) -> Result<Arc<PriceTable>, sqlx::Error> {
-        let fingerprint: Fingerprint =
-            sqlx::query_as("SELECT count(*), max(loaded_at) FROM usage.model_pricing")
-                .fetch_one(pool)
-                .await?;
+        let fingerprint: Fingerprint = sqlx::query_as(
+            "SELECT (SELECT count(*) FROM usage.model_pricing) \
+                 + (SELECT count(*) FROM usage.server_tool_pricing), \
+               GREATEST((SELECT max(loaded_at) FROM usage.model_pricing), \
+                 (SELECT max(loaded_at) FROM usage.server_tool_pricing))",
+        )
+        .fetch_one(pool)
+        .await?;
         if let Some((cached, table)) = self.inner.read().await.as_ref()
             && *cached == fingerprint
         {
             return Ok(table.clone());
         }
-        let table = Arc::new(load(pool).await?);
+        let mut connection = pool.acquire().await?;
+        let table = Arc::new(load(&mut connection).await?);
         *self.inner.write().await = Some((fingerprint, table.clone()));
         Ok(table)
     }
 }
 
 /// Every stored row as one table.
-pub async fn load<'e>(executor: impl sqlx::PgExecutor<'e>) -> Result<PriceTable, sqlx::Error> {
+pub async fn load(connection: &mut sqlx::PgConnection) -> Result<PriceTable, sqlx::Error> {
     let rows: Vec<(Value,)> =
         sqlx::query_as("SELECT row_json FROM usage.model_pricing ORDER BY model, effective_from")
-            .fetch_all(executor)
+            .fetch_all(&mut *connection)
             .await?;
+    let tools: Vec<(Value,)> = sqlx::query_as(
+        "SELECT row_json FROM usage.server_tool_pricing ORDER BY provider, tool, effective_from",
+    )
+    .fetch_all(&mut *connection)
+    .await?;
     let file = serde_json::json!({
         "schema": 1,
         "rows": rows.into_iter().map(|(row,)| row).collect::<Vec<_>>(),
+        "serverTools": tools.into_iter().map(|(row,)| row).collect::<Vec<_>>(),
     });
     // Rows were validated when stored; one that no longer parses prices nothing.
     Ok(PriceTable::from_json(&file.to_string()).unwrap_or_default())
 }
 
-/// Cost and priced flag of one usage row, as stored: priced exactly when its model has a
-/// row on its UTC date (a zero-token request of a priced model is priced at zero).
-pub fn price(table: &PriceTable, record: &baton_transcripts::UsageRecord) -> (u128, bool) {
+/// A usage row's stored price.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RowPrice {
+    /// Tokens and priced server-tool calls, 10⁻¹⁵ USD.
+    pub cost: u128,
+    /// The model had a row on the request's UTC date (its tokens are priced).
+    pub priced: bool,
+    /// The part of `cost` that is server-tool calls.
+    pub server_tool_cost: u128,
+    /// Server-tool calls with no row for their provider and date.
+    pub unpriced_calls: u64,
+}
+
+/// The price of one usage row: its tokens priced exactly when its model has a row on its UTC
+/// date (a zero-token request of a priced model is priced at zero), its server-tool calls by
+/// its harness's provider on that date.
+pub fn price(table: &PriceTable, record: &UsageRecord) -> RowPrice {
     let date = DateTime::from_timestamp_millis(record.timestamp_ms).map(|at| at.date_naive());
     let row = match (record.model.as_deref(), date) {
         (Some(model), Some(date)) => table.row_for(model, date),
         _ => None,
     };
-    let Priced { cost, .. } = PriceTable::price_with(row, record);
-    (cost.0, row.is_some())
+    let priced = table.price(record);
+    RowPrice {
+        cost: priced.cost.0,
+        priced: row.is_some(),
+        server_tool_cost: priced.server_tool_cost.0,
+        unpriced_calls: priced.unpriced_calls,
+    }
 }
 
-/// A price file's rows, each with its model and date, after the whole file parsed.
-pub fn rows_of(text: &str) -> Result<Vec<(String, NaiveDate, Value)>, PricingError> {
+/// The harnesses (`agent` on the wire) whose server-tool calls `provider` bills.
+pub fn agents_billed_by(provider: &str) -> Vec<&'static str> {
+    [Harness::ClaudeCode, Harness::Codex]
+        .into_iter()
+        .filter(|harness| provider_of(*harness) == provider)
+        .map(Harness::as_str)
+        .collect()
+}
+
+/// A price file's rows, each with its key, after the whole file parsed.
+#[derive(Debug, Clone, Default)]
+pub struct FileRows {
+    /// (model, effectiveFrom, row).
+    pub models: Vec<(String, NaiveDate, Value)>,
+    /// (provider, tool, effectiveFrom, row) of the `serverTools` array.
+    pub server_tools: Vec<(String, String, NaiveDate, Value)>,
+}
+
+fn text_of<'a>(row: &'a Value, key: &str) -> Option<&'a str> {
+    row.get(key).and_then(Value::as_str)
+}
+
+fn date_of(row: &Value) -> Option<NaiveDate> {
+    text_of(row, "effectiveFrom").and_then(|text| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok())
+}
+
+fn array_of<'a>(file: &'a Value, key: &str) -> &'a [Value] {
+    file.get(key)
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+/// Splits a price file into its keyed rows, after checking the whole file parses as a table.
+pub fn rows_of(text: &str) -> Result<FileRows, PricingError> {
     PriceTable::from_json(text)?;
     let file: Value =
         serde_json::from_str(text).map_err(|error| PricingError::Format(error.to_string()))?;
-    let rows = file
-        .get("rows")
-        .and_then(Value::as_array)
-        .ok_or_else(|| PricingError::Format("rows".to_string()))?;
-    rows.iter()
-        .map(|row| {
-            let model = row.get("model").and_then(Value::as_str);
-            let date = row
-                .get("effectiveFrom")
-                .and_then(Value::as_str)
-                .and_then(|text| NaiveDate::parse_from_str(text, "%Y-%m-%d").ok());
-            match (model, date) {
-                (Some(model), Some(date)) => Ok((model.to_string(), date, row.clone())),
-                _ => Err(PricingError::Format(
-                    "row without model or date".to_string(),
-                )),
-            }
+    let models = array_of(&file, "rows")
+        .iter()
+        .map(|row| match (text_of(row, "model"), date_of(row)) {
+            (Some(model), Some(date)) => Ok((model.to_string(), date, row.clone())),
+            _ => Err(PricingError::Format(
+                "row without model or date".to_string(),
+            )),
         })
-        .collect()
+        .collect::<Result<_, _>>()?;
+    let server_tools = array_of(&file, "serverTools")
+        .iter()
+        .map(
+            |row| match (text_of(row, "provider"), text_of(row, "tool"), date_of(row)) {
+                (Some(provider), Some(tool), Some(date)) => {
+                    Ok((provider.to_string(), tool.to_string(), date, row.clone()))
+                }
+                _ => Err(PricingError::Format(
+                    "serverTools row without provider, tool or date".to_string(),
+                )),
+            },
+        )
+        .collect::<Result<_, _>>()?;
+    Ok(FileRows {
+        models,
+        server_tools,
+    })
 }
 
 /// What an import changed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Imported {
+    /// Model and server-tool rows written (new or changed).
     pub rows_changed: u64,
     pub usage_repriced: u64,
 }
@@ -127,8 +202,9 @@ pub async fn import(pool: &PgPool, text: &str) -> Result<Imported, ImportError> 
         .execute(&mut *transaction)
         .await?;
     let mut changed_models: Vec<String> = Vec::new();
+    let mut changed_agents: Vec<&'static str> = Vec::new();
     let mut rows_changed = 0;
-    for (model, date, row) in rows {
+    for (model, date, row) in rows.models {
         let written = sqlx::query(
             "INSERT INTO usage.model_pricing (model, effective_from, row_json, loaded_at) \
              VALUES ($1, $2, $3, clock_timestamp()) \
@@ -147,13 +223,40 @@ pub async fn import(pool: &PgPool, text: &str) -> Result<Imported, ImportError> 
             changed_models.push(normalize_model(&model));
         }
     }
+    for (provider, tool, date, row) in rows.server_tools {
+        let written = sqlx::query(
+            "INSERT INTO usage.server_tool_pricing (provider, tool, effective_from, row_json, \
+               loaded_at) \
+             VALUES ($1, $2, $3, $4, clock_timestamp()) \
+             ON CONFLICT (provider, tool, effective_from) DO UPDATE \
+               SET row_json = EXCLUDED.row_json, loaded_at = EXCLUDED.loaded_at \
+               WHERE usage.server_tool_pricing.row_json IS DISTINCT FROM EXCLUDED.row_json",
+        )
+        .bind(&provider)
+        .bind(&tool)
+        .bind(date)
+        .bind(&row)
+        .execute(&mut *transaction)
+        .await?
+        .rows_affected();
+        if written > 0 {
+            rows_changed += written;
+            changed_agents.extend(agents_billed_by(&provider));
+        }
+    }
     changed_models.sort();
     changed_models.dedup();
-    let usage_repriced = if changed_models.is_empty() {
+    changed_agents.sort_unstable();
+    changed_agents.dedup();
+    let usage_repriced = if changed_models.is_empty() && changed_agents.is_empty() {
         0
     } else {
-        let table = load(&mut *transaction).await?;
-        crate::reprice::reprice(&mut transaction, &table, &changed_models).await?
+        let table = load(&mut transaction).await?;
+        let touched = crate::reprice::Touched {
+            models: changed_models,
+            agents_with_server_tools: changed_agents.into_iter().map(str::to_string).collect(),
+        };
+        crate::reprice::reprice(&mut transaction, &table, &touched).await?
     };
     transaction.commit().await?;
     Ok(Imported {

@@ -5,7 +5,8 @@
 //!   UTC by default), `model`, `project`, `host`, `agentType` — read from the 15-minute
 //!   rollups for the whole buckets inside the range and from `token_usage` for the partial
 //!   buckets at its edges, so a range need not be aligned; `session` — from `token_usage`.
-//! - Every group and the total carry unpriced tokens by model ([`crate::figures`]).
+//! - Every group and the total carry unpriced tokens by model, reasoning, and server-tool
+//!   calls with their cost and unpriced calls ([`crate::figures`], [`crate::aggregate`]).
 
 use std::collections::BTreeMap;
 
@@ -17,8 +18,9 @@ use uuid::Uuid;
 use baton_kit::db::begin_tenant;
 use baton_kit::error::ApiError;
 
+use crate::aggregate::{Aggregated, ROLLUP_SUMS, USAGE_SUMS};
 use crate::figures::Sums;
-use crate::rollups::BUCKET_SECONDS;
+use crate::rollups::{BUCKET_SECONDS, Delta};
 use crate::store::db_error;
 
 /// What a query groups by.
@@ -160,18 +162,14 @@ fn ceil_bucket(at: DateTime<Utc>) -> DateTime<Utc> {
     }
 }
 
-type Aggregate = (
-    String,
-    String,
-    i64,
-    i64,
-    i64,
-    i64,
-    i64,
-    i64,
-    Option<String>,
-    i64,
-);
+/// One group's (and model's) sums as the statements below select them.
+#[derive(Debug, sqlx::FromRow)]
+struct GroupRow {
+    g: String,
+    model: String,
+    #[sqlx(flatten)]
+    sums: Aggregated,
+}
 
 /// One group's figures, and the same split by model (`""` = no model reads `unknown`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -181,13 +179,13 @@ pub struct Grouped {
 }
 
 impl Grouped {
-    fn add(&mut self, model: &str, tokens: [i64; 5], requests: i64, cost: i128, unpriced: i64) {
-        self.sums.add(model, tokens, requests, cost, unpriced);
+    fn add(&mut self, model: &str, delta: &Delta) {
+        self.sums.add(model, delta);
         let name = if model.is_empty() { "unknown" } else { model };
         self.by_model
             .entry(name.to_string())
             .or_default()
-            .add(model, tokens, requests, cost, unpriced);
+            .add(model, delta);
     }
 }
 
@@ -215,19 +213,17 @@ pub async fn query(
         [(from, to), (to, to)]
     };
     let mut tx = begin_tenant(pool, tenant_id).await.map_err(db_error)?;
-    let mut rows: Vec<Aggregate> = Vec::new();
+    let mut rows: Vec<GroupRow> = Vec::new();
     if use_rollups {
         let statement = format!(
-            "SELECT {group} AS g, r.model, sum(r.input)::int8, sum(r.output)::int8, \
-               sum(r.cache_read)::int8, sum(r.cache_write_5m)::int8, sum(r.cache_write_1h)::int8, \
-               sum(r.requests)::int8, sum(r.cost)::text, sum(r.unpriced_tokens)::int8 \
+            "SELECT {group} AS g, r.model AS model, {ROLLUP_SUMS} \
              FROM usage.rollups r \
              WHERE r.tenant_id = $1 AND r.bucket >= $3 AND r.bucket < $4 \
              GROUP BY 1, 2",
             group = group_by.rollup_column()
         );
         rows.extend(
-            sqlx::query_as::<_, Aggregate>(AssertSqlSafe(statement))
+            sqlx::query_as::<_, GroupRow>(AssertSqlSafe(statement))
                 .bind(tenant_id)
                 .bind(&zone_name)
                 .bind(aligned_from)
@@ -238,18 +234,14 @@ pub async fn query(
         );
     }
     let statement = format!(
-        "SELECT {group} AS g, coalesce(t.model_key, ''), sum(t.input)::int8, sum(t.output)::int8, \
-           sum(t.cache_read)::int8, sum(t.cache_write_5m)::int8, sum(t.cache_write_1h)::int8, \
-           count(*)::int8, sum(t.cost)::text, \
-           sum(CASE WHEN t.priced THEN 0 ELSE t.input + t.output + t.cache_read \
-             + t.cache_write_5m + t.cache_write_1h END)::int8 \
+        "SELECT {group} AS g, coalesce(t.model_key, '') AS model, {USAGE_SUMS} \
          FROM usage.token_usage t \
          WHERE t.tenant_id = $1 AND ((t.at >= $3 AND t.at < $4) OR (t.at >= $5 AND t.at < $6)) \
          GROUP BY 1, 2",
         group = group_by.usage_column()
     );
     rows.extend(
-        sqlx::query_as::<_, Aggregate>(AssertSqlSafe(statement))
+        sqlx::query_as::<_, GroupRow>(AssertSqlSafe(statement))
             .bind(tenant_id)
             .bind(&zone_name)
             .bind(windows[0].0)
@@ -262,17 +254,11 @@ pub async fn query(
     );
     tx.commit().await.map_err(db_error)?;
     let mut groups: BTreeMap<String, Grouped> = BTreeMap::new();
-    for (key, model, input, output, cache_read, write_5m, write_1h, requests, cost, unpriced) in
-        rows
-    {
-        let cost = cost.and_then(|text| text.parse::<i128>().ok()).unwrap_or(0);
-        groups.entry(key).or_default().add(
-            &model,
-            [input, output, cache_read, write_5m, write_1h],
-            requests,
-            cost,
-            unpriced,
-        );
+    for row in rows {
+        groups
+            .entry(row.g)
+            .or_default()
+            .add(&row.model, &row.sums.delta());
     }
     // Rollup rows netted to zero by replacements leave no group behind.
     groups.retain(|_, group| group.sums.requests > 0);

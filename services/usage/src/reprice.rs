@@ -1,35 +1,60 @@
-//! Re-pricing after a price import: every stored usage row of a touched model is priced again
-//! and, where its cost or priced flag moved, updated together with its rollup row, in the
-//! import's transaction (so a reader sees the old totals or the new, never a mix).
+//! Re-pricing after a price import: every stored usage row of a touched model, and every row
+//! with server-tool calls billed by a touched provider, is priced again and, where its price
+//! moved (cost, priced flag, server-tool cost or unpriced calls), updated together with its
+//! rollup row, in the import's transaction (so a reader sees the old totals or the new, never
+//! a mix).
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use sqlx::{Postgres, Row, Transaction};
+use sqlx::{AssertSqlSafe, Postgres, Row, Transaction};
 use uuid::Uuid;
 
 use baton_transcripts::PriceTable;
 
+use crate::pricing::RowPrice;
 use crate::rollups::{self, Delta, Key};
+use crate::tree::PRICED_ROW_COLUMNS;
+
+/// What an import touched.
+#[derive(Debug, Clone, Default)]
+pub struct Touched {
+    /// Normalised model ids whose rows changed.
+    pub models: Vec<String>,
+    /// Harnesses (`agent`) whose server-tool prices changed.
+    pub agents_with_server_tools: Vec<String>,
+}
 
 /// The changed rows' keys and new prices, as `unnest` columns.
-type Updates = (Vec<Uuid>, Vec<String>, Vec<String>, Vec<String>, Vec<bool>);
+#[derive(Default)]
+struct Updates {
+    tenant: Vec<Uuid>,
+    agent: Vec<String>,
+    dedup_key: Vec<String>,
+    cost: Vec<String>,
+    priced: Vec<bool>,
+    server_tool_cost: Vec<String>,
+    unpriced_calls: Vec<i64>,
+}
 
-/// Re-prices the rows of `models` (normalised ids); answers how many rows changed.
+/// Re-prices the rows `touched` names; answers how many rows changed.
 pub async fn reprice(
     tx: &mut Transaction<'static, Postgres>,
     table: &PriceTable,
-    models: &[String],
+    touched: &Touched,
 ) -> Result<u64, sqlx::Error> {
-    let rows = sqlx::query(
-        "SELECT tenant_id, agent, dedup_key, session_id, agent_id, agent_kind, project_slug, \
-           host_id, model, at, input, output, cache_read, cache_write_5m, cache_write_1h, \
-           service_tier, speed, inference_geo, sidechain, cost::text AS cost, priced \
-         FROM usage.token_usage WHERE model_key = ANY($1)",
-    )
-    .bind(models)
-    .fetch_all(&mut **tx)
-    .await?;
+    // Two index scans (`token_usage_by_model`, `token_usage_with_server_tools`) OR-ed.
+    let statement = format!(
+        "SELECT tenant_id, agent, session_id, agent_kind, project_slug, host_id, \
+           {PRICED_ROW_COLUMNS} \
+         FROM usage.token_usage WHERE model_key = ANY($1) \
+           OR (agent = ANY($2) AND (web_search_requests > 0 OR web_fetch_requests > 0))"
+    );
+    let rows = sqlx::query(AssertSqlSafe(statement))
+        .bind(&touched.models)
+        .bind(&touched.agents_with_server_tools)
+        .fetch_all(&mut **tx)
+        .await?;
     let mut updates = Updates::default();
     let mut deltas: HashMap<Uuid, Vec<(Key, Delta)>> = HashMap::new();
     for row in &rows {
@@ -37,8 +62,8 @@ pub async fn reprice(
         let agent: String = row.try_get("agent")?;
         let session_id: String = row.try_get("session_id")?;
         let old = crate::tree::priced_row(row, &agent, &session_id)?;
-        let (cost, priced) = crate::pricing::price(table, &old.record);
-        if (cost, priced) == (old.cost, old.priced) {
+        let price: RowPrice = crate::pricing::price(table, &old.record);
+        if price == old.price {
             continue;
         }
         let at: DateTime<Utc> = row.try_get("at")?;
@@ -49,31 +74,37 @@ pub async fn reprice(
             host_id: row.try_get("host_id")?,
             agent_kind: row.try_get("agent_kind")?,
         };
+        let (tokens, tools) = (&old.record.tokens, &old.record.server_tools);
         let tenant_deltas = deltas.entry(tenant).or_default();
-        tenant_deltas.push((
-            key.clone(),
-            Delta::of(&old.record.tokens, old.cost, old.priced).negated(),
-        ));
-        tenant_deltas.push((key, Delta::of(&old.record.tokens, cost, priced)));
-        updates.0.push(tenant);
-        updates.1.push(agent);
-        updates.2.push(old.record.message_id.clone());
-        updates.3.push(cost.to_string());
-        updates.4.push(priced);
+        tenant_deltas.push((key.clone(), Delta::of(tokens, tools, &old.price).negated()));
+        tenant_deltas.push((key, Delta::of(tokens, tools, &price)));
+        updates.tenant.push(tenant);
+        updates.agent.push(agent);
+        updates.dedup_key.push(old.record.message_id.clone());
+        updates.cost.push(price.cost.to_string());
+        updates.priced.push(price.priced);
+        updates
+            .server_tool_cost
+            .push(price.server_tool_cost.to_string());
+        updates.unpriced_calls.push(price.unpriced_calls as i64);
     }
-    if updates.0.is_empty() {
+    if updates.tenant.is_empty() {
         return Ok(0);
     }
     let changed = sqlx::query(
-        "UPDATE usage.token_usage t SET cost = u.c::numeric, priced = u.p \
-         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[]) AS u(tn, a, d, c, p) \
+        "UPDATE usage.token_usage t SET cost = u.c::numeric, priced = u.p, \
+           server_tool_cost = u.sc::numeric, unpriced_calls = u.uc \
+         FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[], $6::text[], \
+           $7::int8[]) AS u(tn, a, d, c, p, sc, uc) \
          WHERE t.tenant_id = u.tn AND t.agent = u.a AND t.dedup_key = u.d",
     )
-    .bind(&updates.0)
-    .bind(&updates.1)
-    .bind(&updates.2)
-    .bind(&updates.3)
-    .bind(&updates.4)
+    .bind(&updates.tenant)
+    .bind(&updates.agent)
+    .bind(&updates.dedup_key)
+    .bind(&updates.cost)
+    .bind(&updates.priced)
+    .bind(&updates.server_tool_cost)
+    .bind(&updates.unpriced_calls)
     .execute(&mut **tx)
     .await?
     .rows_affected();

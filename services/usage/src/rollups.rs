@@ -1,12 +1,13 @@
 //! The rollups: per tenant × 15-minute UTC bucket × model × project × host × agent kind, the
-//! five token sums, requests, cost and unpriced tokens.
+//! five token sums and reasoning, requests, cost and unpriced tokens, server-tool calls of
+//! each tool with their cost and the unpriced calls.
 //!
 //! - Fifteen minutes because every real zone's UTC offset is a multiple of it, so a day cut
 //!   in any IANA zone is a whole number of buckets and a day read from the rollups is exact.
 //! - Model is the normalised id (`""` for a row without a model, read as `unknown`).
 //! - They change only by [`Delta`]s applied in the transaction that changes `token_usage`:
 //!   a new row adds its contribution, a replacement subtracts the old row's and adds the
-//!   new one's, a re-price moves cost and unpriced tokens. Deltas are summed per key in Rust
+//!   new one's, a re-price moves cost, unpriced tokens and server-tool cost and unpriced calls. Deltas are summed per key in Rust
 //!   ([`merge`], pure) and written with one statement.
 
 use std::collections::BTreeMap;
@@ -16,7 +17,9 @@ use sqlx::{Postgres, Transaction};
 use uuid::Uuid;
 
 use baton_transcripts::pricing::normalize_model;
-use baton_transcripts::record::Tokens;
+use baton_transcripts::record::{ServerTools, Tokens};
+
+use crate::pricing::RowPrice;
 
 /// Width of a bucket in seconds.
 pub const BUCKET_SECONDS: i64 = 900;
@@ -42,18 +45,28 @@ pub struct Key {
     pub agent_kind: String,
 }
 
-/// What a usage row adds to (or, negated, takes from) its rollup row.
+/// What a usage row adds to (or, negated, takes from) its rollup row; also the unit every
+/// figure is summed from ([`crate::figures::Sums::add`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Delta {
+    /// input, output, cache read, cache write 5m, cache write 1h.
     pub tokens: [i64; 5],
+    /// Part of `tokens[1]` (output), never added to a total.
+    pub reasoning: i64,
     pub requests: i64,
+    /// Tokens and priced server-tool calls, 10⁻¹⁵ USD.
     pub cost: i128,
     pub unpriced_tokens: i64,
+    /// Server-tool calls: web search, web fetch.
+    pub server_tools: [i64; 2],
+    /// The part of `cost` that is server-tool calls.
+    pub server_tool_cost: i128,
+    pub unpriced_calls: i64,
 }
 
 impl Delta {
     /// One stored row's contribution.
-    pub fn of(tokens: &Tokens, cost: u128, priced: bool) -> Delta {
+    pub fn of(tokens: &Tokens, server_tools: &ServerTools, price: &RowPrice) -> Delta {
         let counts = [
             tokens.input,
             tokens.output,
@@ -64,28 +77,42 @@ impl Delta {
         .map(|count| count as i64);
         Delta {
             tokens: counts,
+            reasoning: tokens.reasoning as i64,
             requests: 1,
-            cost: cost as i128,
-            unpriced_tokens: if priced { 0 } else { counts.iter().sum() },
+            cost: price.cost as i128,
+            unpriced_tokens: if price.priced { 0 } else { counts.iter().sum() },
+            server_tools: [server_tools.web_search, server_tools.web_fetch].map(|n| n as i64),
+            server_tool_cost: price.server_tool_cost as i128,
+            unpriced_calls: price.unpriced_calls as i64,
         }
     }
 
     pub fn negated(self) -> Delta {
         Delta {
             tokens: self.tokens.map(|count| -count),
+            reasoning: -self.reasoning,
             requests: -self.requests,
             cost: -self.cost,
             unpriced_tokens: -self.unpriced_tokens,
+            server_tools: self.server_tools.map(|count| -count),
+            server_tool_cost: -self.server_tool_cost,
+            unpriced_calls: -self.unpriced_calls,
         }
     }
 
-    fn add(&mut self, other: Delta) {
+    pub fn add(&mut self, other: Delta) {
         for (mine, theirs) in self.tokens.iter_mut().zip(other.tokens) {
             *mine += theirs;
         }
+        self.reasoning += other.reasoning;
         self.requests += other.requests;
         self.cost += other.cost;
         self.unpriced_tokens += other.unpriced_tokens;
+        for (mine, theirs) in self.server_tools.iter_mut().zip(other.server_tools) {
+            *mine += theirs;
+        }
+        self.server_tool_cost += other.server_tool_cost;
+        self.unpriced_calls += other.unpriced_calls;
     }
 
     fn is_zero(&self) -> bool {
@@ -119,18 +146,26 @@ pub async fn apply(
     sqlx::query(
         "INSERT INTO usage.rollups AS r (tenant_id, bucket, model, project_slug, host_id, \
            agent_kind, input, output, cache_read, cache_write_5m, cache_write_1h, requests, \
-           cost, unpriced_tokens) \
-         SELECT $1, b, m, p, h, k, i, o, cr, c5, c1, n, c::numeric, u FROM unnest($2::timestamptz[], \
-           $3::text[], $4::text[], $5::text[], $6::text[], $7::int8[], $8::int8[], $9::int8[], \
-           $10::int8[], $11::int8[], $12::int8[], $13::text[], $14::int8[]) \
-           AS d(b, m, p, h, k, i, o, cr, c5, c1, n, c, u) \
+           cost, unpriced_tokens, reasoning, web_search_requests, web_fetch_requests, \
+           server_tool_cost, unpriced_calls) \
+         SELECT $1, b, m, p, h, k, i, o, cr, c5, c1, n, c::numeric, u, rs, ws, wf, \
+           sc::numeric, uc \
+         FROM unnest($2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], \
+           $7::int8[], $8::int8[], $9::int8[], $10::int8[], $11::int8[], $12::int8[], \
+           $13::text[], $14::int8[], $15::int8[], $16::int8[], $17::int8[], $18::text[], \
+           $19::int8[]) AS d(b, m, p, h, k, i, o, cr, c5, c1, n, c, u, rs, ws, wf, sc, uc) \
          ON CONFLICT (tenant_id, bucket, model, project_slug, host_id, agent_kind) DO UPDATE SET \
            input = r.input + EXCLUDED.input, output = r.output + EXCLUDED.output, \
            cache_read = r.cache_read + EXCLUDED.cache_read, \
            cache_write_5m = r.cache_write_5m + EXCLUDED.cache_write_5m, \
            cache_write_1h = r.cache_write_1h + EXCLUDED.cache_write_1h, \
            requests = r.requests + EXCLUDED.requests, cost = r.cost + EXCLUDED.cost, \
-           unpriced_tokens = r.unpriced_tokens + EXCLUDED.unpriced_tokens",
+           unpriced_tokens = r.unpriced_tokens + EXCLUDED.unpriced_tokens, \
+           reasoning = r.reasoning + EXCLUDED.reasoning, \
+           web_search_requests = r.web_search_requests + EXCLUDED.web_search_requests, \
+           web_fetch_requests = r.web_fetch_requests + EXCLUDED.web_fetch_requests, \
+           server_tool_cost = r.server_tool_cost + EXCLUDED.server_tool_cost, \
+           unpriced_calls = r.unpriced_calls + EXCLUDED.unpriced_calls",
     )
     .bind(tenant_id)
     .bind(&columns.bucket)
@@ -146,6 +181,11 @@ pub async fn apply(
     .bind(&columns.requests)
     .bind(&columns.cost)
     .bind(&columns.unpriced)
+    .bind(&columns.reasoning)
+    .bind(&columns.server_tools[0])
+    .bind(&columns.server_tools[1])
+    .bind(&columns.server_tool_cost)
+    .bind(&columns.unpriced_calls)
     .execute(&mut **transaction)
     .await?;
     Ok(())
@@ -162,6 +202,10 @@ struct Columns {
     requests: Vec<i64>,
     cost: Vec<String>,
     unpriced: Vec<i64>,
+    reasoning: Vec<i64>,
+    server_tools: [Vec<i64>; 2],
+    server_tool_cost: Vec<String>,
+    unpriced_calls: Vec<i64>,
 }
 
 impl Columns {
@@ -177,6 +221,13 @@ impl Columns {
         self.requests.push(delta.requests);
         self.cost.push(delta.cost.to_string());
         self.unpriced.push(delta.unpriced_tokens);
+        self.reasoning.push(delta.reasoning);
+        for (column, count) in self.server_tools.iter_mut().zip(delta.server_tools) {
+            column.push(count);
+        }
+        self.server_tool_cost
+            .push(delta.server_tool_cost.to_string());
+        self.unpriced_calls.push(delta.unpriced_calls);
     }
 }
 
@@ -216,8 +267,14 @@ mod tests {
             ..Tokens::default()
         };
         let large = Tokens { output: 9, ..small };
-        let old = Delta::of(&small, 100, true);
-        let new = Delta::of(&large, 140, true);
+        let price = |cost| RowPrice {
+            cost,
+            priced: true,
+            ..RowPrice::default()
+        };
+        let none = ServerTools::default();
+        let old = Delta::of(&small, &none, &price(100));
+        let new = Delta::of(&large, &none, &price(140));
         let merged = merge([
             (key("2026-03-01T10:00:00Z", "m"), old.negated()),
             (key("2026-03-01T10:00:00Z", "m"), new),
@@ -240,8 +297,15 @@ mod tests {
             cache_write_1h: 7,
             reasoning: 0,
         };
-        assert_eq!(Delta::of(&tokens, 0, false).unpriced_tokens, 25);
-        assert_eq!(Delta::of(&tokens, 9, true).unpriced_tokens, 0);
+        let none = ServerTools::default();
+        let unpriced = RowPrice::default();
+        let priced = RowPrice {
+            cost: 9,
+            priced: true,
+            ..RowPrice::default()
+        };
+        assert_eq!(Delta::of(&tokens, &none, &unpriced).unpriced_tokens, 25);
+        assert_eq!(Delta::of(&tokens, &none, &priced).unpriced_tokens, 0);
         assert_eq!(model_coordinate(None), "");
         assert_eq!(
             model_coordinate(Some("claude-opus-4-5-20251101")),

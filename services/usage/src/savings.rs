@@ -8,6 +8,8 @@
 //!   its requests' dates; with no priceable counterfactual model every agent is left out.
 //! - The main agent is included like any other (at its own model the two figures agree); it
 //!   has no id, so it never appears among the skipped.
+//! - Server-tool calls cost the same whichever model made them: their priced cost is on both
+//!   sides, so it never moves the savings.
 
 use std::collections::BTreeMap;
 
@@ -15,13 +17,13 @@ use baton_proto::usage::v1 as proto;
 use baton_transcripts::{PriceTable, UsageRecord};
 
 use crate::figures::usd;
+use crate::pricing::RowPrice;
 
 /// One stored request: the record and its stored price.
 #[derive(Debug, Clone)]
 pub struct PricedRow {
     pub record: UsageRecord,
-    pub cost: u128,
-    pub priced: bool,
+    pub price: RowPrice,
 }
 
 /// `rows` by agent id (`""` = main).
@@ -38,7 +40,7 @@ pub fn savings(
             let mut own: u128 = 0;
             let mut other: u128 = 0;
             for row in requests {
-                if !row.priced {
+                if !row.price.priced {
                     return None;
                 }
                 let date =
@@ -46,8 +48,9 @@ pub fn savings(
                 let counter_row = table.row_for(model, date)?;
                 let mut moved = row.record.clone();
                 moved.model = Some(model.to_string());
-                own += row.cost;
-                other += PriceTable::price_with(Some(counter_row), &moved).cost.0;
+                own += row.price.cost;
+                other += PriceTable::price_with(Some(counter_row), &moved).cost.0
+                    + row.price.server_tool_cost;
             }
             Some((own, other))
         });
@@ -96,12 +99,8 @@ mod tests {
             modifiers: Modifiers::default(),
             sidechain: agent.is_some(),
         };
-        let (cost, priced) = crate::pricing::price(table, &record);
-        PricedRow {
-            record,
-            cost,
-            priced,
-        }
+        let price = crate::pricing::price(table, &record);
+        PricedRow { record, price }
     }
 
     #[test]

@@ -1,17 +1,19 @@
 //! The session summary `ListSessions` and `SessionFigures` both answer: a stored session row with
-//! its figures (tokens, cost, requests, the unpriced tokens by model) and its agent count. One
+//! its figures (tokens, cost, requests, the unpriced tokens by model, server-tool calls) and its
+//! agent count. One
 //! assembly for both reads, so the console's list and a page of `ListSessions` can never sum a
 //! session two ways.
 
 use std::collections::HashMap;
 
 use sqlx::postgres::PgRow;
-use sqlx::{PgConnection, Row};
+use sqlx::{AssertSqlSafe, PgConnection, Row};
 use uuid::Uuid;
 
 use baton_kit::error::ApiError;
 use baton_proto::usage::v1 as proto;
 
+use crate::aggregate::{Aggregated, USAGE_SUMS};
 use crate::figures::Sums;
 use crate::store::db_error;
 use crate::tree::{SessionRow, summary};
@@ -34,19 +36,14 @@ pub fn session_row(row: &PgRow) -> Result<SessionRow, sqlx::Error> {
 }
 
 /// One model's aggregated usage within one session, as the figures query returns it.
-type ModelFigure = (
-    String,
-    String,
-    String,
-    i64,
-    i64,
-    i64,
-    i64,
-    i64,
-    i64,
-    Option<String>,
-    i64,
-);
+#[derive(Debug, sqlx::FromRow)]
+struct ModelFigure {
+    agent: String,
+    session_id: String,
+    model: String,
+    #[sqlx(flatten)]
+    sums: Aggregated,
+}
 
 /// The summaries of `sessions`, in their order, read in the caller's (tenant) transaction.
 pub async fn summarise(
@@ -58,23 +55,20 @@ pub async fn summarise(
         .iter()
         .map(|session| (session.agent.clone(), session.session_id.clone()))
         .unzip();
-    let figures: Vec<ModelFigure> = sqlx::query_as(
-        "SELECT t.agent, t.session_id, coalesce(t.model_key, ''), sum(t.input)::int8, \
-           sum(t.output)::int8, sum(t.cache_read)::int8, sum(t.cache_write_5m)::int8, \
-           sum(t.cache_write_1h)::int8, count(*)::int8, sum(t.cost)::text, \
-           sum(CASE WHEN t.priced THEN 0 ELSE t.input + t.output + t.cache_read \
-             + t.cache_write_5m + t.cache_write_1h END)::int8 \
+    let statement = format!(
+        "SELECT t.agent, t.session_id, coalesce(t.model_key, '') AS model, {USAGE_SUMS} \
          FROM unnest($2::text[], $3::text[]) AS k(agent, session_id) \
          JOIN usage.token_usage t ON t.tenant_id = $1 AND t.agent = k.agent \
            AND t.session_id = k.session_id \
-         GROUP BY 1, 2, 3",
-    )
-    .bind(tenant_id)
-    .bind(&agents)
-    .bind(&ids)
-    .fetch_all(&mut *connection)
-    .await
-    .map_err(db_error)?;
+         GROUP BY 1, 2, 3"
+    );
+    let figures: Vec<ModelFigure> = sqlx::query_as(AssertSqlSafe(statement))
+        .bind(tenant_id)
+        .bind(&agents)
+        .bind(&ids)
+        .fetch_all(&mut *connection)
+        .await
+        .map_err(db_error)?;
     let counts: Vec<(String, String, i64, bool)> = sqlx::query_as(
         "SELECT a.agent, a.session_id, count(*)::int8, bool_or(a.agent_id = '') \
          FROM unnest($2::text[], $3::text[]) AS k(agent, session_id) \
@@ -89,15 +83,10 @@ pub async fn summarise(
     .await
     .map_err(db_error)?;
     let mut sums: HashMap<(String, String), Sums> = HashMap::new();
-    for (agent, session, model, i, o, cr, c5, c1, n, cost, unpriced) in figures {
-        let cost = cost.and_then(|text| text.parse::<i128>().ok()).unwrap_or(0);
-        sums.entry((agent, session)).or_default().add(
-            &model,
-            [i, o, cr, c5, c1],
-            n,
-            cost,
-            unpriced,
-        );
+    for figure in figures {
+        sums.entry((figure.agent, figure.session_id))
+            .or_default()
+            .add(&figure.model, &figure.sums.delta());
     }
     // The main agent is counted whether or not its row arrived.
     let agent_counts: HashMap<(String, String), u32> = counts

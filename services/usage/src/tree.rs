@@ -10,17 +10,19 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, Duration, Utc};
-use sqlx::{PgPool, Row};
+use sqlx::{AssertSqlSafe, PgPool, Row};
 use uuid::Uuid;
 
 use baton_kit::clock::to_timestamp;
 use baton_kit::db::begin_tenant;
 use baton_kit::error::ApiError;
 use baton_proto::usage::v1 as proto;
-use baton_transcripts::record::{Harness, Modifiers, Tokens};
+use baton_transcripts::record::{Harness, Modifiers, ServerTools, Tokens};
 use baton_transcripts::{PriceTable, UsageRecord};
 
 use crate::figures::Sums;
+use crate::pricing::RowPrice;
+use crate::rollups::Delta;
 use crate::savings::{PricedRow, savings};
 use crate::status::{Evidence, status};
 use crate::store::db_error;
@@ -84,23 +86,14 @@ fn opt_id(id: &str) -> Option<String> {
 pub fn sums_of(rows: &[PricedRow]) -> Sums {
     let mut sums = Sums::default();
     for row in rows {
-        let tokens = &row.record.tokens;
-        let counts = [
-            tokens.input,
-            tokens.output,
-            tokens.cache_read,
-            tokens.cache_write_5m,
-            tokens.cache_write_1h,
-        ]
-        .map(|count| count as i64);
         let model = row
             .record
             .model
             .as_deref()
             .map(baton_transcripts::pricing::normalize_model)
             .unwrap_or_default();
-        let unpriced = if row.priced { 0 } else { counts.iter().sum() };
-        sums.add(&model, counts, 1, row.cost as i128, unpriced);
+        let delta = Delta::of(&row.record.tokens, &row.record.server_tools, &row.price);
+        sums.add(&model, &delta);
     }
     sums
 }
@@ -331,17 +324,17 @@ pub async fn load(
     .fetch_all(&mut *tx)
     .await
     .map_err(db_error)?;
-    let rows = sqlx::query(
-        "SELECT agent_id, dedup_key, model, at, input, output, cache_read, cache_write_5m, \
-           cache_write_1h, service_tier, speed, inference_geo, sidechain, cost::text AS cost, priced \
-         FROM usage.token_usage WHERE tenant_id = $1 AND agent = $2 AND session_id = $3",
-    )
-    .bind(tenant_id)
-    .bind(agent)
-    .bind(session_id)
-    .fetch_all(&mut *tx)
-    .await
-    .map_err(db_error)?;
+    let statement = format!(
+        "SELECT {PRICED_ROW_COLUMNS} FROM usage.token_usage \
+         WHERE tenant_id = $1 AND agent = $2 AND session_id = $3"
+    );
+    let rows = sqlx::query(AssertSqlSafe(statement))
+        .bind(tenant_id)
+        .bind(agent)
+        .bind(session_id)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(db_error)?;
     tx.commit().await.map_err(db_error)?;
     let mut usage: BTreeMap<String, Vec<PricedRow>> = BTreeMap::new();
     for row in rows {
@@ -364,7 +357,13 @@ pub async fn load(
     }))
 }
 
-/// A `token_usage` row (with the columns `load` selects) as a priced record.
+/// The `token_usage` columns [`priced_row`] reads.
+pub const PRICED_ROW_COLUMNS: &str = "agent_id, dedup_key, model, at, input, output, \
+    cache_read, cache_write_5m, cache_write_1h, reasoning, web_search_requests, \
+    web_fetch_requests, service_tier, speed, inference_geo, sidechain, cost::text AS cost, \
+    priced, server_tool_cost::text AS server_tool_cost, unpriced_calls";
+
+/// A `token_usage` row selected with [`PRICED_ROW_COLUMNS`] as a priced record.
 pub fn priced_row(
     row: &sqlx::postgres::PgRow,
     agent: &str,
@@ -374,7 +373,9 @@ pub fn priced_row(
         |name: &str| -> Result<u64, sqlx::Error> { Ok(row.try_get::<i64, _>(name)?.max(0) as u64) };
     let at: DateTime<Utc> = row.try_get("at")?;
     let agent_id: String = row.try_get("agent_id")?;
-    let cost: String = row.try_get("cost")?;
+    let money = |name: &str| -> Result<u128, sqlx::Error> {
+        Ok(row.try_get::<String, _>(name)?.parse().unwrap_or(0))
+    };
     Ok(PricedRow {
         record: UsageRecord {
             message_id: row.try_get("dedup_key")?,
@@ -394,9 +395,12 @@ pub fn priced_row(
                 cache_read: count("cache_read")?,
                 cache_write_5m: count("cache_write_5m")?,
                 cache_write_1h: count("cache_write_1h")?,
-                reasoning: 0,
+                reasoning: count("reasoning")?,
             },
-            server_tools: Default::default(),
+            server_tools: ServerTools {
+                web_search: count("web_search_requests")?,
+                web_fetch: count("web_fetch_requests")?,
+            },
             modifiers: Modifiers {
                 service_tier: row.try_get("service_tier")?,
                 speed: row.try_get("speed")?,
@@ -404,7 +408,11 @@ pub fn priced_row(
             },
             sidechain: row.try_get("sidechain")?,
         },
-        cost: cost.parse().unwrap_or(0),
-        priced: row.try_get("priced")?,
+        price: RowPrice {
+            cost: money("cost")?,
+            priced: row.try_get("priced")?,
+            server_tool_cost: money("server_tool_cost")?,
+            unpriced_calls: count("unpriced_calls")?,
+        },
     })
 }

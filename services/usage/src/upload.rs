@@ -3,7 +3,7 @@
 //! Order: the tenant's advisory lock (uploads of one tenant are serialised, so the replace
 //! decision made after one SELECT of the stored keys cannot race another upload), reference
 //! checks (`not_found`, nothing written), sessions, agents, edges, usage with its rollup
-//! deltas, deliveries. Every step is one bulk statement over `unnest` arrays, never one per row.
+//! deltas ([`crate::usage_rows`]), deliveries. Every step is one bulk statement over `unnest` arrays, never one per row.
 //!
 //! Merges: a session's hosts and client versions accumulate (sorted, at most 64 hosts and 32
 //! versions), `outputUnderReported` once true stays true, first activity only falls and last
@@ -14,21 +14,16 @@
 //! keeps its first kind and parent; its model follows its newest activity; a stored `ended` is sticky. An edge's first
 //! proof wins. A delivery is stored once by its id.
 
-use std::collections::HashMap;
-
 use chrono::{DateTime, Utc};
-use sqlx::{PgPool, Postgres, Row, Transaction};
+use sqlx::{PgPool, Postgres, Transaction};
 use uuid::Uuid;
 
 use baton_kit::db::begin_tenant;
 use baton_kit::error::ApiError;
-use baton_transcripts::record::{Modifiers, Tokens};
-use baton_transcripts::{PriceTable, UsageRecord};
+use baton_transcripts::PriceTable;
 
-use crate::decide::{Fate, decide};
-use crate::rollups::{self, Delta, Key};
 use crate::store::db_error;
-use crate::validate::{AgentKey, Batch, SessionKey, Usage};
+use crate::validate::{AgentKey, Batch, SessionKey};
 
 /// What an upload did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -68,9 +63,12 @@ pub async fn upload(
         .map_err(db_error)?;
     agents(&mut tx, tenant_id, batch).await.map_err(db_error)?;
     uploaded.edges_inserted = edges(&mut tx, tenant_id, batch).await.map_err(db_error)?;
-    usage(&mut tx, table, tenant_id, batch, &mut uploaded)
+    let written = crate::usage_rows::write(&mut tx, table, tenant_id, batch)
         .await
         .map_err(db_error)?;
+    uploaded.usage_inserted = written.inserted;
+    uploaded.usage_replaced = written.replaced;
+    uploaded.usage_unchanged = written.unchanged;
     let inserted = deliveries(&mut tx, tenant_id, now, batch)
         .await
         .map_err(db_error)?;
@@ -80,7 +78,7 @@ pub async fn upload(
     Ok(uploaded)
 }
 
-type Tx = Transaction<'static, Postgres>;
+pub(crate) type Tx = Transaction<'static, Postgres>;
 
 fn split2(keys: &[SessionKey]) -> (Vec<String>, Vec<String>) {
     keys.iter().cloned().unzip()
@@ -294,287 +292,6 @@ async fn edges(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<u32, sqlx:
     .await?
     .rows_affected();
     Ok(inserted as u32)
-}
-
-/// A stored usage row as the collision rule and the rollups see it.
-struct Stored {
-    record: UsageRecord,
-    key: Key,
-    delta: Delta,
-}
-
-async fn usage(
-    tx: &mut Tx,
-    table: &PriceTable,
-    tenant_id: Uuid,
-    batch: &Batch,
-    uploaded: &mut Uploaded,
-) -> Result<(), sqlx::Error> {
-    if batch.usage.is_empty() {
-        return Ok(());
-    }
-    let (agents, keys): (Vec<String>, Vec<String>) = batch
-        .usage
-        .iter()
-        .map(|row| (row.agent.clone(), row.dedup_key.clone()))
-        .unzip();
-    let stored = stored_rows(tx, tenant_id, &agents, &keys).await?;
-    let coordinates = coordinates(tx, tenant_id, batch).await?;
-    let mut writes: Vec<(&Usage, Key, u128, bool)> = Vec::new();
-    let mut deltas: Vec<(Key, Delta)> = Vec::new();
-    for row in &batch.usage {
-        let record = row.record();
-        let existing = stored.get(&(row.agent.clone(), row.dedup_key.clone()));
-        let fate = decide(&record, existing.map(|stored| &stored.record));
-        match fate {
-            Fate::Unchanged => {
-                uploaded.usage_unchanged += 1;
-                continue;
-            }
-            Fate::Insert => uploaded.usage_inserted += 1,
-            Fate::Replace => uploaded.usage_replaced += 1,
-        }
-        if let Some(existing) = existing {
-            deltas.push((existing.key.clone(), existing.delta.negated()));
-        }
-        let (project, kind) = coordinates
-            .get(&(
-                row.agent.clone(),
-                row.session_id.clone(),
-                row.agent_id.clone(),
-            ))
-            .cloned()
-            .unwrap_or_default();
-        let (cost, priced) = crate::pricing::price(table, &record);
-        let key = Key {
-            bucket: rollups::bucket(row.at),
-            model: rollups::model_coordinate(row.model.as_deref()),
-            project_slug: project,
-            host_id: batch.host_id.clone(),
-            agent_kind: kind,
-        };
-        deltas.push((key.clone(), Delta::of(&row.tokens, cost, priced)));
-        writes.push((row, key, cost, priced));
-    }
-    write_usage(tx, tenant_id, &batch.host_id, &writes).await?;
-    rollups::apply(tx, tenant_id, &rollups::merge(deltas)).await
-}
-
-async fn stored_rows(
-    tx: &mut Tx,
-    tenant_id: Uuid,
-    agents: &[String],
-    keys: &[String],
-) -> Result<HashMap<(String, String), Stored>, sqlx::Error> {
-    // `= ANY` on the primary key's columns, not a join with `unnest`: the join's plan depends on
-    // statistics, and before the first ANALYZE of a growing table the planner took a nested
-    // loop over a sequential scan (seconds per batch at 20k rows). This is an index scan
-    // whatever the statistics say; it may return a stored key under another agent of the
-    // batch, which the caller never looks up.
-    let mut distinct_agents: Vec<&str> = agents.iter().map(String::as_str).collect();
-    distinct_agents.sort_unstable();
-    distinct_agents.dedup();
-    let rows = sqlx::query(
-        "SELECT t.agent, t.dedup_key, t.session_id, t.agent_id, t.agent_kind, t.project_slug, \
-           t.host_id, t.model, t.at, t.input, t.output, t.cache_read, t.cache_write_5m, \
-           t.cache_write_1h, t.speed, t.sidechain, t.cost::text AS cost, t.priced \
-         FROM usage.token_usage t \
-         WHERE t.tenant_id = $1 AND t.agent = ANY($2::text[]) AND t.dedup_key = ANY($3::text[])",
-    )
-    .bind(tenant_id)
-    .bind(&distinct_agents)
-    .bind(keys)
-    .fetch_all(&mut **tx)
-    .await?;
-    let mut stored = HashMap::with_capacity(rows.len());
-    for row in rows {
-        let agent: String = row.try_get("agent")?;
-        let dedup_key: String = row.try_get("dedup_key")?;
-        let model: Option<String> = row.try_get("model")?;
-        let at: DateTime<Utc> = row.try_get("at")?;
-        let count = |name: &str| -> Result<u64, sqlx::Error> {
-            Ok(row.try_get::<i64, _>(name)?.max(0) as u64)
-        };
-        let tokens = Tokens {
-            input: count("input")?,
-            output: count("output")?,
-            cache_read: count("cache_read")?,
-            cache_write_5m: count("cache_write_5m")?,
-            cache_write_1h: count("cache_write_1h")?,
-            reasoning: 0,
-        };
-        let cost: String = row.try_get("cost")?;
-        let priced: bool = row.try_get("priced")?;
-        let agent_id: String = row.try_get("agent_id")?;
-        let record = UsageRecord {
-            message_id: dedup_key.clone(),
-            request_id: None,
-            harness: baton_transcripts::Harness::ClaudeCode,
-            session_id: row.try_get("session_id")?,
-            agent_id: (!agent_id.is_empty()).then_some(agent_id),
-            model: model.clone(),
-            timestamp_ms: at.timestamp_millis(),
-            tokens,
-            server_tools: Default::default(),
-            modifiers: Modifiers {
-                speed: row.try_get("speed")?,
-                ..Modifiers::default()
-            },
-            sidechain: row.try_get("sidechain")?,
-        };
-        let key = Key {
-            bucket: rollups::bucket(at),
-            model: rollups::model_coordinate(model.as_deref()),
-            project_slug: row.try_get("project_slug")?,
-            host_id: row.try_get("host_id")?,
-            agent_kind: row.try_get("agent_kind")?,
-        };
-        let delta = Delta::of(&tokens, cost.parse().unwrap_or(0), priced);
-        stored.insert((agent, dedup_key), Stored { record, key, delta });
-    }
-    Ok(stored)
-}
-
-/// Each usage row's project slug and agent kind (the main agent is `main` by definition).
-async fn coordinates(
-    tx: &mut Tx,
-    tenant_id: Uuid,
-    batch: &Batch,
-) -> Result<HashMap<AgentKey, (String, String)>, sqlx::Error> {
-    let mut keys: Vec<AgentKey> = batch
-        .usage
-        .iter()
-        .map(|row| {
-            (
-                row.agent.clone(),
-                row.session_id.clone(),
-                row.agent_id.clone(),
-            )
-        })
-        .collect();
-    keys.sort();
-    keys.dedup();
-    let mut columns: [Vec<String>; 3] = Default::default();
-    for (agent, session, id) in keys {
-        columns[0].push(agent);
-        columns[1].push(session);
-        columns[2].push(id);
-    }
-    let rows: Vec<(String, String, String, String, Option<String>)> = sqlx::query_as(
-        "SELECT k.agent, k.session_id, k.agent_id, s.project_slug, a.kind \
-         FROM unnest($2::text[], $3::text[], $4::text[]) AS k(agent, session_id, agent_id) \
-         JOIN usage.sessions s ON s.tenant_id = $1 AND s.agent = k.agent \
-           AND s.session_id = k.session_id \
-         LEFT JOIN usage.agents a ON a.tenant_id = $1 AND a.agent = k.agent \
-           AND a.session_id = k.session_id AND a.agent_id = k.agent_id",
-    )
-    .bind(tenant_id)
-    .bind(&columns[0])
-    .bind(&columns[1])
-    .bind(&columns[2])
-    .fetch_all(&mut **tx)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(agent, session, id, project, kind)| {
-            let kind =
-                kind.unwrap_or_else(|| if id.is_empty() { "main" } else { "subagent" }.to_string());
-            ((agent, session, id), (project, kind))
-        })
-        .collect())
-}
-
-async fn write_usage(
-    tx: &mut Tx,
-    tenant_id: Uuid,
-    host_id: &str,
-    writes: &[(&Usage, Key, u128, bool)],
-) -> Result<(), sqlx::Error> {
-    if writes.is_empty() {
-        return Ok(());
-    }
-    let mut text: [Vec<String>; 7] = Default::default();
-    let mut optional: [Vec<Option<String>>; 5] = Default::default();
-    let mut at = Vec::with_capacity(writes.len());
-    let mut counts: [Vec<i64>; 5] = Default::default();
-    let mut sidechain = Vec::with_capacity(writes.len());
-    let mut priced = Vec::with_capacity(writes.len());
-    for (row, key, cost, is_priced) in writes {
-        text[0].push(row.agent.clone());
-        text[1].push(row.dedup_key.clone());
-        text[2].push(row.session_id.clone());
-        text[3].push(row.agent_id.clone());
-        text[4].push(key.agent_kind.clone());
-        text[5].push(key.project_slug.clone());
-        text[6].push(cost.to_string());
-        optional[0].push(row.model.clone());
-        optional[1].push(
-            row.model
-                .as_deref()
-                .map(baton_transcripts::pricing::normalize_model),
-        );
-        optional[2].push(row.modifiers.service_tier.clone());
-        optional[3].push(row.modifiers.speed.clone());
-        optional[4].push(row.modifiers.inference_geo.clone());
-        at.push(row.at);
-        let tokens = [
-            row.tokens.input,
-            row.tokens.output,
-            row.tokens.cache_read,
-            row.tokens.cache_write_5m,
-            row.tokens.cache_write_1h,
-        ];
-        for (column, count) in counts.iter_mut().zip(tokens) {
-            column.push(count as i64);
-        }
-        sidechain.push(row.sidechain);
-        priced.push(*is_priced);
-    }
-    sqlx::query(
-        "INSERT INTO usage.token_usage AS t (tenant_id, agent, dedup_key, session_id, agent_id, \
-           agent_kind, project_slug, host_id, model, model_key, at, input, output, cache_read, \
-           cache_write_5m, cache_write_1h, service_tier, speed, inference_geo, sidechain, cost, priced) \
-         SELECT $1, a, d, s, i, k, p, $2, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, c::numeric, pr \
-         FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], \
-           $9::text[], $10::text[], $11::timestamptz[], $12::int8[], $13::int8[], $14::int8[], \
-           $15::int8[], $16::int8[], $17::text[], $18::text[], $19::text[], $20::bool[], \
-           $21::text[], $22::bool[]) \
-           AS u(a, d, s, i, k, p, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, c, pr) \
-         ON CONFLICT (tenant_id, agent, dedup_key) DO UPDATE SET \
-           session_id = EXCLUDED.session_id, agent_id = EXCLUDED.agent_id, \
-           agent_kind = EXCLUDED.agent_kind, project_slug = EXCLUDED.project_slug, \
-           host_id = EXCLUDED.host_id, model = EXCLUDED.model, model_key = EXCLUDED.model_key, \
-           at = EXCLUDED.at, input = EXCLUDED.input, output = EXCLUDED.output, \
-           cache_read = EXCLUDED.cache_read, cache_write_5m = EXCLUDED.cache_write_5m, \
-           cache_write_1h = EXCLUDED.cache_write_1h, service_tier = EXCLUDED.service_tier, \
-           speed = EXCLUDED.speed, inference_geo = EXCLUDED.inference_geo, \
-           sidechain = EXCLUDED.sidechain, cost = EXCLUDED.cost, priced = EXCLUDED.priced",
-    )
-    .bind(tenant_id)
-    .bind(host_id)
-    .bind(&text[0])
-    .bind(&text[1])
-    .bind(&text[2])
-    .bind(&text[3])
-    .bind(&text[4])
-    .bind(&text[5])
-    .bind(&optional[0])
-    .bind(&optional[1])
-    .bind(&at)
-    .bind(&counts[0])
-    .bind(&counts[1])
-    .bind(&counts[2])
-    .bind(&counts[3])
-    .bind(&counts[4])
-    .bind(&optional[2])
-    .bind(&optional[3])
-    .bind(&optional[4])
-    .bind(&sidechain)
-    .bind(&text[6])
-    .bind(&priced)
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
 }
 
 async fn deliveries(

@@ -9,7 +9,8 @@
 //! - a main agent has no `agentId` and no parent, a subagent or compaction has an `agentId`;
 //!   `ended` is `completed` or `error`, only on a non-main agent, and needs `endedAt`;
 //! - every instant lies in `[2000-01-01, now + 1 day]`, first activity not after last;
-//! - each token count is at most 10¹² (sums stay far inside `bigint`);
+//! - each token count (reasoning included) is at most 10¹² (sums stay far inside `bigint`),
+//!   each server-tool call count (web search, web fetch) at most 10⁶ per request;
 //! - a session or agent appears at most once per batch; usage rows sharing a dedup key are
 //!   folded by the collision rule before anything is stored.
 //!
@@ -24,7 +25,7 @@ use baton_kit::error::ApiError;
 use baton_kit::text;
 use baton_proto::Timestamp;
 use baton_proto::usage::v1 as proto;
-use baton_transcripts::record::{Harness, Modifiers, Tokens};
+use baton_transcripts::record::{Harness, Modifiers, ServerTools, Tokens};
 use baton_transcripts::{UsageRecord, dedup};
 
 pub const MAX_SESSIONS: usize = 500;
@@ -33,6 +34,8 @@ pub const MAX_EDGES: usize = 5000;
 pub const MAX_USAGE: usize = 10_000;
 pub const MAX_DELIVERIES: usize = 2000;
 pub const MAX_TOKENS: u64 = 1_000_000_000_000;
+/// Server-tool calls one request may report, per tool.
+pub const MAX_SERVER_TOOL_CALLS: u64 = 1_000_000;
 pub const MAX_CLIENT_VERSIONS: usize = 32;
 
 /// An agent's kind.
@@ -62,11 +65,15 @@ impl Kind {
     }
 }
 
-/// The seven join paths an edge can be proved by.
-pub const JOIN_PATHS: [&str; 7] = [
+/// The join paths an edge can be proved by (`baton_transcripts::facts::JoinPath::as_str`).
+pub const JOIN_PATHS: [&str; 11] = [
     "tool_result",
     "agent_progress",
     "meta_file",
+    "task_notification",
+    "queue_operation",
+    "codex_source",
+    "codex_review_echo",
     "compaction",
     "directory",
     "legacy_sibling",
@@ -125,6 +132,7 @@ pub struct Usage {
     pub model: Option<String>,
     pub at: DateTime<Utc>,
     pub tokens: Tokens,
+    pub server_tools: ServerTools,
     pub modifiers: Modifiers,
     pub sidechain: bool,
 }
@@ -145,7 +153,7 @@ impl Usage {
             model: self.model.clone(),
             timestamp_ms: self.at.timestamp_millis(),
             tokens: self.tokens,
-            server_tools: Default::default(),
+            server_tools: self.server_tools,
             modifiers: self.modifiers.clone(),
             sidechain: self.sidechain,
         }
@@ -332,8 +340,12 @@ pub fn key(agent: &str, session_id: &str) -> Result<(String, String), ApiError> 
 }
 
 fn tokens(count: u64, field: &str) -> Result<u64, ApiError> {
-    if count > MAX_TOKENS {
-        return Err(invalid(format!("{field} is above {MAX_TOKENS}")));
+    bounded_count(count, field, MAX_TOKENS)
+}
+
+fn bounded_count(count: u64, field: &str, max: u64) -> Result<u64, ApiError> {
+    if count > max {
+        return Err(invalid(format!("{field} is above {max}")));
     }
     Ok(count)
 }
@@ -576,7 +588,19 @@ fn usage_row(fact: &proto::UsageFact, now: DateTime<Utc>) -> Result<Usage, ApiEr
             cache_read: tokens(fact.cache_read, "usage[].cacheRead")?,
             cache_write_5m: tokens(fact.cache_write_5m, "usage[].cacheWrite5m")?,
             cache_write_1h: tokens(fact.cache_write_1h, "usage[].cacheWrite1h")?,
-            reasoning: 0,
+            reasoning: tokens(fact.reasoning, "usage[].reasoning")?,
+        },
+        server_tools: ServerTools {
+            web_search: bounded_count(
+                fact.web_search_requests,
+                "usage[].webSearchRequests",
+                MAX_SERVER_TOOL_CALLS,
+            )?,
+            web_fetch: bounded_count(
+                fact.web_fetch_requests,
+                "usage[].webFetchRequests",
+                MAX_SERVER_TOOL_CALLS,
+            )?,
         },
         modifiers: Modifiers {
             service_tier: modifier("usage[].serviceTier", fact.service_tier.as_ref())?,

@@ -56,6 +56,9 @@ fn usage(key: &str, output: u64) -> proto::UsageFact {
         speed: None,
         inference_geo: Some(String::new()),
         sidechain: false,
+        reasoning: 0,
+        web_search_requests: 0,
+        web_fetch_requests: 0,
     }
 }
 
@@ -288,4 +291,65 @@ fn references_outside_the_batch_are_listed_for_the_store() {
     );
     let agents: Vec<String> = batch.referenced_agents().into_iter().map(|k| k.2).collect();
     assert_eq!(agents, ["a1", "a9"]);
+}
+
+#[test]
+fn an_out_of_bounds_new_count_is_refused_naming_its_field() {
+    type Edit = fn(&mut proto::UploadBatchRequest);
+    let table: [(&str, Edit); 3] = [
+        ("usage[].reasoning is above 1000000000000", |r| {
+            r.usage[0].reasoning = MAX_TOKENS + 1
+        }),
+        ("usage[].webSearchRequests is above 1000000", |r| {
+            r.usage[0].web_search_requests = MAX_SERVER_TOOL_CALLS + 1
+        }),
+        ("usage[].webFetchRequests is above 1000000", |r| {
+            r.usage[0].web_fetch_requests = MAX_SERVER_TOOL_CALLS + 1
+        }),
+    ];
+    for (detail, edit) in table {
+        let refused = batch_of(edit).expect_err(detail);
+        assert_eq!(refused.code, baton_kit::error::ErrorCode::InvalidInput);
+        assert_eq!(refused.detail, detail);
+    }
+}
+
+#[test]
+fn reasoning_and_server_tool_calls_reach_the_record_priced_and_every_join_path_is_known() {
+    let batch = batch_of(|r| {
+        r.usage[0].output = 50;
+        r.usage[0].reasoning = 20;
+        r.usage[0].web_search_requests = MAX_SERVER_TOOL_CALLS;
+        r.usage[0].web_fetch_requests = 2;
+    })
+    .expect("valid");
+    let record = batch.usage[0].record();
+    assert_eq!((record.tokens.output, record.tokens.reasoning), (50, 20));
+    assert_eq!(record.tokens.total(), 10 + 50, "reasoning is inside output");
+    assert_eq!(
+        (
+            record.server_tools.web_search,
+            record.server_tools.web_fetch
+        ),
+        (MAX_SERVER_TOOL_CALLS, 2)
+    );
+    use baton_transcripts::facts::JoinPath;
+    let parsers_write = [
+        JoinPath::ToolResult,
+        JoinPath::AgentProgress,
+        JoinPath::MetaFile,
+        JoinPath::TaskNotification,
+        JoinPath::QueueOperation,
+        JoinPath::CodexSource,
+        JoinPath::CodexReviewEcho,
+        JoinPath::Compaction,
+        JoinPath::Directory,
+        JoinPath::LegacySibling,
+        JoinPath::InlineSidechain,
+    ];
+    assert_eq!(parsers_write.map(JoinPath::as_str), JOIN_PATHS);
+    for path in JOIN_PATHS {
+        let accepted = batch_of(|r| r.edges[0].join_path = path.to_string());
+        assert!(accepted.is_ok(), "{path}");
+    }
 }

@@ -62,6 +62,10 @@ const EXEMPT: &[(&str, &str)] = &[
         "global reference data (dated model prices), no tenant column; the runtime role may only SELECT",
     ),
     (
+        "usage.server_tool_pricing",
+        "global reference data (dated per-call server-tool prices), no tenant column; the runtime role may only SELECT",
+    ),
+    (
         "usage.retention_runs",
         "counts per retention run, no tenant data; only the maintenance role reads or writes it",
     ),

@@ -45,8 +45,10 @@ fn issued_tokens(issued: &[Issued]) -> Value {
             *sum += count;
         }
     }
+    // Claude Code states no reasoning split (thinking is part of output): the read says 0.
     json!({"input": sums[0], "output": sums[1], "cacheRead": sums[2],
-        "cacheWrite5m": sums[3], "cacheWrite1h": sums[4], "total": sums.iter().sum::<u64>()})
+        "cacheWrite5m": sums[3], "cacheWrite1h": sums[4], "total": sums.iter().sum::<u64>(),
+        "reasoning": 0})
 }
 
 async fn usage_total(client: &Client) -> Value {

@@ -13,7 +13,9 @@
 //!   rows that name it: one bad row never costs the rest of the upload;
 //! - instants must lie between 2000-01-01 and a day after `now` (the server's window): a usage
 //!   row outside it is left out and counted, an activity or end instant outside it is omitted
-//!   (an end without its instant is omitted with it); a count above 10^12 tokens is left out.
+//!   (an end without its instant is omitted with it); a row with a count above 10^12 tokens
+//!   (reasoning included) or 10^6 calls of one server tool is left out;
+//! - reasoning and server-tool counts travel as the record states them (omitted when zero).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -56,6 +58,8 @@ pub const EARLIEST_MS: i64 = 946_684_800_000;
 pub const SKEW_MS: i64 = 86_400_000;
 /// The largest token count of one kind the server takes.
 pub const MAX_TOKENS: u64 = 1_000_000_000_000;
+/// The most calls of one server tool the server takes on one request.
+pub const MAX_SERVER_TOOL_CALLS: u64 = 1_000_000;
 
 /// An instant the server takes, as RFC 3339; `None` outside the window.
 fn instant(ms: i64, now_ms: i64) -> Option<String> {
@@ -160,9 +164,16 @@ pub fn session_facts(
             record.tokens.cache_read,
             record.tokens.cache_write_5m,
             record.tokens.cache_write_1h,
+            record.tokens.reasoning,
         ]
         .iter()
-        .all(|count| *count <= MAX_TOKENS);
+        .all(|count| *count <= MAX_TOKENS)
+            && [
+                record.server_tools.web_search,
+                record.server_tools.web_fetch,
+            ]
+            .iter()
+            .all(|count| *count <= MAX_SERVER_TOOL_CALLS);
         let Some(at) = instant(record.timestamp_ms).filter(|_| counts_ok) else {
             invalid += 1;
             continue;
@@ -236,6 +247,9 @@ fn usage_fact(agent: &str, record: &UsageRecord, dedup_key: String, at: String) 
         speed: bounded(record.modifiers.speed.as_deref()),
         inference_geo: bounded(record.modifiers.inference_geo.as_deref()),
         sidechain: record.sidechain,
+        reasoning: record.tokens.reasoning,
+        web_search_requests: record.server_tools.web_search,
+        web_fetch_requests: record.server_tools.web_fetch,
     }
 }
 

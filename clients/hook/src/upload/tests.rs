@@ -538,6 +538,55 @@ fn instants_outside_the_servers_window_are_left_out() {
     assert!(built.session.last_activity_at.is_some());
 }
 
+#[test]
+fn reasoning_and_server_tool_calls_travel_on_each_usage_fact() {
+    let (_dir, corpus) = fixture_corpus();
+    let session = corpus
+        .sessions
+        .iter()
+        .find(|s| s.session_id == SPOTTER)
+        .expect("spotter");
+    let mut records: Vec<_> = corpus
+        .records
+        .iter()
+        .filter(|r| r.session_id == SPOTTER)
+        .cloned()
+        .collect();
+    records[0].tokens.reasoning = 7;
+    records[0].server_tools.web_search = 3;
+    records[0].server_tools.web_fetch = 1;
+    records[1].server_tools.web_fetch = facts::MAX_SERVER_TOOL_CALLS + 1;
+    let refs: Vec<_> = records.iter().collect();
+    let (built, invalid) = facts::session_facts(session, &refs, NOW_MS).expect("session");
+    assert_eq!(
+        invalid, 1,
+        "a count the server would refuse leaves its row out"
+    );
+    assert!(!built.usage.contains_key(&records[1].dedup_key()));
+    let searched = &built.usage[&records[0].dedup_key()];
+    assert_eq!(
+        (
+            searched.reasoning,
+            searched.web_search_requests,
+            searched.web_fetch_requests
+        ),
+        (7, 3, 1)
+    );
+    let wire = serde_json::to_value(searched).expect("json");
+    assert_eq!(
+        (
+            &wire["reasoning"],
+            &wire["webSearchRequests"],
+            &wire["webFetchRequests"]
+        ),
+        (&Value::from(7), &Value::from(3), &Value::from(1))
+    );
+    let plain = serde_json::to_value(&built.usage[&records[2].dedup_key()]).expect("json");
+    for key in ["reasoning", "webSearchRequests", "webFetchRequests"] {
+        assert!(plain.get(key).is_none(), "a zero {key} is left out");
+    }
+}
+
 /// A server answering every upload with `status`, recording the bodies.
 fn accept(
     bodies: &mut Vec<Value>,

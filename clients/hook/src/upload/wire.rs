@@ -105,6 +105,21 @@ pub struct UsageFact {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub inference_geo: Option<String>,
     pub sidechain: bool,
+    /// Reasoning tokens, already inside `output` (Codex states them).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reasoning: u64,
+    /// Server-side web searches the request ran, billed per call.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub web_search_requests: u64,
+    /// Server-side web fetches the request ran, billed per call.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub web_fetch_requests: u64,
+}
+
+/// Zero counts are left out: the server reads an absent count as 0, and a row without
+/// reasoning or server-tool calls keeps the shape (and ledger hash) it had before they existed.
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]

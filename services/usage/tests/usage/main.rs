@@ -4,6 +4,7 @@
 mod pricing;
 mod reads;
 mod retention;
+mod server_tools;
 mod session_figures;
 mod upload;
 
@@ -130,6 +131,9 @@ pub fn row(
         speed: None,
         inference_geo: None,
         sidechain: agent_id.is_some(),
+        reasoning: 0,
+        web_search_requests: 0,
+        web_fetch_requests: 0,
     }
 }
 
@@ -162,16 +166,21 @@ pub async fn snapshot(admin: &PgPool, tenant: Uuid) -> Vec<String> {
     lines
 }
 
-/// The rollups agree with the rows they sum (tokens, requests, cost, unpriced).
+/// The rollups agree with the rows they sum (tokens, reasoning, requests, cost, unpriced
+/// tokens, server-tool calls, their cost and the unpriced calls).
 pub async fn assert_rollups_consistent(admin: &PgPool, tenant: Uuid) {
     let (from_rows, from_rollups): (String, String) = sqlx::query_as(
         "SELECT \
            (SELECT concat_ws(',', sum(input), sum(output), sum(cache_read), sum(cache_write_5m), \
               sum(cache_write_1h), count(*), sum(cost), \
-              sum(CASE WHEN priced THEN 0 ELSE input + output + cache_read + cache_write_5m + cache_write_1h END)) \
+              sum(CASE WHEN priced THEN 0 ELSE input + output + cache_read + cache_write_5m + cache_write_1h END), \
+              sum(reasoning), sum(web_search_requests), sum(web_fetch_requests), \
+              sum(server_tool_cost), sum(unpriced_calls)) \
             FROM usage.token_usage WHERE tenant_id = $1), \
            (SELECT concat_ws(',', sum(input), sum(output), sum(cache_read), sum(cache_write_5m), \
-              sum(cache_write_1h), sum(requests), sum(cost), sum(unpriced_tokens)) \
+              sum(cache_write_1h), sum(requests), sum(cost), sum(unpriced_tokens), \
+              sum(reasoning), sum(web_search_requests), sum(web_fetch_requests), \
+              sum(server_tool_cost), sum(unpriced_calls)) \
             FROM usage.rollups WHERE tenant_id = $1)",
     )
     .bind(tenant)
