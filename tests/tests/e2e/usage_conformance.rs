@@ -116,8 +116,6 @@ async fn the_conformance_corpus_uploaded_gives_the_local_figures_per_day_model_s
     let first = ingest(&home).await;
     assert!(first["rowsSent"].as_u64() > Some(0), "{first}");
     assert_eq!(first["failures"], json!([]), "{first}");
-    let (from, to) = ("2025-01-01", "2026-12-31");
-
     // Per day.
     let daily = local(&home, &["daily"]).await;
     let local_days: BTreeMap<String, Vec<u64>> = daily["rows"]
@@ -128,20 +126,28 @@ async fn the_conformance_corpus_uploaded_gives_the_local_figures_per_day_model_s
         .filter(|(_, kinds)| kinds.iter().any(|k| *k > 0))
         .collect();
     assert!(local_days.len() > 20, "the corpus spans many days");
+    // The range the corpus spans (a read covers at most 400 days).
+    let day =
+        |key: Option<&String>| -> chrono::NaiveDate { key.expect("a day").parse().expect("date") };
+    let from = day(local_days.keys().next()).to_string();
+    let to = (day(local_days.keys().last()) + chrono::Duration::days(1)).to_string();
+    let (from, to) = (from.as_str(), to.as_str());
     let server_days = server_groups(&client, "day", from, to).await;
     assert_eq!(server_days, local_days, "per day");
 
-    // Per session (Claude Code and Codex ids never collide).
+    // Per session: the server keys a session by harness and id.
     let sessions = local(&home, &["session"]).await;
     let local_sessions: BTreeMap<String, Vec<u64>> = sessions["rows"]
         .as_array()
         .expect("rows")
         .iter()
         .map(|row| {
-            (
-                row["sessionId"].as_str().expect("sessionId").to_string(),
-                tokens(row),
-            )
+            let key = format!(
+                "{}/{}",
+                row["harness"].as_str().expect("harness"),
+                row["sessionId"].as_str().expect("sessionId")
+            );
+            (key, tokens(row))
         })
         .filter(|(_, kinds)| kinds.iter().any(|k| *k > 0))
         .collect();
@@ -156,8 +162,11 @@ async fn the_conformance_corpus_uploaded_gives_the_local_figures_per_day_model_s
     let models = local(&home, &["models"]).await;
     let mut local_models: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     for row in models["rows"].as_array().expect("rows") {
-        let model = baton_transcripts::pricing::normalize_model(row["model"].as_str().expect("model"));
-        let sums = local_models.entry(model).or_insert_with(|| vec![0; KINDS.len()]);
+        let model =
+            baton_transcripts::pricing::normalize_model(row["model"].as_str().expect("model"));
+        let sums = local_models
+            .entry(model)
+            .or_insert_with(|| vec![0; KINDS.len()]);
         for (sum, kind) in sums.iter_mut().zip(tokens(row)) {
             *sum += kind;
         }
@@ -216,7 +225,12 @@ async fn the_conformance_corpus_uploaded_gives_the_local_figures_per_day_model_s
             .iter()
             .map(|node| {
                 let id = node.agent_id.clone().unwrap_or_else(|| "main".to_string());
-                let own = node.own.clone().unwrap_or_default().tokens.unwrap_or_default();
+                let own = node
+                    .own
+                    .clone()
+                    .unwrap_or_default()
+                    .tokens
+                    .unwrap_or_default();
                 let kinds = vec![
                     own.input,
                     own.output,
