@@ -38,6 +38,7 @@ mod secrets_in_logs;
 mod sessions;
 mod surface;
 mod system_clock;
+mod telemetry_trust;
 mod tenant_rls;
 mod time_bounds;
 mod token_rotation;
