@@ -12,6 +12,9 @@ Labels too: every label a query matches on or groups by is one the catalogue lis
 metrics in that query, or one every series carries (the resource labels the collector adds,
 `le` on buckets). A misspelt label selects nothing and a panel stays silently empty.
 
+Buckets too (bucketcheck.py): every `le` matcher selects one of the code's boundaries both as
+Prometheus 2 stores them (`le="3600"`) and as Prometheus 3 does (`le="3600.0"`).
+
 Also: every alert has a severity and a runbook_url whose anchor is a heading of RUNBOOK.md.
 """
 
@@ -23,6 +26,8 @@ import re
 import sys
 
 import yaml
+
+import bucketcheck
 
 INSTRUMENT = re.compile(
     r"\.\s*(?P<kind>[uif]64_(?:counter|histogram|gauge|up_down_counter|observable_\w+))"
@@ -183,6 +188,13 @@ def main(argv: list[str]) -> int:
     recorded = {r["record"] for g in rules["groups"] for r in g["rules"] if "record" in r}
     known = set().union(*(series_of(e) for e in catalogue)) | recorded
     labels = {series: set(e.get("labels", [])) for e in catalogue for series in series_of(e)}
+    buckets_rs = (root / "services/kit/src/telemetry/buckets.rs").read_text()
+    histograms = bucketcheck.boundaries_by_instrument(sources, bucketcheck.constants(buckets_rs))
+    bounds = {
+        f"{e['prometheus']}_bucket": histograms[e["otel"]]
+        for e in catalogue
+        if e["kind"] == "histogram" and e["otel"] in histograms
+    }
     boards = sorted((obs / "dashboards").glob("*.json"))
     if not boards:
         problems.append("no dashboards found")
@@ -191,12 +203,15 @@ def main(argv: list[str]) -> int:
         exprs = dashboard_exprs(json.loads(path.read_text()))
         queries += len(exprs)
         problems += check_exprs(f"dashboard {path.name}", exprs, known, labels)
+        for expr in exprs:
+            problems += bucketcheck.check_le_matchers(f"dashboard {path.name}", expr, bounds)
     runbook = anchors((obs / "RUNBOOK.md").read_text())
     for group in rules["groups"]:
         for rule in group["rules"]:
             name = rule.get("alert") or rule.get("record")
             queries += 1
             problems += check_exprs(f"rule {name}", [rule["expr"]], known, labels)
+            problems += bucketcheck.check_le_matchers(f"rule {name}", rule["expr"], bounds)
             if "alert" in rule:
                 url = rule.get("annotations", {}).get("runbook_url", "")
                 if url.rsplit("#", 1)[-1] not in runbook:

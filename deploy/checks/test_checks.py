@@ -12,6 +12,7 @@ import tempfile
 import threading
 import unittest
 
+import bucketcheck
 import dockercheck
 import envcheck
 import metricscheck
@@ -220,6 +221,44 @@ class MetricNames(unittest.TestCase):
 
     def test_runbook_anchors(self):
         self.assertEqual(metricscheck.anchors("# Baton runbook\n## HookApiErrorBudgetBurn\n"), {"baton-runbook", "hookapierrorbudgetburn"})
+
+
+class BucketLabels(unittest.TestCase):
+    BOUNDS = {"lag_seconds_bucket": [0.25, 900.0, 3600.0]}
+
+    def problems(self, expr):
+        return bucketcheck.check_le_matchers("t", expr, self.BOUNDS)
+
+    def test_both_versions_label_forms(self):
+        self.assertEqual(bucketcheck.prometheus2_label(3600.0), "3600")
+        self.assertEqual(bucketcheck.prometheus3_label(3600.0), "3600.0")
+        self.assertEqual(bucketcheck.prometheus2_label(0.25), "0.25")
+        self.assertEqual(bucketcheck.prometheus3_label(0.25), "0.25")
+
+    def test_a_selector_must_match_a_bucket_in_both_forms(self):
+        cases = [
+            ('sum(rate(lag_seconds_bucket{le="3600"}[5m]))', ["Prometheus 3"]),
+            ('sum(rate(lag_seconds_bucket{le="3600.0"}[5m]))', ["Prometheus 2"]),
+            ('sum(rate(lag_seconds_bucket{le=~"3600(\\\\.0)?"}[5m]))', []),
+            ('sum(rate(lag_seconds_bucket{le="0.25"}[5m]))', []),
+            ('sum(rate(lag_seconds_bucket{le="7200"}[5m]))', ["Prometheus 2", "Prometheus 3"]),
+            ('sum(rate(lag_seconds_bucket{le="+Inf"}[5m]))', []),
+            ('histogram_quantile(0.99, sum by (le) (rate(lag_seconds_bucket[5m])))', []),
+        ]
+        for expr, versions in cases:
+            with self.subTest(expr=expr):
+                found = self.problems(expr)
+                self.assertEqual(len(found), len(versions), found)
+                for version, problem in zip(versions, found):
+                    self.assertIn(version, problem)
+
+    def test_boundaries_are_read_from_the_code(self):
+        consts = bucketcheck.constants("pub const LAG: &[f64] = &[\n    0.5, 3600.0,\n];")
+        code = 'm.f64_histogram("baton.lag").with_unit("s").with_boundaries(buckets::LAG.to_vec()).build()'
+        plain = 'm.f64_histogram("baton.other").with_unit("s").build()'
+        found = bucketcheck.boundaries_by_instrument([code, plain], consts)
+        self.assertEqual(found["baton.lag"], [0.5, 3600.0])
+        self.assertEqual(found["baton.other"], bucketcheck.SDK_DEFAULT)
 
 
 class DockerLayer(unittest.TestCase):

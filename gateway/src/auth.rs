@@ -213,6 +213,14 @@ pub(crate) fn client_of(request: &Request, trusted: &[client_addr::Cidr]) -> IpA
     client_from(peer, request.headers(), trusted)
 }
 
+/// Whether the connection's peer is one of the trusted proxies.
+pub(crate) fn peer_is_trusted_proxy(request: &Request, trusted: &[client_addr::Cidr]) -> bool {
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .is_some_and(|info| trusted.iter().any(|cidr| cidr.contains(info.0.ip())))
+}
+
 /// The client address from the peer and the request's `X-Forwarded-For` headers.
 pub(crate) fn client_from(
     peer: IpAddr,

@@ -55,7 +55,14 @@ pub async fn trace(State(state): State<AppState>, request: Request, next: Next) 
         http.response.status_code = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
     );
-    telemetry::set_parent_from_headers(&span, request.headers(), Component::Gateway);
+    // The caller's sampling decision counts only from a trusted proxy (see set_edge_parent).
+    let peer_trusted = auth::peer_is_trusted_proxy(&request, &state.trusted_proxies);
+    telemetry::propagation::set_edge_parent(
+        &span,
+        request.headers(),
+        Component::Gateway,
+        peer_trusted,
+    );
     let started = Instant::now();
     // The component rides in the context even when nothing is traced (log lines, DB metrics).
     let response = telemetry::component::within(

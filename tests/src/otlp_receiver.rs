@@ -1,9 +1,15 @@
 //! An OTLP/gRPC receiver for tests: the real collector protocol (opentelemetry-proto's
-//! `TraceService` and `MetricsService`) on a free port, keeping every export it is sent, with
+//! `TraceService`, `MetricsService` and `LogsService`) on a free port, keeping every export it is sent, with
 //! helpers that flatten the exports into spans and metric points by `service.name`.
 
 use std::sync::{Arc, Mutex};
 
+use opentelemetry_proto::tonic::collector::logs::v1::logs_service_server::{
+    LogsService, LogsServiceServer,
+};
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsServiceRequest, ExportLogsServiceResponse,
+};
 use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
     MetricsService, MetricsServiceServer,
 };
@@ -18,6 +24,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::{
 };
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::common::v1::any_value::Value;
+use opentelemetry_proto::tonic::logs::v1::LogRecord;
 use opentelemetry_proto::tonic::metrics::v1::Metric;
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::Span;
@@ -27,6 +34,7 @@ use tokio::net::TcpListener;
 struct Store {
     traces: Vec<ExportTraceServiceRequest>,
     metrics: Vec<ExportMetricsServiceRequest>,
+    logs: Vec<ExportLogsServiceRequest>,
 }
 
 /// A running receiver; stops with the test's runtime.
@@ -41,6 +49,14 @@ pub struct ReceivedSpan {
     pub service_name: String,
     pub resource: Vec<KeyValue>,
     pub span: Span,
+}
+
+/// One exported log record with the resource it came from.
+#[derive(Debug, Clone)]
+pub struct ReceivedLog {
+    pub service_name: String,
+    pub resource: Vec<KeyValue>,
+    pub record: LogRecord,
 }
 
 /// One exported metric with the resource it came from.
@@ -105,6 +121,7 @@ impl Receiver {
         let server = builder
             .add_service(TraceServiceServer::new(receiver.clone()))
             .add_service(MetricsServiceServer::new(receiver.clone()))
+            .add_service(LogsServiceServer::new(receiver.clone()))
             .serve_with_incoming(incoming);
         tokio::spawn(server);
         (receiver, endpoint)
@@ -134,6 +151,32 @@ impl Receiver {
             }
         }
         spans
+    }
+
+    /// Every log record received so far.
+    pub fn logs(&self) -> Vec<ReceivedLog> {
+        let store = self.store.lock().expect("store");
+        let mut logs = Vec::new();
+        for request in &store.logs {
+            for resource_logs in &request.resource_logs {
+                let name = service_name(resource_logs.resource.as_ref());
+                let resource = resource_logs
+                    .resource
+                    .as_ref()
+                    .map(|resource| resource.attributes.clone())
+                    .unwrap_or_default();
+                for scope in &resource_logs.scope_logs {
+                    for record in &scope.log_records {
+                        logs.push(ReceivedLog {
+                            service_name: name.clone(),
+                            resource: resource.clone(),
+                            record: record.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        logs
     }
 
     /// Every metric received so far (each export of a metric is one entry).
@@ -184,5 +227,20 @@ impl MetricsService for Receiver {
             .metrics
             .push(request.into_inner());
         Ok(tonic::Response::new(ExportMetricsServiceResponse::default()))
+    }
+}
+
+#[tonic::async_trait]
+impl LogsService for Receiver {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportLogsServiceRequest>,
+    ) -> Result<tonic::Response<ExportLogsServiceResponse>, tonic::Status> {
+        self.store
+            .lock()
+            .expect("store")
+            .logs
+            .push(request.into_inner());
+        Ok(tonic::Response::new(ExportLogsServiceResponse::default()))
     }
 }

@@ -197,8 +197,8 @@ def closer():
                 ("histogram_quantile(0.99, sum by (le) (rate(baton_closer_lag_seconds_bucket[$__rate_interval])))", "p99"),
             ], "s", description="SLO: 99 % within an hour (alerts CloserLagBudgetBurn*)."),
             panel("Lag SLO: share later than 1 h vs budget (1 %)", [("baton:closer_late:ratio_rate1h", "1 h"), ("baton:closer_late:ratio_rate6h", "6 h"), ("vector(0.01)", "budget (1 %)")], "percentunit"),
-            panel("Judge tokens per second", [("sum by (kind) (rate(baton_closer_judge_tokens_total[$__rate_interval]))", "{{kind}}")], "short"),
-            panel("Highest tenant's share of its monthly token budget", [("max(baton_closer_budget_utilization_ratio)", "used"), ("vector(1)", "budget")], "percentunit", description="At 100 % that tenant's passes are refused until the month turns."),
+            panel("Judge tokens per second", [("sum by (kind) (rate(baton_closer_judge_tokens_total[$__rate_interval]))", "{{kind}}")], "short", description="openai judge only: the default (local) judge spends no tokens, so this panel stays empty under it."),
+            panel("Highest tenant's share of its monthly token budget", [("max(baton_closer_budget_utilization_ratio)", "used"), ("vector(1)", "budget")], "percentunit", description="openai judge only (the default judge has no token budget, so this stays empty under it). At 100 % that tenant's passes are refused until the month turns."),
             panel("Closer queue", [('sum(rabbitmq_queue_messages_ready{queue=~".+\\\\.closer\\\\.session-closed"})', "ready"), ('sum(rabbitmq_queue_messages_unacked{queue=~".+\\\\.closer\\\\.session-closed"})', "in progress")], "short", description="What the closer HPA scales on (100 ready per replica)."),
         ],
     )

@@ -102,7 +102,11 @@ impl Sweeper {
                 _ = ticker.tick() => {}
                 () = shutdown.clone().wait() => return,
             }
-            if let Err(error) = self.sweep_once(clock.now(), None).await {
+            // Each periodic sweep is a root span of the closer's (it serves no one request).
+            let span = tracing::info_span!("closer.sweep", otel.kind = "internal");
+            baton_kit::telemetry::detached::root(&span, Component::Closer, []);
+            let swept = tracing::Instrument::instrument(self.sweep_once(clock.now(), None), span);
+            if let Err(error) = swept.await {
                 tracing::warn!(
                     error = error.code.as_str(),
                     "sweep failed; next tick retries"

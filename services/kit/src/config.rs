@@ -349,6 +349,12 @@ impl fmt::Display for SecretUrl {
     }
 }
 
+/// The variable naming the deployment environment (`dev`, `prod`, ...), reported as the
+/// `deployment.environment.name` resource attribute of every component
+/// (`telemetry::resource`). Read before any service's config, by telemetry's start; the k8s
+/// overlays set it in their ConfigMap.
+pub const DEPLOYMENT_ENVIRONMENT_KEY: &str = "BATON_DEPLOYMENT_ENVIRONMENT";
+
 /// Settings every service process shares.
 #[derive(Debug, Clone)]
 pub struct CommonConfig {

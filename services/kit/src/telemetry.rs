@@ -31,7 +31,16 @@
 //!   consumed message, relay, each component's serve task) attaches even when nothing is traced.
 //!
 //! An `OTEL_SERVICE_NAME` in the environment is ignored: a component's name is not
-//! configuration.
+//! configuration ([`resource`] says why, and what else every resource carries:
+//! `service.instance.id`, `deployment.environment.name`).
+//!
+//! # What is exported
+//!
+//! Only Baton's own spans and log records (targets of the workspace's crates,
+//! [`log_export::is_baton_target`]): a library's internal spans (lapin's `io_loop`, open for
+//! the connection's whole life) are noise in every trace view. No source location either
+//! (`code.file.path` would be the build machine's paths). Logs go over OTLP too when an
+//! endpoint is set ([`log_export`]), the same records as the JSON lines on stdout.
 //!
 //! # Spans
 //!
@@ -87,11 +96,16 @@
 pub mod buckets;
 pub mod component;
 pub mod db_spans;
+pub mod detached;
+pub mod log_export;
 pub mod logs;
 pub mod otlp_tls;
 pub mod propagation;
+pub mod resource;
 mod routing;
 pub mod status;
+
+pub use resource::resource;
 
 pub use component::Component;
 pub use propagation::{
@@ -99,10 +113,9 @@ pub use propagation::{
     inject_current_into_metadata, set_component_parent, set_parent_from_headers,
 };
 
-use opentelemetry::KeyValue;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithTonicConfig;
-use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::logs::SdkLoggerProvider;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::filter::{FilterFn, LevelFilter};
@@ -121,6 +134,7 @@ pub const PROCESS_SERVICE_NAME: &str = "baton";
 pub struct Telemetry {
     tracer_providers: Vec<SdkTracerProvider>,
     meter_providers: Vec<SdkMeterProvider>,
+    logger_providers: Vec<SdkLoggerProvider>,
 }
 
 impl Telemetry {
@@ -130,6 +144,9 @@ impl Telemetry {
             let _ = provider.shutdown();
         }
         for provider in self.meter_providers {
+            let _ = provider.shutdown();
+        }
+        for provider in self.logger_providers {
             let _ = provider.shutdown();
         }
     }
@@ -143,15 +160,6 @@ pub struct TelemetryError(String);
 fn otlp_wanted(signal: &str) -> bool {
     let set = |key: &str| std::env::var(key).is_ok_and(|value| !value.trim().is_empty());
     set("OTEL_EXPORTER_OTLP_ENDPOINT") || set(&format!("OTEL_EXPORTER_OTLP_{signal}_ENDPOINT"))
-}
-
-/// The resource of one component (or of the process, for [`PROCESS_SERVICE_NAME`]).
-pub fn resource(service_name: &'static str) -> Resource {
-    Resource::builder()
-        .with_service_name(service_name)
-        .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
-        .with_attribute(KeyValue::new("service.namespace", "baton"))
-        .build()
 }
 
 /// The exporter's TLS from the standard variables ([`otlp_tls`]).
@@ -175,6 +183,20 @@ fn tracer_provider(service_name: &'static str) -> Result<SdkTracerProvider, Tele
         .build())
 }
 
+fn logger_provider(service_name: &'static str) -> Result<SdkLoggerProvider, TelemetryError> {
+    let mut builder = opentelemetry_otlp::LogExporter::builder().with_tonic();
+    if let Some(tls) = exporter_tls("LOGS")? {
+        builder = builder.with_tls_config(tls);
+    }
+    let exporter = builder
+        .build()
+        .map_err(|error| TelemetryError(error.to_string()))?;
+    Ok(SdkLoggerProvider::builder()
+        .with_batch_exporter(exporter)
+        .with_resource(resource(service_name))
+        .build())
+}
+
 fn meter_provider(component: Component) -> Result<SdkMeterProvider, TelemetryError> {
     let mut builder = opentelemetry_otlp::MetricExporter::builder().with_tonic();
     if let Some(tls) = exporter_tls("METRICS")? {
@@ -190,8 +212,8 @@ fn meter_provider(component: Component) -> Result<SdkMeterProvider, TelemetryErr
 }
 
 /// Installs the process-wide subscriber: JSON logs filtered by `BATON_LOG` (or `RUST_LOG`), plus,
-/// when OTLP is configured, one tracer and one meter provider per component this process runs.
-/// A second call is a no-op.
+/// when OTLP is configured, one tracer, meter and logger provider per component this process
+/// runs. A second call is a no-op.
 pub fn init(components: &[Component]) -> Result<Telemetry, TelemetryError> {
     let mut telemetry = Telemetry::default();
     let metrics = otlp_wanted("METRICS");
@@ -225,21 +247,45 @@ pub fn init(components: &[Component]) -> Result<Telemetry, TelemetryError> {
     } else {
         None
     };
-    if tracer.is_some() || metrics {
-        let _ = Registry::default()
-            .with(trace_layers(tracer))
-            .with(json_log_layer())
-            .try_init();
+    let loggers = if otlp_wanted("LOGS") {
+        let mut providers = Vec::new();
+        for component in components {
+            let provider = logger_provider(component.service_name())?;
+            telemetry.logger_providers.push(provider.clone());
+            providers.push((*component, provider));
+        }
+        let fallback = match components {
+            [_] => providers[0].1.clone(),
+            _ => {
+                let provider = logger_provider(PROCESS_SERVICE_NAME)?;
+                telemetry.logger_providers.push(provider.clone());
+                provider
+            }
+        };
+        Some(log_export::RoutingLoggerProvider::new(providers, fallback))
     } else {
-        let _ = Registry::default().with(json_log_layer()).try_init();
-    }
+        None
+    };
+    let otlp_logs = loggers.map(|provider| {
+        opentelemetry_appender_tracing::layer::OpenTelemetryTracingBridge::new(&provider)
+            .with_filter(log_events_filter(log_filter(), sql_logged()))
+            .with_filter(FilterFn::new(|metadata| {
+                log_export::is_baton_target(metadata.target())
+            }))
+    });
+    // The database layer runs even without a tracer: it records the database metric.
+    let _ = Registry::default()
+        .with(trace_layers(tracer))
+        .with(otlp_logs)
+        .with(json_log_layer())
+        .try_init();
     Ok(telemetry)
 }
 
-/// The span layers: the bridge when tracing (spans at info and above, never sqlx's statement
-/// events, so statement text never becomes a span event) and the database spans and metrics
-/// made from those events. Spans must exist for the exporter whatever the log level, so the
-/// log filter is not theirs.
+/// The span layers: the bridge when tracing (Baton's spans at info and above, never sqlx's
+/// statement events, so statement text never becomes a span event; no source locations) and
+/// the database spans and metrics made from those events. Spans must exist for the exporter
+/// whatever the log level, so the log filter is not theirs.
 fn trace_layers<S>(tracer: Option<routing::RoutingTracer>) -> Box<dyn Layer<S> + Send + Sync>
 where
     S: tracing::Subscriber
@@ -250,9 +296,12 @@ where
     let bridge = tracer.clone().map(|tracer| {
         tracing_opentelemetry::layer()
             .with_tracer(tracer)
+            // `code.file.path` / `code.line.number` / `code.module.name` would publish the
+            // build machine's source paths and say nothing the span name does not.
+            .with_location(false)
             .with_filter(LevelFilter::INFO)
             .with_filter(FilterFn::new(|metadata| {
-                !metadata.target().starts_with("sqlx")
+                log_export::is_baton_target(metadata.target())
             }))
     });
     let db = db_spans::DbSpans::new(tracer).with_filter(FilterFn::new(|metadata| {
@@ -290,13 +339,23 @@ where
     W: for<'writer> tracing_subscriber::fmt::MakeWriter<'writer> + Send + Sync + 'static,
 {
     tracing_subscriber::fmt::layer()
-        .event_format(logs::JsonLines)
+        .event_format(logs::JsonLines { statements: sql })
         .with_writer(writer)
-        .with_filter(filter)
-        .with_filter(FilterFn::new(move |metadata| {
-            sql || metadata.target() != db_spans::SQLX_QUERY_TARGET
-        }))
+        .with_filter(log_events_filter(filter, sql))
         .boxed()
+}
+
+/// Which events are log lines (stdout and OTLP alike): `filter`, and sqlx's statement events
+/// only when `sql`. (The JSON formatter enforces the statement rule once more: see
+/// [`logs::JsonLines`].)
+fn log_events_filter<S>(filter: EnvFilter, sql: bool) -> impl tracing_subscriber::layer::Filter<S>
+where
+    S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
+{
+    use tracing_subscriber::filter::FilterExt as _;
+    filter.and(FilterFn::new(move |metadata| {
+        sql || metadata.target() != db_spans::SQLX_QUERY_TARGET
+    }))
 }
 
 #[cfg(test)]
@@ -316,6 +375,51 @@ mod tests {
         fn flush(&mut self) -> std::io::Result<()> {
             Ok(())
         }
+    }
+
+    /// What sqlx does for every statement: ask whether its level is enabled for
+    /// `sqlx::query`, then emit at that level with the statement text.
+    fn emit_like_sqlx(level: tracing::Level) {
+        let enabled = match level {
+            tracing::Level::DEBUG => {
+                tracing::enabled!(target: "sqlx::query", tracing::Level::DEBUG)
+            }
+            _ => tracing::enabled!(target: "sqlx::query", tracing::Level::INFO),
+        };
+        if enabled && level == tracing::Level::DEBUG {
+            tracing::event!(
+                target: "sqlx::query",
+                tracing::Level::DEBUG,
+                summary = "SELECT secret_column FROM t",
+                db.statement = "SELECT secret_column FROM t WHERE id = $1",
+                elapsed_secs = 0.001_f64,
+            );
+        }
+        tracing::event!(target: "sqlx::pool::acquire", tracing::Level::DEBUG, "acquired");
+    }
+
+    #[test]
+    fn debug_statement_lines_stay_out_under_the_default_filter() {
+        // The subscriber `init` builds, database layer included (it asks for sqlx's DEBUG
+        // statement events, so they are emitted at all), writing the logs to a buffer.
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = Registry::default()
+            .with(trace_layers(None))
+            .with(log_layer_to(
+                move || writer.clone(),
+                EnvFilter::new(DEFAULT_FILTER),
+                false,
+            ));
+        tracing::subscriber::with_default(subscriber, || {
+            for _ in 0..6 {
+                emit_like_sqlx(tracing::Level::DEBUG);
+            }
+            tracing::info!("ordinary line");
+        });
+        let text = String::from_utf8(buffer.0.lock().expect("buffer").clone()).expect("utf8");
+        assert_eq!(text.lines().count(), 1, "only the ordinary line: {text}");
+        assert!(!text.contains("secret_column"), "{text}");
     }
 
     #[test]

@@ -9,15 +9,23 @@
 //!
 //! A refresh that finds its row absent, closed or stale comes back `None`, and the caller takes
 //! the locked, decided path, exactly as with a single-row fast path.
+//!
+//! Telemetry: the workers run apart from the requests, so each batch is its own root span,
+//! `registry.heartbeat_batch`, of the registry's component, with a span link to every
+//! heartbeat it carries (`baton_kit::telemetry::detached`); its statements are database spans
+//! under it and are measured in `db.client.operation.duration` like any request's.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use baton_kit::telemetry::detached::SpanContext;
 use sqlx::PgPool;
 use tokio::sync::{Mutex, mpsc, oneshot};
+use tracing::Instrument as _;
 use uuid::Uuid;
 
 use baton_kit::error::ApiError;
+use baton_kit::telemetry::{Component, component, detached};
 
 use crate::store::{self, LiveRefresh, Refreshed};
 
@@ -34,6 +42,8 @@ type Reply = oneshot::Sender<Result<Option<Refreshed>, ApiError>>;
 struct Pending {
     refresh: LiveRefresh,
     reply: Reply,
+    /// The heartbeat request's span, linked from the batch that carries it.
+    served: Option<SpanContext>,
 }
 
 /// The handle callers use; cheap to clone.
@@ -54,7 +64,11 @@ impl LiveRefresher {
         let (sender, receiver) = mpsc::channel(QUEUE);
         let receiver = Arc::new(Mutex::new(receiver));
         for _ in 0..WORKERS {
-            tokio::spawn(worker(pool.clone(), receiver.clone()));
+            // The registry's from the start: anything outside a batch span is still its own.
+            tokio::spawn(component::within(
+                Component::Registry,
+                worker(pool.clone(), receiver.clone()),
+            ));
         }
         LiveRefresher { sender }
     }
@@ -63,7 +77,11 @@ impl LiveRefresher {
     pub async fn refresh(&self, refresh: LiveRefresh) -> Result<Option<Refreshed>, ApiError> {
         let (reply, answer) = oneshot::channel();
         self.sender
-            .send(Pending { refresh, reply })
+            .send(Pending {
+                refresh,
+                reply,
+                served: detached::served_by_current(),
+            })
             .await
             .map_err(|_| ApiError::unavailable("registry is shutting down"))?;
         answer
@@ -122,7 +140,17 @@ async fn worker(pool: PgPool, receiver: Arc<Mutex<mpsc::Receiver<Pending>>>) {
             .iter()
             .map(|pending| pending.refresh.clone())
             .collect();
-        let outcome = apply(&pool, &merge(&refreshes)).await;
+        let span = tracing::info_span!(
+            "registry.heartbeat_batch",
+            otel.kind = "internal",
+            batch.size = batch.len()
+        );
+        detached::root(
+            &span,
+            Component::Registry,
+            batch.iter().filter_map(|pending| pending.served.clone()),
+        );
+        let outcome = apply(&pool, &merge(&refreshes)).instrument(span).await;
         for pending in batch {
             let answer = match &outcome {
                 Ok(rows) => Ok(rows.get(&key_of(&pending.refresh)).cloned()),

@@ -106,7 +106,12 @@ pub async fn run_periodically(maintenance: PgPool, config: RetentionConfig, shut
         tokio::select! {
             () = &mut stopped => return,
             _ = ticker.tick() => {
-                if let Err(error) = run_once(&maintenance, &config, Utc::now()).await {
+                // A root span of the usage component per round: its statements report as
+                // usage's, in its traces and its database metric.
+                let span = tracing::info_span!("usage.retention", otel.kind = "internal");
+                baton_kit::telemetry::detached::root(&span, baton_kit::telemetry::Component::Usage, []);
+                let round = tracing::Instrument::instrument(run_once(&maintenance, &config, Utc::now()), span);
+                if let Err(error) = round.await {
                     tracing::warn!(error = %error, "usage retention failed; retrying next interval");
                 }
             }

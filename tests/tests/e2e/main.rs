@@ -39,6 +39,7 @@ mod sessions;
 mod standalone;
 mod surface;
 mod system_clock;
+mod telemetry_trust;
 mod tenant_rls;
 mod time_bounds;
 mod token_rotation;

@@ -466,7 +466,8 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
 }
 
 /// `OTEL_TRACES_SAMPLER=parentbased_traceidratio` with ratio 0: a request without a sampled
-/// caller is not traced, a request whose caller sampled it is traced through every component.
+/// caller is not traced, a request whose caller sampled it is traced through every component
+/// (the caller is a trusted proxy here; see telemetry_trust.rs for an untrusted one).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_standard_sampler_variables_choose_a_parent_based_sampler() {
     const SAMPLED_TRACE: &str = "6bf92f3577b34da6a3ce929d0e0e4738";
@@ -477,6 +478,7 @@ async fn the_standard_sampler_variables_choose_a_parent_based_sampler() {
         ("OTEL_METRIC_EXPORT_INTERVAL", "300"),
         ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
         ("OTEL_TRACES_SAMPLER_ARG", "0"),
+        ("BATON_GATEWAY__TRUSTED_PROXIES", "127.0.0.1/32"),
     ])
     .await;
     let tenant = baton.create_tenant("sampler").await;

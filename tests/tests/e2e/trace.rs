@@ -76,7 +76,9 @@ async fn registry_server_span_is_a_child_of_the_gateways_client_span() {
     ));
     let gateway_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let gateway_addr = gateway_listener.local_addr().expect("addr");
-    let gateway_config = baton_gateway::GatewayConfig::from_env(&env).expect("config");
+    let mut gateway_config = baton_gateway::GatewayConfig::from_env(&env).expect("config");
+    // The test plays the trusted proxy: only its traceparent is followed (issue 29).
+    gateway_config.trusted_proxies = loopback_is_trusted();
     let pool = db::connect_runtime(database.url(), None, &baton_gateway::DB, 1)
         .await
         .expect("gateway pool");
@@ -130,6 +132,12 @@ async fn registry_server_span_is_a_child_of_the_gateways_client_span() {
 }
 
 /// Serves `serve` on a fresh port-0 listener; returns its address.
+/// The gateway follows a caller's `traceparent` only from a trusted proxy; these tests send it
+/// from 127.0.0.1.
+fn loopback_is_trusted() -> Vec<baton_gateway::client_addr::Cidr> {
+    baton_gateway::client_addr::parse_list("127.0.0.1/32").expect("cidr")
+}
+
 async fn on_free_port<F, Fut, E>(serve: F) -> String
 where
     F: FnOnce(TcpListener) -> Fut,
@@ -192,6 +200,7 @@ async fn one_trace_spans_the_close_request_the_bus_and_the_closers_resolve() {
     gateway_config.provenance_addr = provenance;
     gateway_config.triage_addr = triage;
     gateway_config.closer_addr = closer;
+    gateway_config.trusted_proxies = loopback_is_trusted();
     let gateway =
         on_free_port(|listener| baton_gateway::serve(gateway_config, listener, never().wait()))
             .await;

@@ -2,6 +2,7 @@
 
 use opentelemetry::Context;
 use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
+use opentelemetry::trace::TraceContextExt;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
@@ -20,6 +21,31 @@ pub fn set_parent_from_headers(
     component: Component,
 ) {
     set_component_parent(span, extract_context(headers), component);
+}
+
+/// The public edge's version of [`set_parent_from_headers`]: a caller's `traceparent` is
+/// obeyed only from a trusted peer (the reverse proxy in front of the gateway, which owns the
+/// sampling decision for the traffic it forwards). Anyone else could set the sampled flag and
+/// force their requests to be traced under a ratio sampler (cost, and a way to fill the trace
+/// store), so an untrusted caller's context becomes a span link: the trace is a new root that
+/// our sampler decides, and the caller's trace is still one click away. Internal hops (gRPC,
+/// AMQP) keep plain propagation: their peers are Baton.
+pub fn set_edge_parent(
+    span: &tracing::Span,
+    headers: &http::HeaderMap,
+    component: Component,
+    peer_trusted: bool,
+) {
+    if peer_trusted {
+        set_parent_from_headers(span, headers, component);
+        return;
+    }
+    set_component_parent(span, Context::new(), component);
+    let caller = extract_context(headers);
+    let caller_span = caller.span().span_context().clone();
+    if caller_span.is_valid() {
+        span.add_link(caller_span);
+    }
 }
 
 /// Parents `span` on `parent` marked as `component`'s (see [`super::component`]).
@@ -97,7 +123,6 @@ impl Injector for MetadataInjector<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use opentelemetry::trace::TraceContextExt;
 
     #[test]
     fn extracts_the_parent_from_a_traceparent_header() {
