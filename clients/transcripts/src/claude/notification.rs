@@ -67,11 +67,12 @@ mod tests {
     #[test]
     fn notifications() {
         let full = "<task-notification>\n<task-id>a1b2</task-id>\n<tool-use-id>toolu_9</tool-use-id>\n<status>completed</status>\n<summary>done</summary>\n</task-notification>";
-        let cases: &[(&str, Option<(&str, &str, Option<&str>)>)] = &[
+        type Found<'a> = Option<(&'a str, &'a str, Option<&'a str>)>;
+        let cases: &[(&str, Found<'_>)] = &[
             (full, Some(("a1b2", "toolu_9", Some("completed")))),
             // Text before the block (a queued prompt wrapper) is ignored.
             (
-                &"Background work ended. <task-notification><task-id>x</task-id><tool-use-id>t</tool-use-id><status>killed</status></task-notification>",
+                "Background work ended. <task-notification><task-id>x</task-id><tool-use-id>t</tool-use-id><status>killed</status></task-notification>",
                 Some(("x", "t", Some("killed"))),
             ),
             // Without a status the edge is still proven.

@@ -108,7 +108,14 @@ mod tests {
 
     #[test]
     fn sources() {
-        let cases: &[(&str, Option<&str>, Option<&str>, Option<&str>, Option<&str>)] = &[
+        type Case<'a> = (
+            &'a str,
+            Option<&'a str>,
+            Option<&'a str>,
+            Option<&'a str>,
+            Option<&'a str>,
+        );
+        let cases: &[Case<'_>] = &[
             // (source, subagent, parent, role, source word)
             (r#""cli""#, None, None, None, Some("cli")),
             (r#""exec""#, None, None, None, Some("exec")),

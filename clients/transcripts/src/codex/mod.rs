@@ -187,10 +187,10 @@ fn read_line(bytes: &[u8], facts: &mut FileFacts) {
                 }
             }
         }
-        ("token_usage_record", _) | ("event_msg", Some("token_usage_record")) => {
-            if facts.codex.replay.is_none() {
-                response_record(&payload, timestamp_ms, facts);
-            }
+        ("token_usage_record", _) | ("event_msg", Some("token_usage_record"))
+            if facts.codex.replay.is_none() =>
+        {
+            response_record(&payload, timestamp_ms, facts);
         }
         ("event_msg", Some("entered_review_mode")) if facts.codex.replay.is_none() => {
             facts.codex.reviews += 1;
