@@ -253,6 +253,7 @@ pub fn quoted(input: &JudgeInput, entries: Vec<VerdictEntry>) -> (Vec<Finding>, 
                         quote: quote.to_string(),
                         source,
                     }],
+                    confidence: 1.0,
                 });
             }
             _ => dropped += 1,

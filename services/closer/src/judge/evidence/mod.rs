@@ -330,6 +330,7 @@ fn finding(
         done: true,
         reason: "completed".to_string(),
         evidence: quotes,
+        confidence: 1.0,
     }
 }
 
