@@ -27,6 +27,7 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
+use super::language;
 use super::scope;
 use super::terms::{self, Word};
 
@@ -311,6 +312,20 @@ pub fn scan(text: &str, words: &[Word]) -> Scan {
 }
 
 impl Scan {
+    /// The scan with a non-English statement's own cue words added ([`language::cues`]).
+    pub fn with_foreign(mut self, foreign: &language::Cues) -> Scan {
+        self.completion_phrase |= foreign.completion;
+        self.negated |= foreign.negation;
+        for (cue, phrase, _) in &mut self.classes {
+            *phrase |= match cue {
+                Cue::Hypothetical => foreign.hypothetical,
+                Cue::Deferral => foreign.deferral,
+                _ => false,
+            };
+        }
+        self
+    }
+
     /// Whether the statement claims something finished, ignoring words written exactly as in
     /// the commitment ("failed" in "retry failed deliveries" is content; "fixed" for "fix" is
     /// a claim).

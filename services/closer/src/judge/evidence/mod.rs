@@ -60,6 +60,7 @@
 
 mod commitment;
 pub mod cues;
+pub mod language;
 pub mod marks;
 mod reading;
 mod rollup;
@@ -135,8 +136,10 @@ fn analyse(text: &str, source: EvidenceSource, memory: Option<MemoryMeta>, out: 
     let offset = out.last().map_or(0, |unit| unit.sentence + 1);
     for statement in structure::statements(text) {
         let words = terms::words(&statement.quote);
+        let language = language::detect(&statement.quote);
+        let foreign = language::cues(&statement.quote, language);
         out.push(Unit {
-            cues: cues::scan(&statement.quote, &words),
+            cues: cues::scan(&statement.quote, &words).with_foreign(&foreign),
             entity_names: terms::entity_names(&words),
             environments: terms::environments(&words),
             names: terms::names(&statement.quote),
@@ -153,6 +156,7 @@ fn analyse(text: &str, source: EvidenceSource, memory: Option<MemoryMeta>, out: 
             stems: terms::content_stems(&words)
                 .into_iter()
                 .chain(terms::identifier_parts(&statement.quote))
+                .chain(language::stems(&statement.quote, language))
                 .collect(),
             idents: terms::identifiers(&statement.quote),
             lowered: statement.quote.to_lowercase(),

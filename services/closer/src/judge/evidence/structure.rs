@@ -24,6 +24,7 @@ use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::cues;
+use super::language;
 use super::marks;
 use super::terms;
 
@@ -60,9 +61,19 @@ struct Context {
 
 fn label_context(text: &str) -> Context {
     let words = terms::words(text);
-    Context {
+    let english = Context {
         plan: cues::is_plan_label(&words),
         done: cues::is_done_label(&words),
+    };
+    if english.plan || english.done {
+        return english;
+    }
+    // Labels are too short to detect their language: every language's label words are tried.
+    let foreign = language::ALL.iter().map(|lang| language::cues(text, *lang));
+    let plan = foreign.clone().any(|cues| cues.plan_label);
+    Context {
+        plan,
+        done: !plan && foreign.into_iter().any(|cues| cues.done_label),
     }
 }
 
