@@ -468,3 +468,27 @@ impl Judge for EvidenceJudge {
         })
     }
 }
+
+/// Why a quoted statement cannot show `commitment` done, if it cannot: a question, a plan, or
+/// a disqualifying cue outside the commitment's own wording (for judges that quote, see
+/// [`crate::judge::openai`]).
+pub fn quote_withdrawn(quote: &str, commitment: &str) -> Option<&'static str> {
+    let own: HashSet<String> = terms::words(commitment)
+        .into_iter()
+        .map(|word| word.stem)
+        .collect();
+    structure::statements(quote).iter().find_map(|statement| {
+        if statement.question {
+            return Some("question");
+        }
+        if statement.plan {
+            return Some("plan");
+        }
+        let words = terms::words(&statement.quote);
+        let language = language::detect(&statement.quote);
+        cues::scan(&statement.quote, &words)
+            .with_foreign(&language::cues(&statement.quote, language))
+            .disqualifier(&own)
+            .map(Cue::as_str)
+    })
+}
