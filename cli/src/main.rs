@@ -42,13 +42,14 @@ enum Command {
         #[arg(value_enum, requires = "check")]
         targets: Vec<serve::Target>,
     },
-    /// Run a closer judge over a labelled corpus and print recall, precision and the
-    /// spurious-resolve rate per kind and overall (`BATON_CLOSER_JUDGE` picks the judge;
-    /// evidence by default).
+    /// Run the closer's judges over the labelled corpora and print recall, precision and the
+    /// spurious-resolve rate per kind and overall, and the curve over abstention thresholds
+    /// with 95% Wilson intervals (the evidence judge; the openai one too when
+    /// `BATON_CLOSER_JUDGE_URL` is set).
     EvalCloser {
-        /// Corpus files (JSON lines); default: eval/closer/*.jsonl.
+        /// Corpus files (JSON lines); default: the development corpora.
         files: Vec<std::path::PathBuf>,
-        /// Also report the held-out corpus (eval/closer/holdout/*.jsonl), separately.
+        /// Also report the held-out corpora (eval/closer/holdout, eval/closer/real/heldout).
         #[arg(long)]
         holdout: bool,
         /// Print every miss and spurious resolve.

@@ -47,9 +47,27 @@ pub struct CloserConfig {
     /// Retry schedule of refused and failed passes (`BATON_CLOSER_BACKOFF_BASE`, default
     /// 20 min; `BATON_CLOSER_BACKOFF_MAX`, default 4 h; the seed's CLOSER_BACKOFF_*).
     pub backoff: crate::outcome::Backoff,
+    /// The abstention margin (`BATON_CLOSER_MIN_CONFIDENCE`, in [0, 1], default
+    /// [`DEFAULT_MIN_CONFIDENCE`]): a finding the judge is less sure of stays open. The default
+    /// is the lowest threshold at which the evidence judge's spurious rate on the development
+    /// corpora (`eval/closer`, `eval/closer/real/dev`) is at most 1% (`make eval-closer` prints
+    /// the curve).
+    pub min_confidence: f64,
 }
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:50054";
+
+/// Default abstention margin (see [`CloserConfig::min_confidence`]).
+pub const DEFAULT_MIN_CONFIDENCE: f64 = 0.5;
+
+fn min_confidence(env: &Env) -> Result<f64, ConfigError> {
+    const KEY: &str = "BATON_CLOSER_MIN_CONFIDENCE";
+    let value: f64 = env.parse(KEY, DEFAULT_MIN_CONFIDENCE)?;
+    if !(0.0..=1.0).contains(&value) {
+        return Err(ConfigError::new(KEY, "must be between 0 and 1"));
+    }
+    Ok(value)
+}
 
 fn backoff(env: &Env) -> Result<crate::outcome::Backoff, ConfigError> {
     let base = env.bounded_duration(
@@ -126,6 +144,33 @@ impl CloserConfig {
                 1_000_000_000_000,
             )? as i64,
             backoff: backoff(env)?,
+            min_confidence: min_confidence(env)?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_abstention_margin_is_a_share_between_zero_and_one() {
+        let table = [
+            (None, Some(DEFAULT_MIN_CONFIDENCE)),
+            (Some("0"), Some(0.0)),
+            (Some("0.8"), Some(0.8)),
+            (Some("1"), Some(1.0)),
+            (Some("1.5"), None),
+            (Some("-0.1"), None),
+            (Some("NaN"), None),
+            (Some("high"), None),
+        ];
+        for (raw, expected) in table {
+            let env = match raw {
+                Some(value) => Env::from_pairs([("BATON_CLOSER_MIN_CONFIDENCE", value)]),
+                None => Env::from_pairs(Vec::<(String, String)>::new()),
+            };
+            assert_eq!(min_confidence(&env).ok(), expected, "{raw:?}");
+        }
     }
 }

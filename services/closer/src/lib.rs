@@ -145,7 +145,8 @@ pub async fn serve(
             judge::from_config(&config.judge)?,
             meter,
         )
-        .with_backoff(config.backoff),
+        .with_backoff(config.backoff)
+        .with_min_confidence(config.min_confidence),
     );
     let sweeper = sweep::Sweeper::new(passes.clone(), maintenance);
     // Under the test clock "now" belongs to each request; a sweep on the system clock would

@@ -70,6 +70,8 @@ pub struct Passes {
     judge: Arc<dyn Judge>,
     meter: Meter,
     backoff: Backoff,
+    /// Findings below this confidence stay open (`BATON_CLOSER_MIN_CONFIDENCE`).
+    min_confidence: f64,
 }
 
 /// Where a pass runs: its key, its instant, the test instant to forward.
@@ -106,7 +108,14 @@ impl Passes {
             judge,
             meter,
             backoff: Backoff::default(),
+            min_confidence: crate::config::DEFAULT_MIN_CONFIDENCE,
         }
+    }
+
+    /// Resolves only findings at or above `min_confidence` (see [`crate::judge::abstain`]).
+    pub fn with_min_confidence(mut self, min_confidence: f64) -> Passes {
+        self.min_confidence = min_confidence;
+        self
     }
 
     /// Retries refused and failed passes on `backoff` instead of the seed's default.
@@ -332,6 +341,7 @@ impl Passes {
             Some(verdict) => verdict,
             None => return Ok(Settled::of(Outcome::Refused)),
         };
+        let verdict = crate::judge::abstain(verdict, self.min_confidence);
         let (candidates, rejected) = outcome::candidates(&briefed, &verdict.completed());
         let rejected = rejected + verdict.dropped;
         let mut transaction = begin_tenant(&self.pool, key.tenant_id).await?;

@@ -190,6 +190,7 @@ mod tests {
                     quote: "Done.".to_string(),
                     source: EvidenceSource::Memory(c),
                 }],
+                confidence: 1.0,
             },
             Finding::open(b, "deferral", Vec::new()),
         ];

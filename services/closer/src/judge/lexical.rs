@@ -268,6 +268,7 @@ impl Judge for LexicalJudge {
                         done: true,
                         reason: "completed".to_string(),
                         evidence: Vec::new(),
+                        confidence: 1.0,
                     })
                     .collect(),
                 tokens_used: 0,

@@ -72,7 +72,7 @@ pub struct Evidence {
 }
 
 /// A judge's finding on one commitment.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
     /// The commitment's id as the judge gave it (raw, to be filtered).
     pub id: String,
@@ -82,6 +82,9 @@ pub struct Finding {
     pub reason: String,
     /// The supporting quotes when done; the vetoing statement when one withdrew it.
     pub evidence: Vec<Evidence>,
+    /// How sure the judge is that a `done` finding is right, in [0, 1] (0 for an open one).
+    /// The closer resolves only at or above `BATON_CLOSER_MIN_CONFIDENCE` ([`abstain`]).
+    pub confidence: f64,
 }
 
 impl Finding {
@@ -92,13 +95,30 @@ impl Finding {
             done: false,
             reason: reason.to_string(),
             evidence,
+            confidence: 0.0,
         }
     }
 }
 
+/// Reason of a finding the judge called done but was not sure enough of.
+pub const ABSTAINED: &str = "abstained";
+
+/// The verdict with every done finding below `min_confidence` turned open (reason
+/// [`ABSTAINED`], its quotes kept): a resolve nobody asked for costs the user more than a
+/// miss, so below the margin the closer leaves the commitment to them.
+pub fn abstain(mut verdict: Verdict, min_confidence: f64) -> Verdict {
+    for finding in &mut verdict.findings {
+        if finding.done && finding.confidence < min_confidence {
+            finding.done = false;
+            finding.reason = ABSTAINED.to_string();
+        }
+    }
+    verdict
+}
+
 /// A judge's answer: its findings, the tokens the generation used, and how many verdicts it
 /// dropped because their quote was not in the input.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Verdict {
     pub findings: Vec<Finding>,
     pub tokens_used: i64,
@@ -156,4 +176,44 @@ pub fn from_config(config: &JudgeConfig) -> Result<Arc<dyn Judge>, JudgeError> {
             *timeout,
         )?),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn done(id: u128, confidence: f64) -> Finding {
+        Finding {
+            id: Uuid::from_u128(id).to_string(),
+            done: true,
+            reason: "completed".to_string(),
+            evidence: Vec::new(),
+            confidence,
+        }
+    }
+
+    #[test]
+    fn findings_below_the_margin_are_left_open_and_say_so() {
+        let verdict = Verdict {
+            findings: vec![
+                done(1, 0.9),
+                done(2, 0.5),
+                Finding::open(Uuid::from_u128(3), "negation", Vec::new()),
+            ],
+            tokens_used: 0,
+            dropped: 0,
+        };
+        let table = [
+            (0.0, vec![true, true, false]),
+            (0.5, vec![true, true, false]),
+            (0.6, vec![true, false, false]),
+            (0.95, vec![false, false, false]),
+        ];
+        for (margin, expected) in table {
+            let kept = abstain(verdict.clone(), margin);
+            let found: Vec<bool> = kept.findings.iter().map(|f| f.done).collect();
+            assert_eq!(found, expected, "margin {margin}");
+        }
+        assert_eq!(abstain(verdict, 0.6).findings[1].reason, ABSTAINED);
+    }
 }

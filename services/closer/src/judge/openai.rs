@@ -7,7 +7,10 @@
 //! retried later. An entry whose quote does not occur in its source is **dropped** (the
 //! commitment stays open) and counted (`baton.closer.judge.unquoted`, and the verdict's
 //! `dropped`): a judge that cannot point at its evidence has none. Output tokens are bounded;
-//! the call has a timeout. The key is sent only in the Authorization header and never logged.
+//! the call has a timeout. Each entry may carry the model's `confidence` (0 to 1; unstated
+//! reads as 0.5) and the closer's abstention margin applies to it as to the evidence judge's.
+//! A quote that is there but, read as the evidence judge reads a statement, is a question, a
+//! plan or a withdrawn claim ("not yet", "should I …?") leaves the commitment open. The key is sent only in the Authorization header and never logged.
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -43,7 +46,7 @@ fn unquoted() -> &'static Counter<u64> {
 /// Most ids a verdict may name (MAX_BRIEFED_MEMORIES).
 pub const MAX_VERDICT_IDS: usize = 100;
 
-const INSTRUCTIONS: &str = "You review the end of a coding-agent session. You get the commitments the session was briefed on at its start (each with an id), the agent's last message, and the memories the agent wrote during the session (each with an id). Decide which commitments the session clearly completed. A commitment is completed only when the evidence says the work is done - every part of it, for the same entity and project - not started, not partly done, not planned, not deferred, not negated, not later contradicted or reverted. When unsure, leave it out. For each completed commitment quote the one sentence that shows it, copied verbatim, and name its source: \"lastMessage\" or the id of the written memory. Answer with exactly one JSON object and nothing else: {\"completed\": [{\"id\": \"<commitment id>\", \"quote\": \"<verbatim sentence>\", \"source\": \"lastMessage\" | \"<memory id>\"}]} using only ids from the briefed commitments.";
+const INSTRUCTIONS: &str = "You review the end of a coding-agent session. You get the commitments the session was briefed on at its start (each with an id), the agent's last message, and the memories the agent wrote during the session (each with an id). Decide which commitments the session clearly completed. A commitment is completed only when the evidence says the work is done - every part of it, for the same entity and project - not started, not partly done, not planned, not deferred, not negated, not later contradicted or reverted. When unsure, leave it out. For each completed commitment quote the one sentence that shows it, copied verbatim, and name its source: \"lastMessage\" or the id of the written memory. Give your confidence that the commitment is really completed, from 0 to 1. Answer with exactly one JSON object and nothing else: {\"completed\": [{\"id\": \"<commitment id>\", \"quote\": \"<verbatim sentence>\", \"source\": \"lastMessage\" | \"<memory id>\", \"confidence\": <0 to 1>}]} using only ids from the briefed commitments.";
 
 /// The OpenAI-compatible judge.
 #[derive(Debug, Clone)]
@@ -62,13 +65,20 @@ struct VerdictBody {
 }
 
 /// One entry of the model's verdict.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct VerdictEntry {
     pub id: String,
     pub quote: String,
     pub source: String,
+    /// The model's confidence in [0, 1]; [`UNSTATED_CONFIDENCE`] when it gives none.
+    #[serde(default)]
+    pub confidence: Option<f64>,
 }
+
+/// Confidence of an entry that states none: the neutral middle, so any margin above it
+/// abstains.
+pub const UNSTATED_CONFIDENCE: f64 = 0.5;
 
 #[derive(Debug, Deserialize)]
 struct Completion {
@@ -245,15 +255,34 @@ pub fn quoted(input: &JudgeInput, entries: Vec<VerdictEntry>) -> (Vec<Finding>, 
                     && quote.chars().count() <= MAX_QUOTE_CHARS
                     && text.contains(quote) =>
             {
-                findings.push(Finding {
-                    id: entry.id,
-                    done: true,
-                    reason: "completed".to_string(),
-                    evidence: vec![Evidence {
-                        quote: quote.to_string(),
-                        source,
-                    }],
-                });
+                let evidence = vec![Evidence {
+                    quote: quote.to_string(),
+                    source,
+                }];
+                let content = input
+                    .briefed
+                    .iter()
+                    .find(|row| Uuid::parse_str(entry.id.trim()).is_ok_and(|id| id == row.id))
+                    .map_or("", |row| row.content.as_str());
+                // The quote read as the evidence judge reads a statement: a question, a plan or
+                // a withdrawn claim does not show the work done, whatever the model says.
+                let finding = match super::evidence::quote_withdrawn(quote, content) {
+                    Some(reason) => Finding {
+                        id: entry.id,
+                        done: false,
+                        reason: format!("quote-{reason}"),
+                        evidence,
+                        confidence: 0.0,
+                    },
+                    None => Finding {
+                        id: entry.id,
+                        done: true,
+                        reason: "completed".to_string(),
+                        evidence,
+                        confidence: entry.confidence.unwrap_or(UNSTATED_CONFIDENCE),
+                    },
+                };
+                findings.push(finding);
             }
             _ => dropped += 1,
         }
@@ -291,6 +320,16 @@ async fn read_capped(mut response: reqwest::Response, cap: usize) -> Result<Vec<
 pub fn parse_verdict(content: &str) -> Result<Vec<VerdictEntry>, JudgeError> {
     let body: VerdictBody = serde_json::from_str(content.trim())
         .map_err(|error| JudgeError::Malformed(error.to_string()))?;
+    if let Some(entry) = body.completed.iter().find(|entry| {
+        entry
+            .confidence
+            .is_some_and(|value| !(0.0..=1.0).contains(&value))
+    }) {
+        return Err(JudgeError::Malformed(format!(
+            "confidence of {} is not between 0 and 1",
+            entry.id
+        )));
+    }
     if body.completed.len() > MAX_VERDICT_IDS {
         return Err(JudgeError::Malformed(format!(
             "more than {MAX_VERDICT_IDS} ids"
@@ -338,7 +377,8 @@ mod tests {
             vec![VerdictEntry {
                 id: "a".to_string(),
                 quote: "q".to_string(),
-                source: "lastMessage".to_string()
+                source: "lastMessage".to_string(),
+                confidence: None,
             }]
         );
         assert!(
@@ -353,6 +393,8 @@ mod tests {
             r#"{"completed": ["a"]}"#,
             r#"{"completed": [{"id": "a", "quote": "q"}]}"#,
             r#"{"completed": [{"id": "a", "quote": "q", "source": "lastMessage", "why": "x"}]}"#,
+            r#"{"completed": [{"id": "a", "quote": "q", "source": "lastMessage", "confidence": 1.5}]}"#,
+            r#"{"completed": [{"id": "a", "quote": "q", "source": "lastMessage", "confidence": "high"}]}"#,
             r#"{"completed": [], "reason": "x"}"#,
             r#"{"done": ["a"]}"#,
             r#"[{"completed": ["a"]}]"#,

@@ -101,8 +101,10 @@ pub(super) fn commitment(row: &BriefedCommitment) -> Commitment {
     own.extend(all_words.iter().map(|word| word.stem.clone()));
     let pieces = parts(deliverable);
     let bare_verbs = pieces.iter().any(|part| terms::words(part).len() == 1);
+    let mut object = object_terms(deliverable);
+    object.extend(terms::identifier_parts(deliverable));
     Commitment {
-        object: object_terms(deliverable),
+        object,
         own_raw: all_words.iter().map(|word| word.raw.clone()).collect(),
         own,
         topic: normal_topic(&row.topic),

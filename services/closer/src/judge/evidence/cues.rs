@@ -27,6 +27,8 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
+use super::language;
+use super::scope;
 use super::terms::{self, Word};
 
 const IRREGULAR_PAST: &str = "built wrote written rewrote rewritten made ran sent put shrank \
@@ -62,9 +64,11 @@ const REVERT: &str = "revert rollback undo undid";
 const REVERT_PHRASES: &[&str] = &["roll back", "rolled back", "back out", "backed out"];
 
 const PLAN_LABELS: &str = "next step todo follow followup plan remain remaining outstanding open \
-    pending later future backlog question idea left blocker blocked wait need";
+    pending later future backlog question idea left blocker blocked wait need option suggest \
+    suggested recommend recommended proposal proposed";
 const DONE_LABELS: &str = "done complete completed finish finished ship shipped summary change \
-    changes result fixed landed merged delivered accomplished";
+    changes result fixed landed merged delivered accomplished modified new created added \
+    implemented updated verified validation did";
 
 /// Why a statement cannot claim completion (or withdraws one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -198,7 +202,8 @@ pub fn is_plan_label(words: &[Word]) -> bool {
     let lists = lists();
     words
         .iter()
-        .any(|word| lists.plan_labels.contains(&word.stem))
+        .enumerate()
+        .any(|(at, word)| lists.plan_labels.contains(&word.stem) && !scope::inert(words, at))
         || !phrase_at(words, &["to".to_string(), "do".to_string()]).is_empty()
 }
 
@@ -234,10 +239,9 @@ fn negated(words: &[Word]) -> bool {
         .iter()
         .flat_map(|phrase| phrase_at(words, phrase))
         .collect();
-    words
-        .iter()
-        .enumerate()
-        .any(|(at, word)| lists.negation.contains(&word.stem) && !excepted.contains(&at))
+    words.iter().enumerate().any(|(at, word)| {
+        lists.negation.contains(&word.stem) && !excepted.contains(&at) && !scope::inert(words, at)
+    })
 }
 
 /// The parts of a statement a negation's reach is bounded by.
@@ -275,8 +279,9 @@ pub fn scan(text: &str, words: &[Word]) -> Scan {
             let phrase = multi.iter().any(|phrase| gapped(words, phrase, gap));
             let hits = words
                 .iter()
-                .filter(|word| single.contains(&word.stem))
-                .map(|word| word.stem.clone())
+                .enumerate()
+                .filter(|(at, word)| single.contains(&word.stem) && !scope::inert(words, *at))
+                .map(|(_, word)| word.stem.clone())
                 .collect();
             (*cue, phrase, hits)
         })
@@ -307,6 +312,20 @@ pub fn scan(text: &str, words: &[Word]) -> Scan {
 }
 
 impl Scan {
+    /// The scan with a non-English statement's own cue words added ([`language::cues`]).
+    pub fn with_foreign(mut self, foreign: &language::Cues) -> Scan {
+        self.completion_phrase |= foreign.completion;
+        self.negated |= foreign.negation;
+        for (cue, phrase, _) in &mut self.classes {
+            *phrase |= match cue {
+                Cue::Hypothetical => foreign.hypothetical,
+                Cue::Deferral => foreign.deferral,
+                _ => false,
+            };
+        }
+        self
+    }
+
     /// Whether the statement claims something finished, ignoring words written exactly as in
     /// the commitment ("failed" in "retry failed deliveries" is content; "fixed" for "fix" is
     /// a claim).

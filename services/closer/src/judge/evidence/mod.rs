@@ -60,7 +60,11 @@
 
 mod commitment;
 pub mod cues;
+pub mod language;
+pub mod marks;
 mod reading;
+mod rollup;
+mod scope;
 pub mod structure;
 pub mod terms;
 
@@ -132,8 +136,10 @@ fn analyse(text: &str, source: EvidenceSource, memory: Option<MemoryMeta>, out: 
     let offset = out.last().map_or(0, |unit| unit.sentence + 1);
     for statement in structure::statements(text) {
         let words = terms::words(&statement.quote);
+        let language = language::detect(&statement.quote);
+        let foreign = language::cues(&statement.quote, language);
         out.push(Unit {
-            cues: cues::scan(&statement.quote, &words),
+            cues: cues::scan(&statement.quote, &words).with_foreign(&foreign),
             entity_names: terms::entity_names(&words),
             environments: terms::environments(&words),
             names: terms::names(&statement.quote),
@@ -147,7 +153,11 @@ fn analyse(text: &str, source: EvidenceSource, memory: Option<MemoryMeta>, out: 
             pronoun: words
                 .iter()
                 .any(|word| PRONOUNS.contains(&word.raw.as_str())),
-            stems: terms::content_stems(&words),
+            stems: terms::content_stems(&words)
+                .into_iter()
+                .chain(terms::identifier_parts(&statement.quote))
+                .chain(language::stems(&statement.quote, language))
+                .collect(),
             idents: terms::identifiers(&statement.quote),
             lowered: statement.quote.to_lowercase(),
             quote: statement.quote,
@@ -236,6 +246,7 @@ fn finding(
     let commitment = commitment(row);
     let candidate = candidates(&commitment, units, index);
     let mut support: Vec<&Unit> = Vec::new();
+    let mut best_coverage: f64 = 0.0;
     let mut excluded_entity = false;
     let mut previous: Option<(EvidenceSource, usize, bool, usize)> = None;
     for (at, unit) in units.iter().enumerate() {
@@ -266,6 +277,7 @@ fn finding(
         }
         if reading.supports {
             support.push(unit);
+            best_coverage = best_coverage.max(reading.coverage.min(1.0));
         }
         // The last statement about the work, for the next one to refer back to.
         if reading.about
@@ -325,11 +337,82 @@ fn finding(
     if !idents_named || !entities_named {
         return Finding::open(row.id, "other-entity", quotes);
     }
+    let said = support
+        .iter()
+        .any(|unit| unit.cues.completion(&commitment.own_raw));
     Finding {
         id: row.id.to_string(),
         done: true,
         reason: "completed".to_string(),
         evidence: quotes,
+        confidence: confidence(
+            best_coverage,
+            said,
+            support.len(),
+            !commitment.idents.is_empty(),
+        ),
+    }
+}
+
+/// How sure a resolve is, from its evidence: how much of the commitment the best statement
+/// names, whether a statement says it in words (a completion verb or state, not only a
+/// heading, tick or table cell), and whether more than one statement or one of the
+/// commitment's own identifiers backs it. In [0.5, 1] for a resolve the rules allow.
+pub fn confidence(coverage: f64, said: bool, statements: usize, identified: bool) -> f64 {
+    let mut score = 0.5 + 0.3 * coverage.clamp(0.0, 1.0);
+    if said {
+        score += 0.1;
+    }
+    if statements >= 2 || identified {
+        score += 0.1;
+    }
+    score.min(1.0)
+}
+
+/// Confidence of a resolve by a roll-up alone: lower than any statement naming the item, and
+/// lower still without a count to match the plan against.
+pub const ROLLUP_COUNTED_CONFIDENCE: f64 = 0.7;
+pub const ROLLUP_UNCOUNTED_CONFIDENCE: f64 = 0.55;
+
+/// Reasons a roll-up may override: nothing about the item was said, or not every part.
+const ROLLUP_FILLS: &[&str] = &["no-claim", "part-missing"];
+
+/// Roll-ups ([`rollup`]) close the session project's commitments that nothing vetoed.
+fn apply_rollups(input: &JudgeInput, units: &[Unit], findings: &mut [Finding]) {
+    let session = input.session_project.as_deref();
+    let in_project: Vec<usize> = input
+        .briefed
+        .iter()
+        .enumerate()
+        .filter(|(_, row)| match (&row.project, session) {
+            (None, _) | (Some(_), None) => true,
+            (Some(project), Some(session)) => project.eq_ignore_ascii_case(session),
+        })
+        .map(|(at, _)| at)
+        .collect();
+    let Some((unit, kind)) = units
+        .iter()
+        .filter(|unit| unit.source == EvidenceSource::Excerpt)
+        .find_map(|unit| {
+            rollup::rollup(&unit.quote, unit.question, unit.plan)
+                .filter(|kind| rollup::closes(*kind, in_project.len()))
+                .map(|kind| (unit, kind))
+        })
+    else {
+        return;
+    };
+    let confidence = match kind {
+        rollup::Rollup::All => ROLLUP_UNCOUNTED_CONFIDENCE,
+        rollup::Rollup::Count(_) => ROLLUP_COUNTED_CONFIDENCE,
+    };
+    for at in in_project {
+        let finding = &mut findings[at];
+        if !finding.done && ROLLUP_FILLS.contains(&finding.reason.as_str()) {
+            finding.done = true;
+            finding.reason = "completed".to_string();
+            finding.evidence = vec![evidence(unit)];
+            finding.confidence = confidence;
+        }
     }
 }
 
@@ -344,11 +427,13 @@ fn evidence(unit: &Unit) -> Evidence {
 pub fn decide(input: &JudgeInput) -> Vec<Finding> {
     let units = material(input);
     let index = stem_index(&units);
-    input
+    let mut findings: Vec<Finding> = input
         .briefed
         .iter()
         .map(|row| finding(row, &units, &index, input.session_project.as_deref()))
-        .collect()
+        .collect();
+    apply_rollups(input, &units, &mut findings);
+    findings
 }
 
 /// The ids the evidence shows completed.
@@ -382,4 +467,28 @@ impl Judge for EvidenceJudge {
             })
         })
     }
+}
+
+/// Why a quoted statement cannot show `commitment` done, if it cannot: a question, a plan, or
+/// a disqualifying cue outside the commitment's own wording (for judges that quote, see
+/// [`crate::judge::openai`]).
+pub fn quote_withdrawn(quote: &str, commitment: &str) -> Option<&'static str> {
+    let own: HashSet<String> = terms::words(commitment)
+        .into_iter()
+        .map(|word| word.stem)
+        .collect();
+    structure::statements(quote).iter().find_map(|statement| {
+        if statement.question {
+            return Some("question");
+        }
+        if statement.plan {
+            return Some("plan");
+        }
+        let words = terms::words(&statement.quote);
+        let language = language::detect(&statement.quote);
+        cues::scan(&statement.quote, &words)
+            .with_foreign(&language::cues(&statement.quote, language))
+            .disqualifier(&own)
+            .map(Cue::as_str)
+    })
 }

@@ -80,6 +80,8 @@ pub(super) struct Reading {
     pub(super) about: bool,
     pub(super) overlap: usize,
     pub(super) veto: Option<&'static str>,
+    /// Share of the object terms the statement holds.
+    pub(super) coverage: f64,
 }
 
 /// What came just before a statement in the same source.
@@ -119,6 +121,7 @@ pub(super) fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> 
             about: false,
             overlap: 0,
             veto: None,
+            coverage: 0.0,
         };
     }
     let pronoun = unit.pronoun;
@@ -160,7 +163,15 @@ pub(super) fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> 
         .memory
         .as_ref()
         .is_some_and(|meta| meta.restates && (topic_match || coverage >= SUPPORT_SHARE));
-    let veto = if !about {
+    // A question or offer about the work ("Should I add the NVIDIA configs?", "Want me to
+    // commit this?") proposes it: whatever else was said, it is not done yet.
+    let proposes = unit.question
+        && !disclaimed
+        && coverage >= SUPPORT_SHARE
+        && overlap >= commitment.object.len().min(2);
+    let veto = if proposes {
+        Some("proposed")
+    } else if !about {
         None
     } else if restated {
         Some("restated-open")
@@ -180,8 +191,9 @@ pub(super) fn read(commitment: &Commitment, unit: &Unit, previous: Previous) -> 
         && overlap >= commitment.object.len().min(2);
     Reading {
         supports,
-        about: about || supports,
+        about: about || supports || proposes,
         overlap,
         veto,
+        coverage,
     }
 }

@@ -15,11 +15,17 @@
 //! - **done**: the same, under a completion heading or label ("Done", "Completed", "Shipped",
 //!   "Summary of changes"); the heading stands in for the completion verb of a terse item.
 //! - **question**: its sentence ends with '?'.
+//! - **marks** ([`marks`]): a checked box or tick makes its item done (an open box or a cross,
+//!   a plan); a table row (tables are read, one statement a row, the header row skipped) is
+//!   done when a cell other than its key carries a tick, a commit hash or a status word; a
+//!   commit subject ("docs: update …", "Commit: …", "6184fe5 Add …") is done work.
 
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use unicode_segmentation::UnicodeSegmentation;
 
 use super::cues;
+use super::language;
+use super::marks;
 use super::terms;
 
 /// One statement: a clause of a sentence of a block.
@@ -41,6 +47,10 @@ enum Leaf {
     Heading(HeadingLevel),
     Paragraph,
     Item,
+    /// A table row (the header row is not a statement).
+    Row,
+    /// A paragraph that is only a bold label.
+    Label,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -51,9 +61,19 @@ struct Context {
 
 fn label_context(text: &str) -> Context {
     let words = terms::words(text);
-    Context {
+    let english = Context {
         plan: cues::is_plan_label(&words),
         done: cues::is_done_label(&words),
+    };
+    if english.plan || english.done {
+        return english;
+    }
+    // Labels are too short to detect their language: every language's label words are tried.
+    let foreign = language::ALL.iter().map(|lang| language::cues(text, *lang));
+    let plan = foreign.clone().any(|cues| cues.plan_label);
+    Context {
+        plan,
+        done: !plan && foreign.into_iter().any(|cues| cues.done_label),
     }
 }
 
@@ -88,19 +108,55 @@ fn strip_marker(text: &str) -> &str {
     trimmed
 }
 
+/// Whether the block at `start..end` of `text` is only a short bold label ("**Follow-ups**",
+/// "**Blocked**:"): the Markdown source around its text is the emphasis and nothing else.
+fn bold_label(text: &str, start: usize, end: usize) -> bool {
+    let body = &text[start..end];
+    let line_start = text[..start].rfind('\n').map_or(0, |at| at + 1);
+    let line_end = text[end..].find('\n').map_or(text.len(), |at| end + at);
+    let before = text[line_start..start].trim_start();
+    let after = text[end..line_end].trim_end();
+    before == "**"
+        && (after == "**" || after == "**:" || after == ":**")
+        && !body.contains("**")
+        && body.split_whitespace().count() <= 6
+}
+
 /// Blocks of a text: (leaf kind, verbatim source slice).
 fn blocks(text: &str) -> Vec<(Leaf, &str)> {
+    let mut labelled = Vec::new();
+    for (leaf, start, end) in spans(text) {
+        let leaf = if leaf == Leaf::Paragraph && bold_label(text, start, end) {
+            Leaf::Label
+        } else {
+            leaf
+        };
+        labelled.push((leaf, &text[start..end]));
+    }
+    labelled
+}
+
+/// Blocks of a text as (leaf kind, start, end) of their verbatim source.
+fn spans(text: &str) -> Vec<(Leaf, usize, usize)> {
     let mut out = Vec::new();
     let mut stack: Vec<Leaf> = Vec::new();
     let mut span: Option<(usize, usize)> = None;
     let mut in_code = false;
+    let mut in_head = false;
     let flush = |span: &mut Option<(usize, usize)>, leaf: Option<Leaf>, out: &mut Vec<_>| {
         if let (Some((start, end)), Some(leaf)) = (span.take(), leaf) {
-            out.push((leaf, &text[start..end]));
+            out.push((leaf, start, end));
         }
     };
-    for (event, range) in Parser::new_ext(text, Options::empty()).into_offset_iter() {
+    for (event, range) in Parser::new_ext(text, Options::ENABLE_TABLES).into_offset_iter() {
         match event {
+            // A row is one statement: its cells are not blocks of their own.
+            Event::Start(Tag::TableCell) | Event::End(TagEnd::TableCell) => {}
+            Event::Start(Tag::TableHead) => in_head = true,
+            Event::End(TagEnd::TableHead) => {
+                in_head = false;
+                span = None;
+            }
             Event::Start(
                 Tag::Emphasis
                 | Tag::Strong
@@ -128,6 +184,7 @@ fn blocks(text: &str) -> Vec<(Leaf, &str)> {
                     Tag::Heading { level, .. } => stack.push(Leaf::Heading(level)),
                     Tag::Paragraph => stack.push(Leaf::Paragraph),
                     Tag::Item => stack.push(Leaf::Item),
+                    Tag::TableRow => stack.push(Leaf::Row),
                     Tag::CodeBlock(_) => in_code = true,
                     _ => {}
                 }
@@ -135,14 +192,14 @@ fn blocks(text: &str) -> Vec<(Leaf, &str)> {
             Event::End(tag) => {
                 flush(&mut span, stack.last().copied(), &mut out);
                 match tag {
-                    TagEnd::Heading(_) | TagEnd::Paragraph | TagEnd::Item => {
+                    TagEnd::Heading(_) | TagEnd::Paragraph | TagEnd::Item | TagEnd::TableRow => {
                         stack.pop();
                     }
                     TagEnd::CodeBlock => in_code = false,
                     _ => {}
                 }
             }
-            Event::Text(_) | Event::Code(_) | Event::InlineHtml(_) if !in_code => {
+            Event::Text(_) | Event::Code(_) | Event::InlineHtml(_) if !in_code && !in_head => {
                 span = Some(match span {
                     Some((start, end)) => (start.min(range.start), end.max(range.end)),
                     None => (range.start, range.end),
@@ -204,6 +261,19 @@ pub fn statements(text: &str) -> Vec<Statement> {
                 list_label = None;
                 continue;
             }
+            // A paragraph that is only a bold label ("**Blocked**", "**Next Steps**") heads a
+            // section as a heading does, below any real heading.
+            Leaf::Label => {
+                while section
+                    .last()
+                    .is_some_and(|(open, _)| *open >= HeadingLevel::H6)
+                {
+                    section.pop();
+                }
+                section.push((HeadingLevel::H6, label_context(body)));
+                list_label = None;
+                continue;
+            }
             Leaf::Paragraph => {
                 list_label = body
                     .trim_end()
@@ -226,6 +296,12 @@ pub fn statements(text: &str) -> Vec<Statement> {
                     context.done |= label.done;
                 }
             }
+            Leaf::Row => context.done |= marks::done_row(source),
+        }
+        match marks::checklist(body) {
+            Some(true) => context.done = true,
+            Some(false) => context.plan = true,
+            None => context.done |= marks::commit_subject(body),
         }
         if let Some(label) = leading_label(body) {
             context.plan |= label.plan;
@@ -240,7 +316,7 @@ pub fn statements(text: &str) -> Vec<Statement> {
                     done_label: context.done && !context.plan,
                     question,
                     sentence: sentence_index,
-                    item: leaf == Leaf::Item,
+                    item: matches!(leaf, Leaf::Item | Leaf::Row),
                 });
             }
             sentence_index += 1;

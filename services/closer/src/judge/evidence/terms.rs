@@ -268,6 +268,47 @@ pub fn names(text: &str) -> HashSet<String> {
         .collect()
 }
 
+/// The words inside code names ("ComputeTranscriptPath", `find_commit_message`,
+/// `sessionStateToStrategy()` → compute, transcript, path, ...), stemmed: a report names the
+/// function it added where the plan named the work in words.
+pub fn identifier_parts(text: &str) -> HashSet<String> {
+    let tables = tables();
+    let mut found = HashSet::new();
+    for token in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        let camel = token
+            .chars()
+            .zip(token.chars().skip(1))
+            .any(|(a, b)| a.is_lowercase() && b.is_uppercase());
+        if !camel && !token.contains('_') {
+            continue;
+        }
+        let mut piece = String::new();
+        let mut pieces = Vec::new();
+        let mut previous_lower = false;
+        for c in token.chars() {
+            if c == '_' || (c.is_uppercase() && previous_lower) {
+                pieces.push(std::mem::take(&mut piece));
+            }
+            if c != '_' {
+                piece.push(c);
+            }
+            previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        }
+        pieces.push(piece);
+        for piece in pieces {
+            let lowered = piece.to_lowercase();
+            if lowered.chars().count() >= 3
+                && lowered.chars().all(char::is_alphabetic)
+                && !tables.stop.contains(lowered.as_str())
+                && !tables.generic.contains(lowered.as_str())
+            {
+                found.insert(stem(&lowered));
+            }
+        }
+    }
+    found
+}
+
 /// What kind of name an identifier is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IdentKind {
@@ -454,6 +495,29 @@ mod tests {
         assert!(has(IdentKind::Code, "orders.customer_id"));
         assert!(has(IdentKind::Code, "--dry-run"));
         assert!(identifiers("Fixed it. Done.").is_empty());
+    }
+
+    #[test]
+    fn code_names_are_read_as_their_words() {
+        let table = [
+            (
+                "Added `findCommitMessageByCheckpointID()`",
+                vec!["find", "commit", "messag", "checkpoint"],
+            ),
+            (
+                "ComputeTranscriptPath",
+                vec!["comput", "transcript", "path"],
+            ),
+            ("orders.customer_id", vec!["customer"]),
+            ("plain words only", vec![]),
+        ];
+        for (text, expected) in table {
+            let found = identifier_parts(text);
+            for part in &expected {
+                assert!(found.contains(&stem(part)), "{text}: {part} in {found:?}");
+            }
+            assert_eq!(expected.is_empty(), found.is_empty(), "{text}: {found:?}");
+        }
     }
 
     #[test]

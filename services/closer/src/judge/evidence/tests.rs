@@ -363,3 +363,21 @@ fn a_withdrawal_naming_its_own_identifiers_does_not_refer_back() {
         ],
     );
 }
+
+#[test]
+fn a_quote_that_asks_plans_or_withdraws_does_not_show_the_work_done() {
+    let table = [
+        ("The retry backoff is in place.", None),
+        ("Should I add the retry backoff?", Some("question")),
+        ("The retry backoff is not merged yet.", Some("deferral")),
+        ("Next steps: add the retry backoff", Some("plan")),
+        ("The failing retry test is fixed.", None),
+    ];
+    for (quote, expected) in table {
+        assert_eq!(
+            super::quote_withdrawn(quote, "Fix the failing retry test and add backoff"),
+            expected,
+            "{quote}"
+        );
+    }
+}

@@ -13,6 +13,8 @@
 //!   that were NOT truly completed, the share the judge resolved anyway — the wrong resolves a
 //!   user would have to undo. With nothing left to get wrong it is 0.
 
+pub mod curve;
+
 use std::collections::HashSet;
 
 use serde::Deserialize;
@@ -21,7 +23,7 @@ use uuid::Uuid;
 use crate::judge::{BriefedCommitment, Judge, JudgeInput, Verdict, WrittenMemory};
 use crate::outcome;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CaseBriefed {
     id: Uuid,
@@ -32,7 +34,7 @@ struct CaseBriefed {
     project: Option<String>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct CaseWritten {
     memory_type: String,
@@ -61,7 +63,7 @@ pub const KINDS: &[&str] = &[
 ];
 
 /// One labelled case.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Case {
     pub id: String,
@@ -230,19 +232,24 @@ fn reason(verdict: &Verdict, id: Uuid) -> String {
                     .evidence
                     .first()
                     .map_or("", |evidence| evidence.quote.as_str());
-                format!("{}: {quote:?}", finding.reason)
+                format!("{} ({:.2}): {quote:?}", finding.reason, finding.confidence)
             },
         )
 }
 
-/// Judges one case exactly as a pass would (ids filtered to the briefed set).
-pub async fn score(judge: &dyn Judge, case: &Case) -> Result<Scored, String> {
-    let input = case.input();
-    let verdict = judge
-        .judge(&input)
+/// The judge's raw verdict on one case (before any abstention margin).
+pub async fn judged(judge: &dyn Judge, case: &Case) -> Result<Verdict, String> {
+    judge
+        .judge(&case.input())
         .await
-        .map_err(|error| error.to_string())?;
-    let briefed: Vec<Uuid> = input.briefed.iter().map(|row| row.id).collect();
+        .map_err(|error| error.to_string())
+}
+
+/// Scores a verdict exactly as a pass would apply it: the abstention margin, then the ids
+/// filtered to the briefed set.
+pub fn tally(case: &Case, verdict: &Verdict, min_confidence: f64) -> Scored {
+    let verdict = crate::judge::abstain(verdict.clone(), min_confidence);
+    let briefed: Vec<Uuid> = case.briefed.iter().map(|row| row.id).collect();
     let (resolved, _rejected) = outcome::candidates(&briefed, &verdict.completed());
     let resolved: HashSet<Uuid> = resolved.into_iter().collect();
     let expected: HashSet<Uuid> = case.expected.iter().copied().collect();
@@ -268,7 +275,12 @@ pub async fn score(judge: &dyn Judge, case: &Case) -> Result<Scored, String> {
             (false, false) => scored.tally.true_negatives += 1,
         }
     }
-    Ok(scored)
+    scored
+}
+
+/// Judges one case and scores it at `min_confidence`.
+pub async fn score(judge: &dyn Judge, case: &Case, min_confidence: f64) -> Result<Scored, String> {
+    Ok(tally(case, &judged(judge, case).await?, min_confidence))
 }
 
 #[cfg(test)]
@@ -280,7 +292,7 @@ mod tests {
     async fn the_tally_counts_briefed_commitments() {
         let line = r#"{"id":"c","kind":"several-at-once","why":"one done, one not","briefed":[{"id":"00000000-0000-4000-8000-000000000001","topic":"changelog-entry","status":"open","content":"Add a changelog entry for the retry change"},{"id":"00000000-0000-4000-8000-000000000002","topic":"notes","status":"open","content":"Write the release notes"}],"excerpt":"The changelog entry for the retry change is done. The release notes are not written yet.","written":[],"expected":["00000000-0000-4000-8000-000000000001"]}"#;
         let cases = parse(line).expect("valid");
-        let scored = score(&EvidenceJudge, &cases[0]).await.expect("scored");
+        let scored = score(&EvidenceJudge, &cases[0], 0.0).await.expect("scored");
         assert_eq!(
             scored.tally,
             Tally {
