@@ -279,7 +279,13 @@ fn run_blocking() -> anyhow::Result<()> {
         tail_run.measured.wall.as_secs_f64() / cold_wall * 100.0,
         yes_no(equals(&fresh_totals, &tail_run)?)
     );
-    scratch_dir.close()?;
-    println!("  scratch folder removed");
+    // BATON_BENCH_KEEP=1 keeps the generated corpus and its checkpoints, for profiling.
+    if std::env::var_os("BATON_BENCH_KEEP").is_some() {
+        let kept = scratch_dir.keep();
+        println!("  scratch folder kept: {}", kept.display());
+    } else {
+        scratch_dir.close()?;
+        println!("  scratch folder removed");
+    }
     Ok(())
 }
