@@ -1,6 +1,7 @@
 //! The usage service's own metrics, for the Usage dashboard and the upload alerts.
 //!
-//! - `baton.usage.uploads`: every `UploadBatch` call by outcome — `accepted`, `refused` (a
+//! - `baton.usage.uploads`: every `UploadBatch` call that reaches the handler (past the service
+//!   token check, which only Baton's own callers can fail) by outcome — `accepted`, `refused` (a
 //!   4xx code: the batch or its caller is at fault, nothing was written) or `failed` (a 5xx
 //!   code: the service could not store it) — with the contract's error code as `error.type`.
 //! - `baton.usage.batch.rows`: usage rows per accepted batch.
