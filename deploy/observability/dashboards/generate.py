@@ -221,7 +221,80 @@ def sweep():
     )
 
 
-BOARDS = {"hook-api": hook_api, "rpc": rpcs, "bus": bus, "closer": closer, "sweep": sweep}
+def usage():
+    uploads = "baton_usage_uploads_total"
+    stored = 'baton_usage_outcome!="refused"'
+    return dashboard(
+        "baton-usage",
+        "Baton / Usage",
+        "Usage uploads from the hooks (UploadBatch): rate by outcome, refusals by code, rows per batch, store latency, and how far the usage figures trail the machines' activity.",
+        [
+            panel(
+                "Uploads per second by outcome",
+                [(f"sum by (baton_usage_outcome) (rate({uploads}[$__rate_interval]))", "{{baton_usage_outcome}}")],
+                "reqps",
+                description="accepted: stored. refused: a 4xx code, the batch or its caller at fault, nothing written. failed: a 5xx code (database, timeout), nothing written; the hook retries.",
+            ),
+            panel(
+                "Refusals and failures per second by code",
+                [(
+                    f'sum by (baton_usage_outcome, error_type) (rate({uploads}{{baton_usage_outcome!="accepted"}}[$__rate_interval]))',
+                    "{{baton_usage_outcome}} {{error_type}}",
+                )],
+                "reqps",
+                description="invalid_input: a batch outside the server's bounds (often a hook older or newer than the server). not_found: a fact names a session or agent not stored. service_unavailable / internal_error: Baton's side.",
+            ),
+            panel(
+                "Refused share vs alert threshold (5 %)",
+                [
+                    (
+                        f'sum(rate({uploads}{{baton_usage_outcome="refused"}}[15m])) / sum(rate({uploads}[15m]))',
+                        "refused, 15 m",
+                    ),
+                    ("vector(0.05)", "UsageUploadsRefused (5 %)"),
+                ],
+                "percentunit",
+                description="What UsageUploadsRefused reads. Failed uploads are not in it: they are 5xx, counted by the hook API availability SLO.",
+            ),
+            panel(
+                "Upload store latency (p50, p99) vs alert bound (2.5 s)",
+                [
+                    (f"histogram_quantile(0.5, sum by (le) (rate(baton_usage_upload_duration_seconds_bucket{{{stored}}}[$__rate_interval])))", "p50"),
+                    (f"histogram_quantile(0.99, sum by (le) (rate(baton_usage_upload_duration_seconds_bucket{{{stored}}}[$__rate_interval])))", "p99"),
+                    ("vector(2.5)", "UsageUploadSlow (2.5 s)"),
+                ],
+                "s",
+                description="An upload's store work (price table, the tenant's upload lock, the transaction), accepted and failed uploads; refusals are cheap and left out. A call abandoned at the 10 s timeout counts as failed.",
+            ),
+            panel(
+                "Usage rows per accepted batch (p50, p99, mean)",
+                [
+                    ("histogram_quantile(0.5, sum by (le) (rate(baton_usage_batch_rows_bucket[$__rate_interval])))", "p50"),
+                    ("histogram_quantile(0.99, sum by (le) (rate(baton_usage_batch_rows_bucket[$__rate_interval])))", "p99"),
+                    ("sum(rate(baton_usage_batch_rows_sum[$__rate_interval])) / sum(rate(baton_usage_batch_rows_count[$__rate_interval]))", "mean"),
+                ],
+                "short",
+                description="Rows sent, stored or unchanged; a batch holds at most 10 000. Batches of deliveries alone have none.",
+            ),
+            panel(
+                "Usage rows received per second",
+                [("sum(rate(baton_usage_batch_rows_sum[$__rate_interval]))", "rows")],
+                "short",
+            ),
+            panel(
+                "Ingest delay: newest stored row's age at upload (p50, p99)",
+                [
+                    ("histogram_quantile(0.5, sum by (le) (rate(baton_usage_ingest_delay_seconds_bucket[$__rate_interval])))", "p50"),
+                    ("histogram_quantile(0.99, sum by (le) (rate(baton_usage_ingest_delay_seconds_bucket[$__rate_interval])))", "p99"),
+                ],
+                "s",
+                description="The rollup lag. Rollups are written in the upload's transaction, so they never trail the stored rows; they trail the machines by how late the hook uploads. Per accepted batch that inserted or replaced rows: the newest such row's age. Hours after a machine was offline is expected.",
+            ),
+        ],
+    )
+
+
+BOARDS = {"hook-api": hook_api, "rpc": rpcs, "bus": bus, "closer": closer, "sweep": sweep, "usage": usage}
 
 
 def render() -> dict[str, str]:

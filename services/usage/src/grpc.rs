@@ -14,6 +14,7 @@ use baton_proto::Timestamp;
 use baton_proto::usage::v1 as proto;
 use baton_proto::usage::v1::usage_server;
 
+use crate::metrics::{self, Accepted, Instruments, UploadMeasure};
 use crate::pricing::PriceCache;
 use crate::query::{self, GroupBy};
 use crate::sessions::{self, Cursor, Filter};
@@ -41,6 +42,26 @@ impl UsageGrpc {
     fn call<T>(&self, request: &Request<T>) -> Result<CallContext, Status> {
         CallContext::from_request(request, &self.clock)
     }
+
+    /// Checks and stores one batch, telling `measure` when the store work begins.
+    async fn store_batch(
+        &self,
+        request: &Request<proto::UploadBatchRequest>,
+        measure: &mut UploadMeasure<'_>,
+    ) -> Result<(upload::Uploaded, Accepted), Status> {
+        let call = self.call(request)?;
+        let batch = validate::batch(request.get_ref(), call.now)?;
+        measure.store_begins();
+        let table = self.prices.table(&self.pool).await.map_err(db)?;
+        let done = upload::upload(&self.pool, &table, call.tenant_id, call.now, &batch).await?;
+        let accepted = Accepted {
+            rows: batch.usage.len(),
+            ingest_delay: done
+                .newest_usage_at
+                .map(|at| metrics::ingest_delay_seconds(at, call.now)),
+        };
+        Ok((done, accepted))
+    }
 }
 
 fn instant(
@@ -66,10 +87,10 @@ impl usage_server::Usage for UsageGrpc {
         &self,
         request: Request<proto::UploadBatchRequest>,
     ) -> Result<Response<proto::UploadBatchResponse>, Status> {
-        let call = self.call(&request)?;
-        let batch = validate::batch(request.get_ref(), call.now)?;
-        let table = self.prices.table(&self.pool).await.map_err(db)?;
-        let done = upload::upload(&self.pool, &table, call.tenant_id, call.now, &batch).await?;
+        let mut measure = UploadMeasure::begin(Instruments::usage());
+        let stored = self.store_batch(&request, &mut measure).await;
+        measure.settle(stored.as_ref().map(|(_, accepted)| accepted));
+        let (done, _) = stored?;
         Ok(Response::new(proto::UploadBatchResponse {
             sessions: done.sessions,
             agents: done.agents,

@@ -10,13 +10,15 @@
 //! [`savings`] and [`figures`] are the read-side decisions, [`aggregate`] the sums they read;
 //! [`query`],
 //! [`tree`], [`sessions`] and [`session_figures`] the reads (the last two summarise a session
-//! through [`summaries`]); [`retention`] prunes old deliveries.
+//! through [`summaries`]); [`retention`] prunes old deliveries; [`metrics`] counts and times
+//! the uploads.
 
 pub mod aggregate;
 pub mod config;
 pub mod decide;
 pub mod figures;
 pub mod grpc;
+pub mod metrics;
 pub mod pricing;
 pub mod query;
 pub mod reprice;

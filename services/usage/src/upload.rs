@@ -36,6 +36,9 @@ pub struct Uploaded {
     pub usage_unchanged: u32,
     pub deliveries_inserted: u32,
     pub deliveries_duplicate: u32,
+    /// The latest activity instant among the usage rows this upload inserted or replaced:
+    /// how far the rollups (written in this transaction) trail the activity they count.
+    pub newest_usage_at: Option<DateTime<Utc>>,
 }
 
 /// Writes a batch for `tenant_id`, received at `now`.
@@ -69,6 +72,7 @@ pub async fn upload(
     uploaded.usage_inserted = written.inserted;
     uploaded.usage_replaced = written.replaced;
     uploaded.usage_unchanged = written.unchanged;
+    uploaded.newest_usage_at = written.newest_written_at;
     let inserted = deliveries(&mut tx, tenant_id, now, batch)
         .await
         .map_err(db_error)?;

@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row};
 use uuid::Uuid;
 
@@ -27,6 +28,8 @@ pub struct Written {
     pub inserted: u32,
     pub replaced: u32,
     pub unchanged: u32,
+    /// The latest `at` among the rows inserted or replaced (what reached the rollups).
+    pub newest_written_at: Option<DateTime<Utc>>,
 }
 
 /// A stored usage row as the collision rule and the rollups see it.
@@ -74,6 +77,7 @@ pub async fn write(
             Fate::Insert => written.inserted += 1,
             Fate::Replace => written.replaced += 1,
         }
+        written.newest_written_at = written.newest_written_at.max(Some(row.at));
         if let Some(existing) = existing {
             deltas.push((existing.key.clone(), existing.delta.negated()));
         }

@@ -36,9 +36,24 @@ pub const COUNTS: &[f64] = &[
     0.0, 1.0, 2.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 5000.0,
 ];
 
-/// Lag from a close to its finished closer pass (s): seconds normally, hours when backed off.
+/// Lags (s): a close to its finished closer pass (`baton.closer.lag`), a usage row's activity
+/// to the upload that stores it (`baton.usage.ingest.delay`). Seconds normally, hours when a
+/// pass is backed off or a machine was offline.
 pub const LAG_SECONDS: &[f64] = &[
     0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0, 900.0, 3600.0, 21600.0, 86400.0,
+];
+
+/// Usage rows in one uploaded batch (`baton.usage.batch.rows`): one to the batch limit of
+/// 10 000 (`baton_usage::validate::MAX_USAGE`); a batch of deliveries alone has none.
+pub const ROWS: &[f64] = &[
+    0.0, 1.0, 5.0, 10.0, 25.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2500.0, 5000.0, 10000.0,
+];
+
+/// An upload's store work (`baton.usage.upload.duration`, s): the price table, the tenant's
+/// upload lock and the transaction. Milliseconds for a hook's batch, seconds for a full one;
+/// the server abandons a call at its 10 s request timeout.
+pub const UPLOAD_SECONDS: &[f64] = &[
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
 ];
 
 #[cfg(test)]
@@ -54,6 +69,8 @@ mod tests {
             ("db", DB_SECONDS, 10.0),
             ("counts", COUNTS, 1000.0),
             ("lag", LAG_SECONDS, 3600.0),
+            ("rows", ROWS, 10_000.0),
+            ("upload", UPLOAD_SECONDS, 10.0),
         ] {
             assert!(
                 bounds.windows(2).all(|pair| pair[0] < pair[1]),

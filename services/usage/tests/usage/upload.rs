@@ -307,3 +307,44 @@ async fn a_delivery_needs_no_stored_session_and_its_stop_reaches_the_session_sto
         "the Stop recorded first is the session's evidence once it is stored"
     );
 }
+
+/// What `baton.usage.ingest.delay` is measured from: the newest row an upload inserted or
+/// replaced (the rollups move in the same transaction), never a row it left unchanged.
+#[tokio::test]
+async fn an_upload_reports_the_newest_row_it_stored_and_none_when_it_stored_none() {
+    let harness = Harness::new().await;
+    let tenant = Uuid::new_v4();
+    let now = at(NOW);
+    let table = baton_usage::pricing::PriceCache::default()
+        .table(&harness.runtime)
+        .await
+        .expect("prices");
+    let store = |request: proto::UploadBatchRequest| {
+        let pool = harness.runtime.clone();
+        let table = table.clone();
+        async move {
+            let batch = baton_usage::validate::batch(&request, now).expect("valid");
+            baton_usage::upload::upload(&pool, &table, tenant, now, &batch)
+                .await
+                .expect("stored")
+        }
+    };
+    let first = store(full_batch()).await;
+    assert_eq!(first.newest_usage_at, Some(at("2026-03-01T10:06:00Z")));
+    let again = store(full_batch()).await;
+    assert_eq!((again.usage_unchanged, again.newest_usage_at), (2, None));
+    let mut larger = batch("host-a");
+    larger.usage = vec![row(
+        "s-1",
+        None,
+        "msg_1:req_1",
+        "claude-opus-4-5",
+        "2026-03-01T10:01:00Z",
+        80,
+    )];
+    let replaced = store(larger).await;
+    assert_eq!(
+        (replaced.usage_replaced, replaced.newest_usage_at),
+        (1, Some(at("2026-03-01T10:01:00Z")))
+    );
+}
