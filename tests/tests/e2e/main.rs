@@ -23,6 +23,7 @@ mod hook_spool;
 mod hook_start;
 mod hook_stop;
 mod hook_usage;
+mod hook_usage_memo;
 mod hostile_input;
 mod internal_clients;
 mod lease;

@@ -4,6 +4,7 @@
 mod aggregate;
 pub mod args;
 mod json;
+mod memo;
 mod table;
 mod tree;
 
@@ -25,19 +26,40 @@ pub fn run(words: &[String]) -> i32 {
         }
     };
     let mut prices = PriceTable::bundled();
+    let mut extra_prices = String::new();
     if let Some(extra) = env.get("BATON_PRICING_FILE") {
         let loaded = std::fs::read_to_string(extra)
             .map_err(|e| e.to_string())
-            .and_then(|text| prices.extend_json(&text).map_err(|e| e.to_string()));
+            .and_then(|text| {
+                prices.extend_json(&text).map_err(|e| e.to_string())?;
+                extra_prices = text;
+                Ok(())
+            });
         if let Err(message) = loaded {
             eprintln!("baton-hook usage: BATON_PRICING_FILE {extra}: {message}");
             return 2;
         }
     }
+    let cache = env.state_dir().join("cache");
     let options = Options {
-        checkpoint_dir: (!args.no_cache).then(|| env.state_dir().join("cache").join("transcripts")),
+        checkpoint_dir: (!args.no_cache).then(|| cache.join("transcripts")),
         ..Options::default()
     };
+    let roots = args::roots(&env);
+    let discovery = baton_transcripts::walk::discover(&roots, options.limits);
+    let memo = (!args.no_cache).then(|| {
+        memo::Memo::new(
+            &cache.join("reports"),
+            &discovery,
+            &args,
+            extra_prices.as_bytes(),
+        )
+    });
+    if let Some(output) = memo.as_ref().and_then(memo::Memo::load) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = writeln!(stdout, "{output}");
+        return 0;
+    }
     let bar = progress_bar();
     let on_progress = |progress: Progress| {
         if let Some(bar) = &bar {
@@ -45,8 +67,7 @@ pub fn run(words: &[String]) -> i32 {
             bar.set_position(progress.done_bytes);
         }
     };
-    let roots = args::roots(&env);
-    let corpus = match baton_transcripts::scan(&roots, &options, &on_progress) {
+    let corpus = match baton_transcripts::read_discovered(discovery, &options, &on_progress) {
         Ok(corpus) => corpus,
         Err(violation) => {
             eprintln!("baton-hook usage: stopped: {violation}");
@@ -94,8 +115,15 @@ pub fn run(words: &[String]) -> i32 {
         Report::Models if args.json => json::models_report(&selection, &corpus).to_string(),
         Report::Models => table::models(&selection, &corpus),
     };
+    let output = output.trim_end();
     let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(stdout, "{}", output.trim_end());
+    let _ = writeln!(stdout, "{output}");
+    let clean = corpus.quarantined.is_empty()
+        && corpus.skips.get(baton_transcripts::SkipReason::Unreadable) == 0;
+    if let (Some(memo), true) = (&memo, clean) {
+        let files = corpus.reads.cached + corpus.reads.tail + corpus.reads.full;
+        memo.save(output, args.json, files);
+    }
     // The process ends here: freeing every record one by one would only cost time.
     std::mem::forget(selection);
     std::mem::forget(corpus);
