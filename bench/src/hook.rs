@@ -53,15 +53,22 @@ pub async fn run() -> anyhow::Result<()> {
     .await;
     let tenant = baton.create_tenant("bench-hook").await;
     let client = baton.client(&tenant);
-    let open = json!({"agent": "claude-code", "sessionId": "bench-stop", "source": "startup"});
-    anyhow::ensure!(
-        client
-            .post("/api/v1/agent-sessions/open", &open)
-            .await
-            .status
-            == 200
-    );
-    let home = HookHome::new(&baton.base_url, &tenant.api_key);
+    // Both sessions the measured hooks name are open: a SessionEnd of a session the server
+    // never saw is refused (404), which the hook's detached drain logs as a failure.
+    let mut end_run = String::new();
+    for session in ["bench-stop", "bench-end"] {
+        let open = json!({"agent": "claude-code", "sessionId": session, "source": "startup"});
+        let answer = client.post("/api/v1/agent-sessions/open", &open).await;
+        anyhow::ensure!(answer.status == 200, "open {session}: {:?}", answer.body);
+        if session == "bench-end" {
+            end_run = answer.body["sessionRunId"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+        }
+    }
+    let home = std::sync::Arc::new(HookHome::new(&baton.base_url, &tenant.api_key));
+    let measuring = home.clone();
     let stop =
         json!({"session_id": "bench-stop", "hook_event_name": "Stop", "stop_hook_active": false,
         "cwd": "/w/app", "last_assistant_message": "Done: the migration is applied."})
@@ -76,6 +83,7 @@ pub async fn run() -> anyhow::Result<()> {
     let key_header = format!("X-API-Key: {}", tenant.api_key);
 
     let measured = tokio::task::spawn_blocking(move || -> anyhow::Result<Vec<Variant>> {
+        let home = measuring;
         let mut variants: Vec<Variant> = [
             "true (spawn floor)",
             "curl POST heartbeat",
@@ -130,10 +138,33 @@ pub async fn run() -> anyhow::Result<()> {
             "the hook logged failures: {:?}",
             home.log_lines()
         );
-        anyhow::ensure!(home.spooled().len() == RUNS, "every SessionEnd spooled");
         Ok(variants)
     })
     .await??;
+    // Each SessionEnd appended to the spool; the detached drains deliver them. What shows that
+    // they did: the spool empties, nothing was logged, and the server holds the session closed.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let row = client
+            .get(&format!("/api/v1/agent-sessions/{end_run}"))
+            .await;
+        let closed = row.body["closedAt"].is_string() || row.body["session"]["closedAt"].is_string();
+        if closed && home.spooled().is_empty() {
+            break;
+        }
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "the spooled SessionEnds were not delivered: {:?}, {} pending",
+            row.body,
+            home.spooled().len()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    anyhow::ensure!(
+        home.log_lines().is_empty(),
+        "the hook logged failures: {:?}",
+        home.log_lines()
+    );
 
     let mut medians = Vec::new();
     for variant in &measured {
