@@ -148,7 +148,8 @@ pub async fn run() -> anyhow::Result<()> {
         let row = client
             .get(&format!("/api/v1/agent-sessions/{end_run}"))
             .await;
-        let closed = row.body["closedAt"].is_string() || row.body["session"]["closedAt"].is_string();
+        let closed =
+            row.body["closedAt"].is_string() || row.body["session"]["closedAt"].is_string();
         if closed && home.spooled().is_empty() {
             break;
         }
