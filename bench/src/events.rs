@@ -16,7 +16,7 @@ use baton_kit::db;
 use baton_kit::grpc::{Outbound, OutboundCall};
 use baton_proto::provenance::v1 as proto;
 use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
-use baton_tests::{Baton, Client, SERVICE_TOKEN, Tenant};
+use baton_tests::{Baton, SERVICE_TOKEN, Tenant};
 
 use crate::stats::RunStats;
 
@@ -195,12 +195,12 @@ async fn measure_grpc(baton: &Baton, sample: &[Run]) -> anyhow::Result<RunStats>
 async fn measure_gateway(baton: &Baton, sample: &[Run]) -> RunStats {
     let mut latencies: Vec<Duration> = Vec::with_capacity(sample.len());
     let started = Instant::now();
-    let mut clients: std::collections::HashMap<String, Client> = std::collections::HashMap::new();
+    // One connection pool for every tenant, as a client behind one address would hold: a pool
+    // per tenant keeps hundreds of idle connections open from 127.0.0.1, past the gateway's
+    // per-address cap (BATON_GATEWAY__MAX_CONNECTIONS_PER_CLIENT), which refuses the rest.
+    let shared = baton.anonymous();
     for run in sample {
-        let client = clients
-            .entry(run.tenant.api_key.clone())
-            .or_insert_with(|| baton.client(&run.tenant))
-            .clone();
+        let client = shared.with_key(&run.tenant.api_key);
         let path = format!("/api/v1/agent-sessions/{}/events?limit=50", run.run_id);
         let begun = Instant::now();
         let answer = client.get(&path).await;
