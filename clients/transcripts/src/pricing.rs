@@ -336,18 +336,24 @@ impl PriceTable {
             _ => None,
         };
         let mut priced = PriceTable::price_with(row, record);
-        if !record.server_tools.is_empty() {
-            match date {
-                Some(date) => {
-                    priced += self.price_server_tools(record.harness, &record.server_tools, date)
-                }
-                None => {
-                    priced.unpriced_calls +=
-                        record.server_tools.web_search + record.server_tools.web_fetch
-                }
-            }
-        }
+        priced += self.price_calls(record);
         priced
+    }
+
+    /// Prices a record's server-tool calls on its UTC date; without a date they are unpriced.
+    pub fn price_calls(&self, record: &UsageRecord) -> Priced {
+        if record.server_tools.is_empty() {
+            return Priced::default();
+        }
+        match chrono::DateTime::from_timestamp_millis(record.timestamp_ms) {
+            Some(at) => {
+                self.price_server_tools(record.harness, &record.server_tools, at.date_naive())
+            }
+            None => Priced {
+                unpriced_calls: record.server_tools.web_search + record.server_tools.web_fetch,
+                ..Priced::default()
+            },
+        }
     }
 
     /// Prices one record's tokens by a row already looked up (`row_for` of its model and UTC

@@ -51,6 +51,24 @@ pub struct Agent {
     pub ended: Option<Ended>,
 }
 
+impl Agent {
+    /// The session's main agent; `has_file` when its transcript is there.
+    pub fn main(has_file: bool) -> Agent {
+        Agent {
+            agent_id: None,
+            kind: AgentKind::Main,
+            parent_agent_id: None,
+            subagent_type: None,
+            description: None,
+            spawn_tool: None,
+            spawn_tool_use_id: None,
+            join_path: None,
+            has_file,
+            ended: None,
+        }
+    }
+}
+
 /// How an agent ended, from its spawn call's tool result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -138,18 +156,7 @@ pub fn build(input: &SessionInput<'_>) -> Vec<Agent> {
 
     let mut tree: Vec<Agent> = Vec::new();
     if has_main || !agents.is_empty() {
-        tree.push(Agent {
-            agent_id: None,
-            kind: AgentKind::Main,
-            parent_agent_id: None,
-            subagent_type: None,
-            description: None,
-            spawn_tool: None,
-            spawn_tool_use_id: None,
-            join_path: None,
-            has_file: has_main,
-            ended: None,
-        });
+        tree.push(Agent::main(has_main));
     }
     let with_files: std::collections::BTreeSet<&str> = input
         .files

@@ -17,16 +17,20 @@
 //! References (a session or agent named but neither in the batch nor stored) are checked
 //! against the database by [`crate::upload`], as `not_found`.
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use baton_kit::clock::from_timestamp;
 use baton_kit::error::ApiError;
-use baton_kit::text;
-use baton_proto::Timestamp;
 use baton_proto::usage::v1 as proto;
 use baton_transcripts::record::{Harness, Modifiers, ServerTools, Tokens};
 use baton_transcripts::{UsageRecord, dedup};
+
+mod fields;
+use fields::{
+    bounded_count, instant, invalid, label, modifier, optional_label, ordered, required_instant,
+    tokens,
+};
+pub use fields::{id, key};
 
 pub const MAX_SESSIONS: usize = 500;
 pub const MAX_AGENTS: usize = 5000;
@@ -250,104 +254,6 @@ impl Batch {
         missing.dedup();
         missing
     }
-}
-
-fn invalid(detail: impl Into<String>) -> ApiError {
-    ApiError::invalid_input(detail)
-}
-
-/// `[A-Za-z0-9._:-]`, 1..`max`.
-pub fn id(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
-    let ok = !value.is_empty()
-        && value.len() <= max
-        && value
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b':' | b'-'));
-    if !ok {
-        return Err(invalid(format!(
-            "{field} must be 1..{max} of [A-Za-z0-9._:-]"
-        )));
-    }
-    Ok(value.to_string())
-}
-
-fn label(field: &str, value: &str, max: usize) -> Result<String, ApiError> {
-    text::bounded(field, value, max)?;
-    Ok(value.to_string())
-}
-
-fn optional_label(
-    field: &str,
-    value: Option<&String>,
-    max: usize,
-) -> Result<Option<String>, ApiError> {
-    value.map(|value| label(field, value, max)).transpose()
-}
-
-/// A request modifier: an empty value means none (as the transcripts write it).
-fn modifier(field: &str, value: Option<&String>) -> Result<Option<String>, ApiError> {
-    match value {
-        Some(value) if value.is_empty() => Ok(None),
-        other => optional_label(field, other, 64),
-    }
-}
-
-/// Instants a batch may carry: `[2000-01-01, now + 1 day]`.
-fn instant(
-    field: &str,
-    value: Option<&Timestamp>,
-    now: DateTime<Utc>,
-) -> Result<Option<DateTime<Utc>>, ApiError> {
-    let Some(value) = value else {
-        return Ok(None);
-    };
-    let earliest = DateTime::from_timestamp(baton_kit::clock::TEST_NOW_EARLIEST_SECONDS, 0)
-        .unwrap_or(DateTime::UNIX_EPOCH);
-    match from_timestamp(value) {
-        Some(at) if at >= earliest && at <= now + Duration::days(1) => Ok(Some(at)),
-        _ => Err(invalid(format!(
-            "{field} must be an instant between 2000-01-01 and tomorrow"
-        ))),
-    }
-}
-
-fn required_instant(
-    field: &str,
-    value: Option<&Timestamp>,
-    now: DateTime<Utc>,
-) -> Result<DateTime<Utc>, ApiError> {
-    instant(field, value, now)?.ok_or_else(|| invalid(format!("{field} is required")))
-}
-
-fn ordered(
-    field: &str,
-    first: Option<DateTime<Utc>>,
-    last: Option<DateTime<Utc>>,
-) -> Result<(), ApiError> {
-    if let (Some(first), Some(last)) = (first, last)
-        && first > last
-    {
-        return Err(invalid(format!(
-            "{field}: firstActivityAt is after lastActivityAt"
-        )));
-    }
-    Ok(())
-}
-
-/// A session's natural key as every fact names it (and `SessionFigures` takes it).
-pub fn key(agent: &str, session_id: &str) -> Result<(String, String), ApiError> {
-    Ok((text::agent(agent)?, text::session_id(session_id)?))
-}
-
-fn tokens(count: u64, field: &str) -> Result<u64, ApiError> {
-    bounded_count(count, field, MAX_TOKENS)
-}
-
-fn bounded_count(count: u64, field: &str, max: u64) -> Result<u64, ApiError> {
-    if count > max {
-        return Err(invalid(format!("{field} is above {max}")));
-    }
-    Ok(count)
 }
 
 /// Checks a whole batch; `now` bounds its instants.

@@ -1,4 +1,5 @@
 use super::*;
+use baton_proto::Timestamp;
 
 fn now() -> DateTime<Utc> {
     "2026-06-01T12:00:00Z".parse().expect("instant")

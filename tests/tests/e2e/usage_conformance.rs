@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 use baton_tests::hook::HookHome;
 use baton_tests::{Baton, Client};
 
-use crate::usage_real::ingest;
+use crate::usage_real::{ingest, usage_groups};
 
 const KINDS: [&str; 6] = [
     "input",
@@ -85,22 +85,10 @@ async fn server_groups(
     from: &str,
     to: &str,
 ) -> BTreeMap<String, Vec<u64>> {
-    let answer = client
-        .get(&format!(
-            "/api/v1/usage?groupBy={group_by}&timezone=UTC&from={from}T00:00:00Z&to={to}T00:00:00Z"
-        ))
-        .await;
-    assert_eq!(answer.status, 200, "{:?}", answer.body);
-    answer.body["groups"]
-        .as_array()
-        .expect("groups")
-        .iter()
-        .map(|group| {
-            (
-                group["key"].as_str().expect("key").to_string(),
-                tokens(&group["figures"]),
-            )
-        })
+    usage_groups(client, group_by, from, to)
+        .await
+        .into_iter()
+        .map(|(key, group)| (key, tokens(&group)))
         .filter(|(_, kinds)| kinds.iter().any(|k| *k > 0))
         .collect()
 }

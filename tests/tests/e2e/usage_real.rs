@@ -216,12 +216,13 @@ fn figures(figures: &Value) -> (Value, u64, i64) {
     )
 }
 
-async fn server_groups(
+/// The server's usage groups over `[from, to)` days (UTC): each group's key and figures.
+pub(crate) async fn usage_groups(
     client: &Client,
     group_by: &str,
     from: &str,
     to: &str,
-) -> BTreeMap<String, (Value, u64, i64)> {
+) -> Vec<(String, Value)> {
     let answer = client
         .get(&format!(
             "/api/v1/usage?groupBy={group_by}&timezone=UTC&from={from}T00:00:00Z&to={to}T00:00:00Z"
@@ -235,9 +236,22 @@ async fn server_groups(
         .map(|group| {
             (
                 group["key"].as_str().expect("key").to_string(),
-                figures(&group["figures"]),
+                group["figures"].clone(),
             )
         })
+        .collect()
+}
+
+async fn server_groups(
+    client: &Client,
+    group_by: &str,
+    from: &str,
+    to: &str,
+) -> BTreeMap<String, (Value, u64, i64)> {
+    usage_groups(client, group_by, from, to)
+        .await
+        .into_iter()
+        .map(|(key, group)| (key, figures(&group)))
         .collect()
 }
 

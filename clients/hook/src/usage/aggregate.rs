@@ -125,18 +125,7 @@ impl<'a> Selection<'a> {
                 _ => None,
             };
             let mut price = PriceTable::price_with(row, record);
-            if !record.server_tools.is_empty() {
-                match utc_date(record.timestamp_ms) {
-                    Some(utc_day) => {
-                        price +=
-                            prices.price_server_tools(record.harness, &record.server_tools, utc_day)
-                    }
-                    None => {
-                        price.unpriced_calls +=
-                            record.server_tools.web_search + record.server_tools.web_fetch
-                    }
-                }
-            }
+            price += prices.price_calls(record);
             priced.push((record, price, day));
         }
         priced.sort_by_key(|(record, _, _)| record.timestamp_ms);

@@ -146,20 +146,10 @@ fn root(parents: &HashMap<String, (String, JoinPath)>, thread: &str) -> String {
 /// The tree of one Codex session from its members' facts: the main thread, then each
 /// subagent thread by id.
 pub fn tree(session: &str, members: &[&FileFacts], join: &Join) -> Vec<Agent> {
-    let mut tree = vec![Agent {
-        agent_id: None,
-        kind: AgentKind::Main,
-        parent_agent_id: None,
-        subagent_type: None,
-        description: None,
-        spawn_tool: None,
-        spawn_tool_use_id: None,
-        join_path: None,
-        has_file: members
-            .iter()
-            .any(|facts| facts.codex.session_id.as_deref() == Some(session)),
-        ended: None,
-    }];
+    let mut tree =
+        vec![Agent::main(members.iter().any(|facts| {
+            facts.codex.session_id.as_deref() == Some(session)
+        }))];
     let mut children: BTreeMap<&str, Agent> = BTreeMap::new();
     for facts in members {
         let Some(own) = facts.codex.session_id.as_deref() else {
