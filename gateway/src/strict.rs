@@ -92,8 +92,24 @@ pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Ht
 }
 
 /// Parses body bytes: malformed JSON and shape errors are told apart.
+///
+/// One pass straight into `T` (no intermediate `Value`: a 1000-row usage upload built 12,000
+/// map keys only to throw them away). The answers are those of [`parse_json`] then
+/// [`from_value`]: a document that is not JSON is `invalid_request`; then the character floor
+/// over every key and string, read from the bytes ([`baton_kit::text::json_text_characters`]);
+/// then the shape, `invalid_input` with serde's reason.
 pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, HttpError> {
-    from_value(parse_json(bytes)?)
+    let not_json = || HttpError::new(ErrorCode::InvalidRequest, "body is not valid JSON");
+    // UTF-8 first and whole: skipping a string (below) does not check it.
+    let text = std::str::from_utf8(bytes).map_err(|_| not_json())?;
+    let parsed = serde_json::from_str::<T>(text);
+    // serde stops at the first error, which may be one of shape before one of syntax: only a
+    // document that is not JSON at all is `invalid_request`.
+    if parsed.is_err() && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
+        return Err(not_json());
+    }
+    baton_kit::text::json_text_characters("body", bytes)?;
+    parsed.map_err(|error| HttpError::new(ErrorCode::InvalidInput, error.to_string()))
 }
 
 /// For `#[serde(default, deserialize_with = "strict::present")]`: an optional key that, when

@@ -4,7 +4,9 @@
 //! included. The baseline inserts the same rows (a session row, then the usage rows with one
 //! `INSERT ... SELECT FROM UNNEST` per batch) straight into the same tables with sqlx at the
 //! same concurrency, under another tenant, with no rollup and no pricing: the floor any upload
-//! path has to pay.
+//! path has to pay. Two more runs show what concurrency costs (issue 25): the same batches from
+//! 4 different tenants at once, and from one tenant's 4 machines at once (the shape a
+//! per-tenant lock serialised).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,12 +35,17 @@ struct Row {
 }
 
 fn rows(batch: usize) -> Vec<Row> {
+    rows_of("main", batch)
+}
+
+/// A run's rows: `run` keeps each run's keys its own, so every run inserts new rows.
+fn rows_of(run: &str, batch: usize) -> Vec<Row> {
     let start = chrono::Utc::now() - chrono::Duration::days(2);
     (0..BATCH_ROWS)
         .map(|index| {
             let n = (batch * BATCH_ROWS + index) as i64;
             Row {
-                dedup_key: format!("msg_bench_{batch}_{index}:req_{n}"),
+                dedup_key: format!("msg_bench_{run}_{batch}_{index}:req_{n}"),
                 model: MODELS[index % MODELS.len()],
                 at: start + chrono::Duration::milliseconds(n * 150),
                 tokens: [3 + n % 7, 100 + n % 900, 20_000 + n % 5000, n % 300, 0],
@@ -52,9 +59,12 @@ fn session_id(batch: usize) -> String {
 }
 
 fn batch_body(batch: usize, rows: &[Row]) -> Value {
+    body_from("bench-host", &session_id(batch), rows)
+}
+
+fn body_from(host: &str, session: &str, rows: &[Row]) -> Value {
     let first = rows.first().map(|row| row.at).unwrap_or_default();
     let last = rows.last().map(|row| row.at).unwrap_or_default();
-    let session = session_id(batch);
     let usage: Vec<Value> = rows
         .iter()
         .map(|row| {
@@ -67,7 +77,7 @@ fn batch_body(batch: usize, rows: &[Row]) -> Value {
         })
         .collect();
     json!({
-        "hostId": "bench-host",
+        "hostId": host,
         "sessions": [{"agent": "claude-code", "sessionId": session, "projectSlug": "bench",
             "firstActivityAt": first.to_rfc3339(), "lastActivityAt": last.to_rfc3339()}],
         "agents": [{"agent": "claude-code", "sessionId": session, "kind": "main",
@@ -227,5 +237,63 @@ pub async fn run(baton: &Baton) -> anyhow::Result<()> {
         rows_per_second(&direct),
         100.0 * gateway.rate() / direct.rate()
     );
+
+    let mut tenants = Vec::new();
+    for index in 0..CLIENTS {
+        let tenant = baton.create_tenant(&format!("bench-upload-{index}")).await;
+        tenants.push(baton.client(&tenant));
+    }
+    let four_tenants = variant("4 tenants at once", move |batch| {
+        let body = body_from(
+            "bench-host",
+            &format!("bench-tenants-{batch}"),
+            &rows_of("tenants", batch),
+        );
+        (tenants[batch % CLIENTS].clone(), body.to_string())
+    })
+    .await?;
+    let one_tenant = baton.client(&tenant);
+    let four_machines = variant("1 tenant, 4 machines at once", move |batch| {
+        let host = format!("bench-host-{}", batch % CLIENTS);
+        let body = body_from(
+            &host,
+            &format!("bench-machines-{batch}"),
+            &rows_of("machines", batch),
+        );
+        (one_tenant.clone(), body.to_string())
+    })
+    .await?;
+    for (stats, label) in [
+        (&four_tenants, "4 tenants"),
+        (&four_machines, "1 tenant x 4 machines"),
+    ] {
+        stats.print();
+        println!(
+            "  rows/s {label} {:.0}; ratio to direct: {:.1}%",
+            rows_per_second(stats),
+            100.0 * stats.rate() / direct.rate()
+        );
+    }
     Ok(())
+}
+
+/// Every batch through the gateway, `CLIENTS` at a time, each sent by the client `body` names.
+async fn variant<F>(label: &'static str, body: F) -> anyhow::Result<RunStats>
+where
+    F: Fn(usize) -> (baton_tests::Client, String),
+{
+    let prepared: Arc<Vec<(baton_tests::Client, String)>> =
+        Arc::new((0..BATCHES).map(body).collect());
+    let stats = drive(label, move |batch| {
+        let prepared = prepared.clone();
+        async move {
+            let (client, body) = &prepared[batch];
+            let answer = client.post_raw("/api/v1/usage/batches", body.clone()).await;
+            if answer.status != 200 {
+                eprintln!("{label} batch {batch}: {} {:?}", answer.status, answer.body);
+            }
+        }
+    })
+    .await;
+    Ok(stats)
 }

@@ -27,12 +27,50 @@ const CAP: Duration = Duration::from_secs(60);
 /// How long to wait while another drain holds the spool.
 const BUSY_WAIT: Duration = Duration::from_millis(200);
 
-/// Starts a detached drainer when either spool holds anything.
-pub fn start_if_needed(state_dir: &Path) {
-    let pending =
-        !Spool::in_state(state_dir).is_empty() || !Spool::usage_in_state(state_dir).is_empty();
-    if pending {
+/// How long the usage spool's journal may wait for a drain started for another reason, when a
+/// turn end is what would start one (issue 25). Every hook run records its delivery there; at
+/// Stop, which the user waits on, a detached drainer per turn cost more than the rest of the
+/// hook. So Stop leaves the journal to the next drain — the sidecar's, SessionEnd's, any hook
+/// run with lifecycle calls spooled — unless it has waited this long.
+pub const USAGE_BATCH_WINDOW: Duration = Duration::from_secs(60);
+
+/// When a hook run starts a drainer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Urgency {
+    /// Anything spooled goes now.
+    Now,
+    /// Lifecycle calls go now; the usage journal waits up to [`USAGE_BATCH_WINDOW`].
+    Batched,
+}
+
+/// Starts a detached drainer when either spool holds something due.
+pub fn start_if_needed(state_dir: &Path, urgency: Urgency) {
+    let lifecycle = !Spool::in_state(state_dir).is_empty();
+    let usage = Spool::usage_in_state(state_dir);
+    let usage_due = match urgency {
+        Urgency::Now => !usage.is_empty(),
+        Urgency::Batched => usage_due(
+            usage.journal_age(std::time::SystemTime::now()),
+            usage.batches().is_empty(),
+        ),
+    };
+    if lifecycle || usage_due {
         crate::sidecar::spawn_detached(&["drain", "--detached"]);
+    }
+}
+
+/// Whether a batched run drains the usage spool (pure): a rotated batch is a drain left
+/// unfinished and goes now; the journal goes once it has waited the window. `age` is `None`
+/// when nothing is in the journal, and `Some(None)` when the file system cannot say when it
+/// was created (then it goes now, as before batching).
+pub fn usage_due(age: Option<Option<Duration>>, no_batches: bool) -> bool {
+    if !no_batches {
+        return true;
+    }
+    match age {
+        None => false,
+        Some(None) => true,
+        Some(Some(age)) => age >= USAGE_BATCH_WINDOW,
     }
 }
 
@@ -107,4 +145,26 @@ fn drain_until_empty(env: &Env, spool: &Spool, refused: &str, give_up_at: Instan
         std::thread::sleep(wait);
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_end_leaves_a_young_usage_journal_to_the_next_drain() {
+        let young = Some(Some(Duration::from_secs(5)));
+        let old = Some(Some(USAGE_BATCH_WINDOW));
+        let table = [
+            ("empty spool", None, true, false),
+            ("young journal", young, true, false),
+            ("journal past the window", old, true, true),
+            ("creation time unknown", Some(None), true, true),
+            ("a rotated batch left over", None, false, true),
+            ("young journal and a left-over batch", young, false, true),
+        ];
+        for (case, age, no_batches, due) in table {
+            assert_eq!(usage_due(age, no_batches), due, "{case}");
+        }
+    }
 }

@@ -139,7 +139,13 @@ fn hook(args: &[String], started: Instant) {
         let _ = stdout.flush();
     }
     // A spooled call never waits for a sidecar that may not exist (none found, uninstalled).
-    drainer::start_if_needed(&context.state_dir);
+    // A turn end is on the user's path: its delivery record waits for the next drain.
+    let urgency = if input.event == Event::Stop {
+        drainer::Urgency::Batched
+    } else {
+        drainer::Urgency::Now
+    };
+    drainer::start_if_needed(&context.state_dir, urgency);
 }
 
 /// Appends the identifier-only record of this delivery to the spool (seed 002), with a minimal

@@ -195,7 +195,7 @@ impl Sidecar {
             if drained.stopped {
                 // The drainer backs off and keeps at it (and runs final flushes); this
                 // sidecar goes on pulsing.
-                crate::drainer::start_if_needed(&self.state_dir);
+                crate::drainer::start_if_needed(&self.state_dir, crate::drainer::Urgency::Now);
                 return;
             }
         }

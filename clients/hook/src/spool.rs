@@ -151,6 +151,19 @@ impl Spool {
         batches
     }
 
+    /// How long ago the journal was created (its oldest entry was appended): `None` when the
+    /// journal is empty or absent, `Some(None)` when the file system keeps no creation time.
+    pub fn journal_age(&self, now: std::time::SystemTime) -> Option<Option<std::time::Duration>> {
+        let meta = std::fs::metadata(self.journal())
+            .ok()
+            .filter(|meta| meta.len() > 0)?;
+        Some(
+            meta.created()
+                .ok()
+                .map(|created| now.duration_since(created).unwrap_or_default()),
+        )
+    }
+
     /// True when nothing waits to be sent.
     pub fn is_empty(&self) -> bool {
         let journal_empty = std::fs::metadata(self.journal()).map_or(true, |meta| meta.len() == 0);

@@ -74,6 +74,49 @@ pub fn json_characters(field: &str, value: &serde_json::Value) -> Result<(), Api
     }
 }
 
+/// [`json_characters`] read from the document's bytes, without building a value: the same
+/// answer for any valid JSON document, one pass and no allocation. In valid JSON a raw DEL or
+/// C1 control (UTF-8 `C2 80`..`C2 9F`) can only sit inside a key or string (raw C0 controls
+/// cannot sit inside one at all), and every backslash opens an escape, so the refused
+/// characters are exactly: raw DEL, raw C1, and the escapes `\b`, `\f`, `\r` and `\uXXXX` of
+/// a control other than tab and newline. Call it on a document the parser accepted.
+pub fn json_text_characters(field: &str, bytes: &[u8]) -> Result<(), ApiError> {
+    let refused =
+        || ApiError::invalid_input(format!("{field} holds a control or formatting character"));
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            0x7F => return Err(refused()),
+            0xC2 if matches!(bytes.get(at + 1), Some(0x80..=0x9F)) => return Err(refused()),
+            b'\\' => {
+                match bytes.get(at + 1) {
+                    Some(b'b' | b'f' | b'r') => return Err(refused()),
+                    Some(b'u') => {
+                        let code = bytes
+                            .get(at + 2..at + 6)
+                            .and_then(|hex| std::str::from_utf8(hex).ok())
+                            .and_then(|hex| u32::from_str_radix(hex, 16).ok());
+                        if code
+                            .and_then(char::from_u32)
+                            .is_some_and(|character| forbidden(character, TextKind::Prose))
+                        {
+                            return Err(refused());
+                        }
+                        at += 6;
+                        continue;
+                    }
+                    _ => {}
+                }
+                at += 2;
+                continue;
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    Ok(())
+}
+
 /// Length in UTF-16 code units (JavaScript's `String.length`).
 pub fn utf16_len(text: &str) -> usize {
     text.encode_utf16().count()
@@ -259,6 +302,42 @@ mod tests {
         assert!(json_characters("body", &deep).is_err());
         let key = serde_json::json!({"k\u{0007}": 1});
         assert!(json_characters("body", &key).is_err());
+    }
+
+    #[test]
+    fn the_byte_scan_answers_as_the_value_walk_does() {
+        // (document as sent, refused?) — escapes, raw UTF-8, keys, a literal backslash.
+        let table: &[(&str, bool)] = &[
+            (r#"{"a": "plain text", "b": [1, 2.5, true, null]}"#, false),
+            (r#"{"a": "tab\t and newline\n are prose"}"#, false),
+            (r#"{"a": "escaped \u0009 tab and \u000A newline"}"#, false),
+            (r#"{"a": "carriage\r return"}"#, true),
+            (r#"{"a": "back\bspace"}"#, true),
+            (r#"{"a": "form\ffeed"}"#, true),
+            (r#"{"a": "nul \u0000"}"#, true),
+            (r#"{"a": "bell \u0007"}"#, true),
+            (r#"{"a": "upper hex \u001F"}"#, true),
+            (r#"{"a": "del \u007f"}"#, true),
+            (r#"{"a": "c1 \u0085"}"#, true),
+            (r#"{"a": "after c1 \u00a0 is fine"}"#, false),
+            (r#"{"a": "a literal backslash then u: \\u0000"}"#, false),
+            (r#"{"a": "two backslashes \\\\ then r"}"#, false),
+            (r#"{"a": "quote \" and slash \/"}"#, false),
+            (r#"{"k\u0007": 1}"#, true),
+            (r#"{"a": "surrogates \ud83d\ude00"}"#, false),
+            (r#"{"a": "bidi \u202e is prose-legal"}"#, false),
+            ("{\"a\": \"raw del \u{7f}\"}", true),
+            ("{\"a\": \"raw c1 \u{85}\"}", true),
+            ("{\"a\": \"raw é and 漢字\"}", false),
+            (r#"["deep", [{"x": ["\u0001"]}]]"#, true),
+        ];
+        for (document, refused) in table {
+            let value: serde_json::Value = serde_json::from_str(document).expect(document);
+            let walked = json_characters("body", &value).is_err();
+            let scanned = json_text_characters("body", document.as_bytes()).is_err();
+            assert_eq!(walked, *refused, "value walk on {document}");
+            assert_eq!(scanned, *refused, "byte scan on {document}");
+        }
     }
 
     #[test]

@@ -1,9 +1,17 @@
 //! `UploadBatch`: one checked batch written in one tenant transaction.
 //!
-//! Order: the tenant's advisory lock (uploads of one tenant are serialised, so the replace
-//! decision made after one SELECT of the stored keys cannot race another upload), reference
-//! checks (`not_found`, nothing written), sessions, agents, edges, usage with its rollup
-//! deltas ([`crate::usage_rows`]), deliveries. Every step is one bulk statement over `unnest` arrays, never one per row.
+//! Order: reference checks (`not_found`, nothing written), sessions, agents, edges, usage with
+//! its rollup deltas ([`crate::usage_rows`]), deliveries. Every step is one bulk statement over
+//! `unnest` arrays, never one per row.
+//!
+//! Concurrency: no lock serialises a tenant's uploads (a per-tenant lock made four machines of
+//! one tenant upload one at a time). Every merge below is a row-level upsert that commutes
+//! (unions, least/greatest, sticky flags, summed rollup deltas), and the collision rule runs
+//! against usage rows locked `FOR UPDATE` ([`crate::usage_rows::write`]). Rows are written in
+//! key order so concurrent uploads lock what they share in one order; should two still wait on
+//! each other (Postgres reports a deadlock and rolls one back, or a serialization failure),
+//! the rolled-back upload runs again from the start, up to [`ATTEMPTS`] times, so a caller
+//! never sees a conflict that a retry would have resolved.
 //!
 //! Merges: a session's hosts and client versions accumulate (sorted, at most 64 hosts and 32
 //! versions), `outputUnderReported` once true stays true, first activity only falls and last
@@ -41,6 +49,9 @@ pub struct Uploaded {
     pub newest_usage_at: Option<DateTime<Utc>>,
 }
 
+/// Times an upload runs when Postgres rolls it back for a deadlock or serialization failure.
+pub const ATTEMPTS: usize = 4;
+
 /// Writes a batch for `tenant_id`, received at `now`.
 pub async fn upload(
     pool: &PgPool,
@@ -49,36 +60,70 @@ pub async fn upload(
     now: DateTime<Utc>,
     batch: &Batch,
 ) -> Result<Uploaded, ApiError> {
-    let mut tx = begin_tenant(pool, tenant_id).await.map_err(db_error)?;
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('baton.usage.upload:' || $1, 0))")
-        .bind(tenant_id.to_string())
-        .execute(&mut *tx)
-        .await
-        .map_err(db_error)?;
+    let mut attempt = 1;
+    loop {
+        match upload_once(pool, table, tenant_id, now, batch).await {
+            Err(Failure::Database(error)) if attempt < ATTEMPTS && retryable(&error) => {
+                attempt += 1;
+                tracing::info!(
+                    attempt,
+                    "usage upload rolled back by a lock conflict, run again"
+                );
+            }
+            Err(Failure::Database(error)) => return Err(db_error(error)),
+            Err(Failure::Refused(error)) => return Err(error),
+            Ok(uploaded) => return Ok(uploaded),
+        }
+    }
+}
+
+/// Why one attempt failed: a refusal to report as is, or a database error (maybe retryable).
+enum Failure {
+    Refused(ApiError),
+    Database(sqlx::Error),
+}
+
+impl From<sqlx::Error> for Failure {
+    fn from(error: sqlx::Error) -> Self {
+        Failure::Database(error)
+    }
+}
+
+/// Deadlock detected (40P01) or serialization failure (40001): the transaction was rolled back
+/// and running it again is safe.
+fn retryable(error: &sqlx::Error) -> bool {
+    error
+        .as_database_error()
+        .and_then(|error| error.code())
+        .is_some_and(|code| code == "40P01" || code == "40001")
+}
+
+async fn upload_once(
+    pool: &PgPool,
+    table: &PriceTable,
+    tenant_id: Uuid,
+    now: DateTime<Utc>,
+    batch: &Batch,
+) -> Result<Uploaded, Failure> {
+    let mut tx = begin_tenant(pool, tenant_id).await?;
     check_references(&mut tx, tenant_id, batch).await?;
     let mut uploaded = Uploaded {
         sessions: batch.sessions.len() as u32,
         agents: batch.agents.len() as u32,
         ..Uploaded::default()
     };
-    sessions(&mut tx, tenant_id, batch)
-        .await
-        .map_err(db_error)?;
-    agents(&mut tx, tenant_id, batch).await.map_err(db_error)?;
-    uploaded.edges_inserted = edges(&mut tx, tenant_id, batch).await.map_err(db_error)?;
-    let written = crate::usage_rows::write(&mut tx, table, tenant_id, batch)
-        .await
-        .map_err(db_error)?;
+    sessions(&mut tx, tenant_id, batch).await?;
+    agents(&mut tx, tenant_id, batch).await?;
+    uploaded.edges_inserted = edges(&mut tx, tenant_id, batch).await?;
+    let written = crate::usage_rows::write(&mut tx, table, tenant_id, batch).await?;
     uploaded.usage_inserted = written.inserted;
     uploaded.usage_replaced = written.replaced;
     uploaded.usage_unchanged = written.unchanged;
     uploaded.newest_usage_at = written.newest_written_at;
-    let inserted = deliveries(&mut tx, tenant_id, now, batch)
-        .await
-        .map_err(db_error)?;
+    let inserted = deliveries(&mut tx, tenant_id, now, batch).await?;
     uploaded.deliveries_inserted = inserted;
     uploaded.deliveries_duplicate = batch.deliveries.len() as u32 - inserted;
-    tx.commit().await.map_err(db_error)?;
+    tx.commit().await?;
     Ok(uploaded)
 }
 
@@ -88,7 +133,7 @@ fn split2(keys: &[SessionKey]) -> (Vec<String>, Vec<String>) {
     keys.iter().cloned().unzip()
 }
 
-async fn check_references(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), ApiError> {
+async fn check_references(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), Failure> {
     let sessions = batch.referenced_sessions();
     if !sessions.is_empty() {
         let (agents, ids) = split2(&sessions);
@@ -102,12 +147,11 @@ async fn check_references(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result
         .bind(&agents)
         .bind(&ids)
         .fetch_one(&mut **tx)
-        .await
-        .map_err(db_error)?;
+        .await?;
         if found != sessions.len() as i64 {
-            return Err(ApiError::not_found(
+            return Err(Failure::Refused(ApiError::not_found(
                 "a fact names a session that is not stored",
-            ));
+            )));
         }
     }
     let agents: Vec<AgentKey> = batch.referenced_agents();
@@ -129,12 +173,11 @@ async fn check_references(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result
         .bind(&columns[1])
         .bind(&columns[2])
         .fetch_one(&mut **tx)
-        .await
-        .map_err(db_error)?;
+        .await?;
         if found != agents.len() as i64 {
-            return Err(ApiError::not_found(
+            return Err(Failure::Refused(ApiError::not_found(
                 "a fact names an agent that is not stored",
-            ));
+            )));
         }
     }
     Ok(())
@@ -148,7 +191,10 @@ async fn sessions(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), sql
     let mut under = Vec::new();
     let mut first = Vec::new();
     let mut last = Vec::new();
-    for session in &batch.sessions {
+    // Key order, as every other statement here: concurrent uploads lock shared rows in one order.
+    let mut ordered: Vec<_> = batch.sessions.iter().collect();
+    ordered.sort_by(|a, b| (&a.agent, &a.session_id).cmp(&(&b.agent, &b.session_id)));
+    for session in ordered {
         agent.push(session.agent.clone());
         session_id.push(session.session_id.clone());
         project.push(session.project_slug.clone());
@@ -216,7 +262,11 @@ async fn agents(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), sqlx:
     let mut text: [Vec<Option<String>>; 7] = Default::default();
     let mut times: [Vec<Option<DateTime<Utc>>>; 3] = Default::default();
     let mut keys: [Vec<String>; 3] = Default::default();
-    for agent in &batch.agents {
+    let mut ordered: Vec<_> = batch.agents.iter().collect();
+    ordered.sort_by(|a, b| {
+        (&a.agent, &a.session_id, &a.agent_id).cmp(&(&b.agent, &b.session_id, &b.agent_id))
+    });
+    for agent in ordered {
         keys[0].push(agent.agent.clone());
         keys[1].push(agent.session_id.clone());
         keys[2].push(agent.agent_id.clone());

@@ -47,6 +47,14 @@ struct Write<'a> {
 }
 
 /// Decides, prices and writes the batch's usage rows with their rollup deltas.
+///
+/// No lock serialises uploads: every row is first inserted where no row holds its key
+/// (`ON CONFLICT DO NOTHING`, which waits for a concurrent transaction inserting the same key
+/// and then skips it); the keys another row already holds are then read `FOR UPDATE` and
+/// decided by the collision rule against the locked row, so two uploads sharing a key see each
+/// other's committed copy and the rollups count it once. Rows are written in key order, so
+/// concurrent uploads take the locks they share in the same order. A key that was held at
+/// insert time and gone at the locked read (retention deleted it in between) is tried again.
 pub async fn write(
     tx: &mut Tx,
     table: &PriceTable,
@@ -57,80 +65,123 @@ pub async fn write(
     if batch.usage.is_empty() {
         return Ok(written);
     }
-    let (agents, keys): (Vec<String>, Vec<String>) = batch
+    let coordinates = coordinates(tx, tenant_id, batch).await?;
+    let mut pending: Vec<Write<'_>> = batch
         .usage
         .iter()
-        .map(|row| (row.agent.clone(), row.dedup_key.clone()))
-        .unzip();
-    let stored = stored_rows(tx, tenant_id, &agents, &keys).await?;
-    let coordinates = coordinates(tx, tenant_id, batch).await?;
-    let mut writes: Vec<Write<'_>> = Vec::new();
+        .map(|row| prepare(table, &coordinates, &batch.host_id, row))
+        .collect();
+    pending.sort_by(|a, b| (&a.row.agent, &a.row.dedup_key).cmp(&(&b.row.agent, &b.row.dedup_key)));
     let mut deltas: Vec<(Key, Delta)> = Vec::new();
-    for row in &batch.usage {
-        let record = row.record();
-        let existing = stored.get(&(row.agent.clone(), row.dedup_key.clone()));
-        match decide(&record, existing.map(|stored| &stored.record)) {
-            Fate::Unchanged => {
-                written.unchanged += 1;
-                continue;
+    for _ in 0..MAX_ROUNDS {
+        if pending.is_empty() {
+            break;
+        }
+        let inserted = write_usage(tx, tenant_id, &batch.host_id, &pending, Conflict::Skip).await?;
+        let mut held = Vec::new();
+        for write in pending {
+            if inserted.contains(&(write.row.agent.as_str(), write.row.dedup_key.as_str())) {
+                written.inserted += 1;
+                written.newest_written_at = written.newest_written_at.max(Some(write.row.at));
+                deltas.push((write.key.clone(), write.delta()));
+            } else {
+                held.push(write);
             }
-            Fate::Insert => written.inserted += 1,
-            Fate::Replace => written.replaced += 1,
         }
-        written.newest_written_at = written.newest_written_at.max(Some(row.at));
-        if let Some(existing) = existing {
-            deltas.push((existing.key.clone(), existing.delta.negated()));
+        pending = Vec::new();
+        if held.is_empty() {
+            break;
         }
-        let (project, kind) = coordinates
-            .get(&(
-                row.agent.clone(),
-                row.session_id.clone(),
-                row.agent_id.clone(),
-            ))
-            .cloned()
-            .unwrap_or_default();
-        let price = crate::pricing::price(table, &record);
-        let key = Key {
-            bucket: rollups::bucket(row.at),
-            model: rollups::model_coordinate(row.model.as_deref()),
-            project_slug: project,
-            host_id: batch.host_id.clone(),
-            agent_kind: kind,
-        };
-        deltas.push((
-            key.clone(),
-            Delta::of(&row.tokens, &row.server_tools, &price),
-        ));
-        writes.push(Write { row, key, price });
+        let stored = stored_rows(tx, tenant_id, &held).await?;
+        let mut replacing = Vec::new();
+        for write in held {
+            let Some(existing) =
+                stored.get(&(write.row.agent.clone(), write.row.dedup_key.clone()))
+            else {
+                pending.push(write);
+                continue;
+            };
+            match decide(&write.row.record(), Some(&existing.record)) {
+                Fate::Unchanged | Fate::Insert => written.unchanged += 1,
+                Fate::Replace => {
+                    written.replaced += 1;
+                    written.newest_written_at = written.newest_written_at.max(Some(write.row.at));
+                    deltas.push((existing.key.clone(), existing.delta.negated()));
+                    deltas.push((write.key.clone(), write.delta()));
+                    replacing.push(write);
+                }
+            }
+        }
+        write_usage(tx, tenant_id, &batch.host_id, &replacing, Conflict::Replace).await?;
     }
-    write_usage(tx, tenant_id, &batch.host_id, &writes).await?;
+    if !pending.is_empty() {
+        // Deleted under us round after round: refuse rather than guess; the client resends.
+        return Err(sqlx::Error::RowNotFound);
+    }
     rollups::apply(tx, tenant_id, &rollups::merge(deltas)).await?;
     Ok(written)
 }
 
+/// Insert-then-lock rounds before a key that keeps vanishing fails the upload.
+const MAX_ROUNDS: usize = 3;
+
+/// A row priced and placed: where it counts (its session's project, its agent's kind).
+fn prepare<'a>(
+    table: &PriceTable,
+    coordinates: &HashMap<AgentKey, (String, String)>,
+    host_id: &str,
+    row: &'a Usage,
+) -> Write<'a> {
+    let (project, kind) = coordinates
+        .get(&(
+            row.agent.clone(),
+            row.session_id.clone(),
+            row.agent_id.clone(),
+        ))
+        .cloned()
+        .unwrap_or_default();
+    let price = crate::pricing::price(table, &row.record());
+    let key = Key {
+        bucket: rollups::bucket(row.at),
+        model: rollups::model_coordinate(row.model.as_deref()),
+        project_slug: project,
+        host_id: host_id.to_string(),
+        agent_kind: kind,
+    };
+    Write { row, key, price }
+}
+
+impl Write<'_> {
+    fn delta(&self) -> Delta {
+        Delta::of(&self.row.tokens, &self.row.server_tools, &self.price)
+    }
+}
+
+/// The stored rows holding the keys of `writes`, locked until the upload commits, in key order.
 async fn stored_rows(
     tx: &mut Tx,
     tenant_id: Uuid,
-    agents: &[String],
-    keys: &[String],
+    writes: &[Write<'_>],
 ) -> Result<HashMap<(String, String), Stored>, sqlx::Error> {
     // `= ANY` on the primary key's columns, not a join with `unnest`: the join's plan depends on
     // statistics, and before the first ANALYZE of a growing table the planner took a nested
     // loop over a sequential scan (seconds per batch at 20k rows). This is an index scan
     // whatever the statistics say; it may return a stored key under another agent of the
-    // batch, which the caller never looks up.
-    let mut distinct_agents: Vec<&str> = agents.iter().map(String::as_str).collect();
+    // batch, which the caller never looks up (and which stays locked until commit, harmlessly).
+    let mut distinct_agents: Vec<&str> = writes.iter().map(|w| w.row.agent.as_str()).collect();
     distinct_agents.sort_unstable();
     distinct_agents.dedup();
+    let keys: Vec<&str> = writes.iter().map(|w| w.row.dedup_key.as_str()).collect();
     let statement = format!(
         "SELECT agent, session_id, agent_kind, project_slug, host_id, {PRICED_ROW_COLUMNS} \
          FROM usage.token_usage \
-         WHERE tenant_id = $1 AND agent = ANY($2::text[]) AND dedup_key = ANY($3::text[])"
+         WHERE tenant_id = $1 AND agent = ANY($2::text[]) AND dedup_key = ANY($3::text[]) \
+         ORDER BY agent, dedup_key FOR UPDATE"
     );
     let rows = sqlx::query(AssertSqlSafe(statement))
         .bind(tenant_id)
         .bind(&distinct_agents)
-        .bind(keys)
+        .bind(&keys)
         .fetch_all(&mut **tx)
         .await?;
     let mut stored = HashMap::with_capacity(rows.len());
@@ -269,75 +320,107 @@ impl Columns {
     }
 }
 
+/// What a written row does to a stored row holding its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Conflict {
+    /// Leave it (the row is not inserted, and not returned).
+    Skip,
+    /// Take every column of the written row (the caller holds the stored row's lock).
+    Replace,
+}
+
+const INSERT_USAGE: &str = "INSERT INTO usage.token_usage AS t (tenant_id, agent, dedup_key, \
+       session_id, agent_id, agent_kind, project_slug, host_id, model, model_key, at, input, \
+       output, cache_read, cache_write_5m, cache_write_1h, service_tier, speed, inference_geo, \
+       sidechain, cost, priced, reasoning, web_search_requests, web_fetch_requests, \
+       server_tool_cost, unpriced_calls) \
+     SELECT $1, a, d, s, i, k, p, $2, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, \
+       c::numeric, pr, rs, ws, wf, stc::numeric, uc \
+     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], \
+       $9::text[], $10::text[], $11::timestamptz[], $12::int8[], $13::int8[], $14::int8[], \
+       $15::int8[], $16::int8[], $17::text[], $18::text[], $19::text[], $20::bool[], \
+       $21::text[], $22::bool[], $23::int8[], $24::int8[], $25::int8[], $26::text[], \
+       $27::int8[]) \
+       AS u(a, d, s, i, k, p, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, c, pr, rs, ws, \
+         wf, stc, uc) ";
+
+const ON_CONFLICT_SKIP: &str =
+    "ON CONFLICT (tenant_id, agent, dedup_key) DO NOTHING RETURNING agent, dedup_key";
+
+const ON_CONFLICT_REPLACE: &str = "ON CONFLICT (tenant_id, agent, dedup_key) DO UPDATE SET \
+       session_id = EXCLUDED.session_id, agent_id = EXCLUDED.agent_id, \
+       agent_kind = EXCLUDED.agent_kind, project_slug = EXCLUDED.project_slug, \
+       host_id = EXCLUDED.host_id, model = EXCLUDED.model, model_key = EXCLUDED.model_key, \
+       at = EXCLUDED.at, input = EXCLUDED.input, output = EXCLUDED.output, \
+       cache_read = EXCLUDED.cache_read, cache_write_5m = EXCLUDED.cache_write_5m, \
+       cache_write_1h = EXCLUDED.cache_write_1h, service_tier = EXCLUDED.service_tier, \
+       speed = EXCLUDED.speed, inference_geo = EXCLUDED.inference_geo, \
+       sidechain = EXCLUDED.sidechain, cost = EXCLUDED.cost, priced = EXCLUDED.priced, \
+       reasoning = EXCLUDED.reasoning, web_search_requests = EXCLUDED.web_search_requests, \
+       web_fetch_requests = EXCLUDED.web_fetch_requests, \
+       server_tool_cost = EXCLUDED.server_tool_cost, unpriced_calls = EXCLUDED.unpriced_calls \
+     RETURNING agent, dedup_key";
+
+/// The keys a [`write_usage`] wrote, sorted.
+struct WrittenKeys(Vec<(String, String)>);
+
+impl WrittenKeys {
+    fn contains(&self, key: &(&str, &str)) -> bool {
+        self.0
+            .binary_search_by(|(agent, dedup)| (agent.as_str(), dedup.as_str()).cmp(key))
+            .is_ok()
+    }
+}
+
+/// Writes `writes` in one statement; the keys it inserted (or replaced).
 async fn write_usage(
     tx: &mut Tx,
     tenant_id: Uuid,
     host_id: &str,
     writes: &[Write<'_>],
-) -> Result<(), sqlx::Error> {
+    conflict: Conflict,
+) -> Result<WrittenKeys, sqlx::Error> {
     if writes.is_empty() {
-        return Ok(());
+        return Ok(WrittenKeys(Vec::new()));
     }
     let mut columns = Columns::default();
     for write in writes {
         columns.push(write);
     }
-    sqlx::query(
-        "INSERT INTO usage.token_usage AS t (tenant_id, agent, dedup_key, session_id, agent_id, \
-           agent_kind, project_slug, host_id, model, model_key, at, input, output, cache_read, \
-           cache_write_5m, cache_write_1h, service_tier, speed, inference_geo, sidechain, cost, \
-           priced, reasoning, web_search_requests, web_fetch_requests, server_tool_cost, \
-           unpriced_calls) \
-         SELECT $1, a, d, s, i, k, p, $2, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, \
-           c::numeric, pr, rs, ws, wf, stc::numeric, uc \
-         FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], \
-           $9::text[], $10::text[], $11::timestamptz[], $12::int8[], $13::int8[], $14::int8[], \
-           $15::int8[], $16::int8[], $17::text[], $18::text[], $19::text[], $20::bool[], \
-           $21::text[], $22::bool[], $23::int8[], $24::int8[], $25::int8[], $26::text[], \
-           $27::int8[]) \
-           AS u(a, d, s, i, k, p, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, c, pr, rs, ws, \
-             wf, stc, uc) \
-         ON CONFLICT (tenant_id, agent, dedup_key) DO UPDATE SET \
-           session_id = EXCLUDED.session_id, agent_id = EXCLUDED.agent_id, \
-           agent_kind = EXCLUDED.agent_kind, project_slug = EXCLUDED.project_slug, \
-           host_id = EXCLUDED.host_id, model = EXCLUDED.model, model_key = EXCLUDED.model_key, \
-           at = EXCLUDED.at, input = EXCLUDED.input, output = EXCLUDED.output, \
-           cache_read = EXCLUDED.cache_read, cache_write_5m = EXCLUDED.cache_write_5m, \
-           cache_write_1h = EXCLUDED.cache_write_1h, service_tier = EXCLUDED.service_tier, \
-           speed = EXCLUDED.speed, inference_geo = EXCLUDED.inference_geo, \
-           sidechain = EXCLUDED.sidechain, cost = EXCLUDED.cost, priced = EXCLUDED.priced, \
-           reasoning = EXCLUDED.reasoning, web_search_requests = EXCLUDED.web_search_requests, \
-           web_fetch_requests = EXCLUDED.web_fetch_requests, \
-           server_tool_cost = EXCLUDED.server_tool_cost, unpriced_calls = EXCLUDED.unpriced_calls",
-    )
-    .bind(tenant_id)
-    .bind(host_id)
-    .bind(&columns.text[0])
-    .bind(&columns.text[1])
-    .bind(&columns.text[2])
-    .bind(&columns.text[3])
-    .bind(&columns.text[4])
-    .bind(&columns.text[5])
-    .bind(&columns.optional[0])
-    .bind(&columns.optional[1])
-    .bind(&columns.at)
-    .bind(&columns.counts[0])
-    .bind(&columns.counts[1])
-    .bind(&columns.counts[2])
-    .bind(&columns.counts[3])
-    .bind(&columns.counts[4])
-    .bind(&columns.optional[2])
-    .bind(&columns.optional[3])
-    .bind(&columns.optional[4])
-    .bind(&columns.sidechain)
-    .bind(&columns.money[0])
-    .bind(&columns.priced)
-    .bind(&columns.counts[5])
-    .bind(&columns.counts[6])
-    .bind(&columns.counts[7])
-    .bind(&columns.money[1])
-    .bind(&columns.counts[8])
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+    let statement = match conflict {
+        Conflict::Skip => [INSERT_USAGE, ON_CONFLICT_SKIP].concat(),
+        Conflict::Replace => [INSERT_USAGE, ON_CONFLICT_REPLACE].concat(),
+    };
+    let mut keys: Vec<(String, String)> = sqlx::query_as(AssertSqlSafe(statement))
+        .bind(tenant_id)
+        .bind(host_id)
+        .bind(&columns.text[0])
+        .bind(&columns.text[1])
+        .bind(&columns.text[2])
+        .bind(&columns.text[3])
+        .bind(&columns.text[4])
+        .bind(&columns.text[5])
+        .bind(&columns.optional[0])
+        .bind(&columns.optional[1])
+        .bind(&columns.at)
+        .bind(&columns.counts[0])
+        .bind(&columns.counts[1])
+        .bind(&columns.counts[2])
+        .bind(&columns.counts[3])
+        .bind(&columns.counts[4])
+        .bind(&columns.optional[2])
+        .bind(&columns.optional[3])
+        .bind(&columns.optional[4])
+        .bind(&columns.sidechain)
+        .bind(&columns.money[0])
+        .bind(&columns.priced)
+        .bind(&columns.counts[5])
+        .bind(&columns.counts[6])
+        .bind(&columns.counts[7])
+        .bind(&columns.money[1])
+        .bind(&columns.counts[8])
+        .fetch_all(&mut **tx)
+        .await?;
+    keys.sort_unstable();
+    Ok(WrittenKeys(keys))
 }

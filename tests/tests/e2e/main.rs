@@ -46,6 +46,7 @@ mod time_bounds;
 mod token_rotation;
 mod trace;
 mod triage;
+mod usage_concurrency;
 mod usage_conformance;
 mod usage_hook;
 mod usage_hook_sidecar;
