@@ -112,26 +112,25 @@ fn hook(args: &[String], started: Instant) {
     }
     let deadline = started + context::budget(input.event);
     let harness = harness::detect(format, &input.raw, harness::cursor_environment(env.pairs()));
-    record_delivery(&state_dir, harness, &input);
     if input.event == Event::UserPromptSubmit {
         // Spool-only: no network, no output, no drainer started on the prompt's path.
+        record_delivery(&state_dir, harness, &input);
         return;
     }
-    let context = context::Hook {
-        client: context::client(&env, deadline),
-        format: format.unwrap_or(harness),
-        nudge_argument: args.iter().any(|arg| arg == "--nudge"),
-        event: input.event,
-        harness,
-        state_dir,
-        env,
-    };
-    let printed = match input.event {
-        Event::SessionStart => start::run(&context, &input),
-        Event::Stop => stop::run(&context, &input),
-        Event::SessionEnd => end::run(&context, &input),
-        Event::PreCompact => stop::pre_compact(&context, &input),
-        Event::UserPromptSubmit => None,
+    let printed = if input.event == Event::Stop {
+        // A turn end is on the user's path (issue 25): its delivery record's durable append (a
+        // write and an fdatasync) runs beside the heartbeat, which waits on the network,
+        // instead of before it. Joined before the drainer looks at the spools. Other events
+        // keep the record first, so it precedes what they spool themselves.
+        std::thread::scope(|scope| {
+            let recording = scope.spawn(|| record_delivery(&state_dir, harness, &input));
+            let printed = handle(args, format, harness, &input, &env, &state_dir, deadline);
+            let _ = recording.join();
+            printed
+        })
+    } else {
+        record_delivery(&state_dir, harness, &input);
+        handle(args, format, harness, &input, &env, &state_dir, deadline)
     };
     if let Some(value) = printed {
         let mut stdout = std::io::stdout().lock();
@@ -139,13 +138,41 @@ fn hook(args: &[String], started: Instant) {
         let _ = stdout.flush();
     }
     // A spooled call never waits for a sidecar that may not exist (none found, uninstalled).
-    // A turn end is on the user's path: its delivery record waits for the next drain.
+    // At a turn end the delivery record waits for the next drain.
     let urgency = if input.event == Event::Stop {
         drainer::Urgency::Batched
     } else {
         drainer::Urgency::Now
     };
-    drainer::start_if_needed(&context.state_dir, urgency);
+    drainer::start_if_needed(&state_dir, urgency);
+}
+
+/// The event's own work; what it prints.
+fn handle(
+    args: &[String],
+    format: Option<Harness>,
+    harness: Harness,
+    input: &payload::Input,
+    env: &Env,
+    state_dir: &std::path::Path,
+    deadline: Instant,
+) -> Option<serde_json::Value> {
+    let context = context::Hook {
+        client: context::client(env, deadline),
+        format: format.unwrap_or(harness),
+        nudge_argument: args.iter().any(|arg| arg == "--nudge"),
+        event: input.event,
+        harness,
+        state_dir: state_dir.to_path_buf(),
+        env: env.clone(),
+    };
+    match input.event {
+        Event::SessionStart => start::run(&context, input),
+        Event::Stop => stop::run(&context, input),
+        Event::SessionEnd => end::run(&context, input),
+        Event::PreCompact => stop::pre_compact(&context, input),
+        Event::UserPromptSubmit => None,
+    }
 }
 
 /// Appends the identifier-only record of this delivery to the spool (seed 002), with a minimal
