@@ -75,7 +75,7 @@ pub async fn run() -> anyhow::Result<()> {
     gateway.print();
     direct.print();
     println!(
-        "  ratio gateway/direct: {:.1}%   (bar: >= 50% with gateway p99 <= 25 ms)",
+        "  ratio gateway/direct: {:.1}%   (bar: >= 75% with gateway p99 <= 25 ms)",
         100.0 * gateway.rate() / direct.rate()
     );
     baton.stop().await;
