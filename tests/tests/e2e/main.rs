@@ -33,6 +33,7 @@ mod openapi_contract;
 mod otlp;
 mod otlp_tls;
 mod outbox_stall;
+mod ownership;
 mod schema_gate;
 mod schemathesis;
 mod secrets_in_logs;
