@@ -13,7 +13,14 @@ use sqlx::PgPool;
 
 use baton_tests::Baton;
 
-const CONTEXTS: &[&str] = &["registry", "provenance", "triage", "closer", "usage", "gateway"];
+const CONTEXTS: &[&str] = &[
+    "registry",
+    "provenance",
+    "triage",
+    "closer",
+    "usage",
+    "gateway",
+];
 
 /// Exempt tables: the stated reason, and the table-level privileges (sorted, comma-joined) and
 /// UPDATE columns each non-owner role holds. A role not listed holds nothing.
@@ -36,7 +43,11 @@ const EXEMPT_GRANTS: &[(&str, &str, Grants)] = &[
     (
         "gateway.api_keys",
         "looked up by key hash; the runtime role revokes and stamps use, never rewrites a key",
-        &[("baton_gateway", "INSERT,SELECT", &["last_used_at", "revoked_at"])],
+        &[(
+            "baton_gateway",
+            "INSERT,SELECT",
+            &["last_used_at", "revoked_at"],
+        )],
     ),
     (
         "gateway.console_sessions",
@@ -104,7 +115,10 @@ async fn every_object_is_owned_by_its_migration_role_and_runtime_roles_own_nothi
          WHERE n.nspname = ANY (ARRAY['registry', 'provenance', 'triage', 'closer', 'usage', 'gateway'])",
     )
     .await;
-    assert!(objects.len() > 60, "the catalogue read found the objects: {objects:?}");
+    assert!(
+        objects.len() > 60,
+        "the catalogue read found the objects: {objects:?}"
+    );
     let wrong: Vec<String> = objects
         .iter()
         .filter(|(object, owner)| {
@@ -113,7 +127,10 @@ async fn every_object_is_owned_by_its_migration_role_and_runtime_roles_own_nothi
         })
         .map(|(object, owner)| format!("{object} owned by {owner}"))
         .collect();
-    assert!(wrong.is_empty(), "objects not owned by their context's migration role: {wrong:?}");
+    assert!(
+        wrong.is_empty(),
+        "objects not owned by their context's migration role: {wrong:?}"
+    );
 
     // No runtime or maintenance role owns anything, anywhere in the database.
     let owned = rows(
@@ -125,7 +142,10 @@ async fn every_object_is_owned_by_its_migration_role_and_runtime_roles_own_nothi
          WHERE r.rolname LIKE 'baton\\_%' AND r.rolname NOT LIKE '%\\_owner' GROUP BY r.rolname",
     )
     .await;
-    assert!(owned.is_empty(), "runtime or maintenance roles own objects: {owned:?}");
+    assert!(
+        owned.is_empty(),
+        "runtime or maintenance roles own objects: {owned:?}"
+    );
 
     // The owners cannot log in: nothing runs as them but the migration step's SET ROLE.
     let login: Vec<(String, bool)> = sqlx::query_as(
@@ -134,8 +154,15 @@ async fn every_object_is_owned_by_its_migration_role_and_runtime_roles_own_nothi
     .fetch_all(&admin)
     .await
     .expect("owners");
-    assert_eq!(login.len(), CONTEXTS.len(), "one owner per context: {login:?}");
-    assert!(login.iter().all(|(_, can)| !can), "an owner role can log in: {login:?}");
+    assert_eq!(
+        login.len(),
+        CONTEXTS.len(),
+        "one owner per context: {login:?}"
+    );
+    assert!(
+        login.iter().all(|(_, can)| !can),
+        "an owner role can log in: {login:?}"
+    );
 }
 
 #[tokio::test]
@@ -182,10 +209,16 @@ async fn each_exemption_from_row_level_security_grants_only_what_its_reason_allo
             .iter()
             .filter(|(_, _, columns)| !columns.is_empty())
             .map(|(role, _, columns)| {
-                (role.to_string(), columns.iter().map(|c| c.to_string()).collect())
+                (
+                    role.to_string(),
+                    columns.iter().map(|c| c.to_string()).collect(),
+                )
             })
             .collect();
-        assert_eq!(updates, wanted_updates, "{table} ({reason}): UPDATE columns");
+        assert_eq!(
+            updates, wanted_updates,
+            "{table} ({reason}): UPDATE columns"
+        );
     }
     for table in NO_TENANT_COLUMN {
         let (schema, name) = table.split_once('.').expect("schema.table");
