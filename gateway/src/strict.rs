@@ -99,14 +99,24 @@ pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Ht
 /// over every key and string, read from the bytes ([`baton_kit::text::json_text_characters`]);
 /// then the shape, `invalid_input` with serde's reason.
 pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, HttpError> {
-    let not_json = || HttpError::new(ErrorCode::InvalidRequest, "body is not valid JSON");
-    // UTF-8 first and whole: skipping a string (below) does not check it.
-    let text = std::str::from_utf8(bytes).map_err(|_| not_json())?;
-    let parsed = serde_json::from_str::<T>(text);
-    // serde stops at the first error, which may be one of shape before one of syntax: only a
-    // document that is not JSON at all is `invalid_request`.
-    if parsed.is_err() && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() {
-        return Err(not_json());
+    // Whole-body UTF-8 first: a field serde skips is not checked while skipped.
+    let parsed = match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str::<T>(text),
+        Err(_) => {
+            return Err(HttpError::new(
+                ErrorCode::InvalidRequest,
+                "body is not valid JSON",
+            ));
+        }
+    };
+    // serde stops at the first error, which may be one of shape before one of syntax; only a
+    // document that is not JSON at all (invalid UTF-8, a lone surrogate escape, a truncation)
+    // is `invalid_request`, so a refused body is parsed again the old way to tell them apart.
+    if parsed.is_err() && parse_json(bytes).is_err() {
+        return Err(HttpError::new(
+            ErrorCode::InvalidRequest,
+            "body is not valid JSON",
+        ));
     }
     baton_kit::text::json_text_characters("body", bytes)?;
     parsed.map_err(|error| HttpError::new(ErrorCode::InvalidInput, error.to_string()))
