@@ -13,14 +13,7 @@ use sqlx::PgPool;
 
 use baton_tests::Baton;
 
-const CONTEXTS: &[&str] = &[
-    "registry",
-    "provenance",
-    "triage",
-    "closer",
-    "usage",
-    "gateway",
-];
+use crate::tenant_rls::SCHEMAS as CONTEXTS;
 
 /// Exempt tables: the stated reason, and the table-level privileges (sorted, comma-joined) and
 /// UPDATE columns each non-owner role holds. A role not listed holds nothing.
@@ -88,8 +81,10 @@ fn owner_of(context: &str) -> String {
     format!("baton_{context}_owner")
 }
 
+/// Pairs of text from a catalogue query whose `$1` is the contexts' schemas.
 async fn rows(admin: &PgPool, sql: &str) -> Vec<(String, String)> {
     sqlx::query_as(sqlx::AssertSqlSafe(sql.to_string()))
+        .bind(CONTEXTS)
         .fetch_all(admin)
         .await
         .expect(sql)
@@ -103,16 +98,16 @@ async fn every_object_is_owned_by_its_migration_role_and_runtime_roles_own_nothi
         &admin,
         "SELECT n.nspname || '.' || c.relname || ' (' || c.relkind::text || ')', pg_get_userbyid(c.relowner)::text \
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
-         WHERE n.nspname LIKE ANY (ARRAY['registry', 'provenance', 'triage', 'closer', 'usage', 'gateway']) \
+         WHERE n.nspname = ANY ($1) \
          UNION ALL SELECT n.nspname || '.' || p.proname || '()', pg_get_userbyid(p.proowner)::text \
          FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace \
-         WHERE n.nspname = ANY (ARRAY['registry', 'provenance', 'triage', 'closer', 'usage', 'gateway']) \
+         WHERE n.nspname = ANY ($1) \
          UNION ALL SELECT n.nspname || '.' || t.typname || ' (type)', pg_get_userbyid(t.typowner)::text \
          FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace \
-         WHERE n.nspname = ANY (ARRAY['registry', 'provenance', 'triage', 'closer', 'usage', 'gateway']) \
+         WHERE n.nspname = ANY ($1) \
          UNION ALL SELECT n.nspname || ' (schema)', pg_get_userbyid(n.nspowner)::text \
          FROM pg_namespace n \
-         WHERE n.nspname = ANY (ARRAY['registry', 'provenance', 'triage', 'closer', 'usage', 'gateway'])",
+         WHERE n.nspname = ANY ($1)",
     )
     .await;
     assert!(
@@ -133,15 +128,16 @@ async fn every_object_is_owned_by_its_migration_role_and_runtime_roles_own_nothi
     );
 
     // No runtime or maintenance role owns anything, anywhere in the database.
-    let owned = rows(
-        &admin,
+    let owned: Vec<(String, String)> = sqlx::query_as(
         "SELECT r.rolname::text, count(*)::text FROM pg_roles r JOIN ( \
            SELECT relowner AS owner FROM pg_class UNION ALL SELECT proowner FROM pg_proc \
            UNION ALL SELECT typowner FROM pg_type UNION ALL SELECT nspowner FROM pg_namespace) o \
            ON o.owner = r.oid \
          WHERE r.rolname LIKE 'baton\\_%' AND r.rolname NOT LIKE '%\\_owner' GROUP BY r.rolname",
     )
-    .await;
+    .fetch_all(&admin)
+    .await
+    .expect("owners of objects");
     assert!(
         owned.is_empty(),
         "runtime or maintenance roles own objects: {owned:?}"

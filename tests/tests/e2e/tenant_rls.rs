@@ -25,7 +25,7 @@ use baton_tests::Baton;
 use crate::closer::{close, commitment, heartbeat, open_briefed, settled_pass};
 
 /// The schemas Baton's contexts own.
-const SCHEMAS: &[&str] = &[
+pub(crate) const SCHEMAS: &[&str] = &[
     "registry",
     "provenance",
     "triage",
