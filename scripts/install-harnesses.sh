@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs the real harness CLIs the end-to-end tests drive (Claude Code, Codex) and ccusage,
-# pinned, into ${BATON_HARNESS_DIR:-/var/tmp/baton-harness}. Idempotent: a package already at its
-# pinned version is left alone. Prints one line saying what it did.
+# Installs the real harness CLIs the end-to-end tests drive (Claude Code, Codex, Gemini CLI) and
+# ccusage, pinned, into ${BATON_HARNESS_DIR:-/var/tmp/baton-harness}. Idempotent: a package already
+# at its pinned version is left alone. Prints one line saying what it did.
 set -euo pipefail
 
 dir="${BATON_HARNESS_DIR:-/var/tmp/baton-harness}"
-packages=("@anthropic-ai/claude-code@2.1.332" "@openai/codex@0.171.0" "ccusage@20.0.24")
+packages=("@anthropic-ai/claude-code@2.1.332" "@openai/codex@0.171.0" "@google/gemini-cli@0.61.0"
+    "ccusage@20.0.24")
 
 if ! command -v npm >/dev/null 2>&1; then
     echo "install-harnesses: npm is missing: install Node.js (with npm) and run this again" >&2

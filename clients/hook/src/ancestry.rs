@@ -8,7 +8,7 @@
 //! * Otherwise the walk starts at the hook's parent and steps past shells and launch wrappers
 //!   ([`WRAPPERS`]: `sh`, `dash`, `bash`, `env`, `nice`, `timeout`, `nohup`, `npx`, a `node`
 //!   whose script is not a harness, ...) until it reaches a process that names the harness
-//!   (per harness, [`names_harness`]): `claude`, `codex`, `cursor` / `cursor-agent`, or a
+//!   (per harness, [`names_harness`]): `claude`, `codex`, `cursor` / `cursor-agent`, `gemini`, or a
 //!   node-hosted CLI whose `comm` is `node` but whose script path names one. Any other
 //!   process ends the walk with no client: watching a process that is not the client (a test
 //!   runner, a terminal) would keep a session live for the wrong reason, and watching a
@@ -77,6 +77,9 @@ fn is_harness_name(harness: Harness, name: &str) -> bool {
         Harness::Codex => name == "codex",
         // cursor, cursor-agent, and the IDE's "Cursor Helper (Plugin)" processes.
         Harness::Cursor => name.starts_with("cursor"),
+        // Gemini CLI relaunches itself: `node …/gemini` starts a second `node … …/gemini`,
+        // which runs the hooks; the walk meets (and watches) that inner one first.
+        Harness::Gemini => name == "gemini",
     }
 }
 
@@ -87,6 +90,7 @@ fn is_harness_package(harness: Harness, path: &str) -> bool {
         Harness::ClaudeCode => path.contains("/@anthropic-ai/claude-code"),
         Harness::Codex => path.contains("/@openai/codex"),
         Harness::Cursor => path.contains("/cursor-agent/") || path.contains("/cursor/"),
+        Harness::Gemini => path.contains("/@google/gemini-cli"),
     }
 }
 

@@ -77,6 +77,35 @@ fn the_walk_steps_past_shells_and_wrappers_to_the_harness() {
         "/usr/share/cursor/cursor",
         &["/usr/share/cursor/cursor", "--type=utility"],
     );
+    // Gemini CLI 0.61.0 as observed: `node …/.bin/gemini` relaunches itself as
+    // `node --max-old-space-size=N …/.bin/gemini`, which runs `bash -c COMMAND` (exec'd away).
+    let gemini_outer = proc(
+        40,
+        10,
+        "node",
+        "/usr/bin/node",
+        &["node", "/opt/n/.bin/gemini", "-p", "hi"],
+    );
+    let gemini_inner = proc(
+        50,
+        40,
+        "node",
+        "/usr/bin/node",
+        &[
+            "/usr/bin/node",
+            "--max-old-space-size=12052",
+            "/opt/n/.bin/gemini",
+            "-p",
+            "hi",
+        ],
+    );
+    let gemini_bundle = proc(
+        50,
+        10,
+        "node",
+        "/usr/bin/node",
+        &["node", "/opt/n/@google/gemini-cli/bundle/gemini.js"],
+    );
     // A shebang script named after the harness: comm is its name, exe the shell.
     let codex_script = proc(50, 10, "codex", "/usr/bin/dash", &["/bin/sh", "/t/codex"]);
     let dash = |pid, ppid| {
@@ -168,6 +197,32 @@ fn the_walk_steps_past_shells_and_wrappers_to_the_harness() {
             with(&codex_script, vec![dash(60, 50)]),
             60,
             Some(50),
+        ),
+        (
+            "gemini: the relaunched inner node, not the outer one",
+            Harness::Gemini,
+            table(vec![
+                gemini_inner.clone(),
+                gemini_outer.clone(),
+                terminal.clone(),
+                dash(60, 50),
+            ]),
+            60,
+            Some(50),
+        ),
+        (
+            "gemini run from its package's bundle",
+            Harness::Gemini,
+            with(&gemini_bundle, vec![]),
+            50,
+            Some(50),
+        ),
+        (
+            "a gemini process is not Claude Code's client",
+            Harness::ClaudeCode,
+            with(&gemini_inner, vec![dash(60, 50)]),
+            60,
+            None,
         ),
         (
             "cursor-agent through sh",

@@ -4,7 +4,9 @@
 //! shape confirms it. Cursor runs Claude Code's settings files by default, so a Claude-format
 //! payload carrying `cursor_version`, or a hook running with `CURSOR_*` in its environment, is a
 //! Cursor session: reporting it as Claude Code would register one conversation twice under two
-//! clients (seed 004, "Detect the host client").
+//! clients (seed 004, "Detect the host client"). Gemini CLI is told the same way: its own event
+//! names (`AfterAgent`, `BeforeAgent`, ...), or a hook environment whose `GEMINI_SESSION_ID`
+//! (set by Gemini CLI for every hook it runs) names the payload's own session.
 
 use serde_json::Value;
 
@@ -14,6 +16,8 @@ pub enum Harness {
     ClaudeCode,
     Codex,
     Cursor,
+    /// Gemini CLI (`settings.json` hooks: SessionStart, AfterAgent, SessionEnd, BeforeAgent).
+    Gemini,
 }
 
 impl Harness {
@@ -23,6 +27,7 @@ impl Harness {
             Harness::ClaudeCode => "claude-code",
             Harness::Codex => "codex",
             Harness::Cursor => "cursor",
+            Harness::Gemini => "gemini",
         }
     }
 
@@ -31,12 +36,18 @@ impl Harness {
             "claude-code" | "claude" => Some(Harness::ClaudeCode),
             "codex" => Some(Harness::Codex),
             "cursor" => Some(Harness::Cursor),
+            "gemini" | "gemini-cli" => Some(Harness::Gemini),
             _ => None,
         }
     }
 
     #[cfg(test)]
-    pub const ALL: [Harness; 3] = [Harness::ClaudeCode, Harness::Codex, Harness::Cursor];
+    pub const ALL: [Harness; 4] = [
+        Harness::ClaudeCode,
+        Harness::Codex,
+        Harness::Cursor,
+        Harness::Gemini,
+    ];
 }
 
 /// True when the environment says the hook runs inside Cursor.
@@ -46,13 +57,51 @@ pub fn cursor_environment(environment: &[(String, String)]) -> bool {
         .any(|(name, value)| name.starts_with("CURSOR_") && !value.is_empty())
 }
 
+/// Event names only Gemini CLI sends (its hook reference, 0.61.0).
+const GEMINI_EVENTS: [&str; 9] = [
+    "AfterAgent",
+    "BeforeAgent",
+    "PreCompress",
+    "BeforeModel",
+    "AfterModel",
+    "BeforeToolSelection",
+    "BeforeTool",
+    "AfterTool",
+    "Notification",
+];
+
+/// True when Gemini CLI runs this hook for the payload's session: it sets `GEMINI_SESSION_ID`
+/// in every hook's environment. Compared with the payload's id rather than merely present, so
+/// a Claude Code started from a shell that inherited the variable is not taken for Gemini.
+pub fn gemini_environment(environment: &[(String, String)], payload: &Value) -> bool {
+    let Some(session) = payload.get("session_id").and_then(Value::as_str) else {
+        return false;
+    };
+    environment
+        .iter()
+        .any(|(name, value)| name == "GEMINI_SESSION_ID" && !value.is_empty() && value == session)
+}
+
 /// The client the session belongs to: the installed format, corrected by the payload's shape
-/// and the environment. Without an argument the shape alone decides.
-pub fn detect(argument: Option<Harness>, payload: &Value, in_cursor: bool) -> Harness {
+/// and the environment. Without an argument the shape alone decides. `in_gemini` is
+/// [`gemini_environment`]'s answer.
+pub fn detect(
+    argument: Option<Harness>,
+    payload: &Value,
+    in_cursor: bool,
+    in_gemini: bool,
+) -> Harness {
     let has = |key: &str| payload.get(key).is_some_and(|value| !value.is_null());
     let cursor_shape = has("cursor_version") || has("conversation_id");
     if cursor_shape || in_cursor {
         return Harness::Cursor;
+    }
+    let gemini_event = payload
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .is_some_and(|name| GEMINI_EVENTS.contains(&name));
+    if gemini_event || in_gemini {
+        return Harness::Gemini;
     }
     match argument {
         Some(harness) => harness,
@@ -77,34 +126,70 @@ mod tests {
             json!({"conversation_id": "c", "hook_event_name": "stop", "cursor_version": "3.21.16"});
         let claude_in_cursor =
             json!({"session_id": "s", "hook_event_name": "Stop", "cursor_version": "3.21.16"});
+        let gemini_turn_end = json!({"session_id": "s", "hook_event_name": "AfterAgent",
+            "prompt_response": "done", "timestamp": "2026-12-02T05:00:00Z"});
+        let gemini_start = json!({"session_id": "s", "hook_event_name": "SessionStart",
+            "source": "startup", "timestamp": "2026-12-02T05:00:00Z"});
+        use Harness::{ClaudeCode, Codex, Cursor, Gemini};
+        // (installed format, payload, in Cursor, in Gemini, expected)
         let table = [
-            (
-                Some(Harness::ClaudeCode),
-                &claude,
-                false,
-                Harness::ClaudeCode,
-            ),
-            (None, &claude, false, Harness::ClaudeCode),
-            (None, &codex, false, Harness::Codex),
-            (Some(Harness::Codex), &codex, false, Harness::Codex),
-            (Some(Harness::Cursor), &cursor, false, Harness::Cursor),
-            (None, &cursor, false, Harness::Cursor),
+            (Some(ClaudeCode), &claude, false, false, ClaudeCode),
+            (None, &claude, false, false, ClaudeCode),
+            (None, &codex, false, false, Codex),
+            (Some(Codex), &codex, false, false, Codex),
+            (Some(Cursor), &cursor, false, false, Cursor),
+            (None, &cursor, false, false, Cursor),
             // Cursor running Claude Code's settings: one session, reported as Cursor.
-            (
-                Some(Harness::ClaudeCode),
-                &claude_in_cursor,
-                false,
-                Harness::Cursor,
-            ),
-            (Some(Harness::ClaudeCode), &claude, true, Harness::Cursor),
+            (Some(ClaudeCode), &claude_in_cursor, false, false, Cursor),
+            (Some(ClaudeCode), &claude, true, false, Cursor),
+            // Gemini CLI's own settings, and its event names whatever the installed format.
+            (Some(Gemini), &gemini_start, false, true, Gemini),
+            (Some(Gemini), &gemini_start, false, false, Gemini),
+            (None, &gemini_turn_end, false, false, Gemini),
+            (Some(ClaudeCode), &gemini_turn_end, false, false, Gemini),
+            // A Claude-format hook Gemini runs: the shared event names, Gemini's environment.
+            (Some(ClaudeCode), &gemini_start, false, true, Gemini),
+            (Some(ClaudeCode), &claude, false, true, Gemini),
         ];
-        for (argument, payload, in_cursor, expected) in table {
+        for (argument, payload, in_cursor, in_gemini, expected) in table {
             assert_eq!(
-                detect(argument, payload, in_cursor),
+                detect(argument, payload, in_cursor, in_gemini),
                 expected,
-                "{argument:?} {payload}"
+                "{argument:?} {payload} cursor={in_cursor} gemini={in_gemini}"
             );
         }
+    }
+
+    #[test]
+    fn gemini_environment_must_name_the_payloads_session() {
+        let env = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.to_string()))
+                .collect::<Vec<_>>()
+        };
+        let payload = json!({"session_id": "s-1", "hook_event_name": "SessionStart"});
+        assert!(gemini_environment(
+            &env(&[("GEMINI_SESSION_ID", "s-1")]),
+            &payload
+        ));
+        // Inherited from an outer Gemini session by a shell that started another client.
+        assert!(!gemini_environment(
+            &env(&[("GEMINI_SESSION_ID", "other")]),
+            &payload
+        ));
+        assert!(!gemini_environment(
+            &env(&[("GEMINI_SESSION_ID", "")]),
+            &json!({"session_id": "", "hook_event_name": "Stop"})
+        ));
+        assert!(!gemini_environment(
+            &env(&[("GEMINI_PROJECT_DIR", "/w")]),
+            &payload
+        ));
+        assert!(!gemini_environment(
+            &env(&[("GEMINI_SESSION_ID", "s-1")]),
+            &json!({"conversation_id": "s-1"})
+        ));
     }
 
     #[test]

@@ -1,7 +1,7 @@
-//! `baton-hook`: the one binary Claude Code, Codex and Cursor hook settings call.
+//! `baton-hook`: the one binary Claude Code, Codex, Cursor and Gemini CLI hook settings call.
 //!
 //! ```text
-//! baton-hook <claude-code|codex|cursor> <session-start|stop|session-end|pre-compact|user-prompt-submit> [--nudge]
+//! baton-hook <claude-code|codex|cursor|gemini> <session-start|stop|session-end|pre-compact|user-prompt-submit> [--nudge]
 //! baton-hook install   --harness <h> [--scope user|project] [--project-dir DIR] [--nudge]
 //! baton-hook uninstall --harness <h> [--scope user|project] [--project-dir DIR]
 //! baton-hook drain        send what the spool holds (waits for a drain already running)
@@ -111,7 +111,12 @@ fn hook(args: &[String], started: Instant) {
         return;
     }
     let deadline = started + context::budget(input.event);
-    let harness = harness::detect(format, &input.raw, harness::cursor_environment(env.pairs()));
+    let harness = harness::detect(
+        format,
+        &input.raw,
+        harness::cursor_environment(env.pairs()),
+        harness::gemini_environment(env.pairs(), &input.raw),
+    );
     if input.event == Event::UserPromptSubmit {
         // Spool-only: no network, no output, no drainer started on the prompt's path.
         record_delivery(&state_dir, harness, &input);

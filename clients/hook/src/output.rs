@@ -13,11 +13,12 @@ use serde_json::{Value, json};
 
 use crate::harness::Harness;
 
-/// SessionStart context: Claude Code and Codex take `hookSpecificOutput.additionalContext`;
-/// Cursor takes `additional_context`.
+/// SessionStart context: Claude Code, Codex and Gemini CLI take
+/// `hookSpecificOutput.additionalContext` (Gemini reads only that member and prepends it to the
+/// first prompt headless); Cursor takes `additional_context`.
 pub fn session_context(harness: Harness, context: &str) -> Value {
     match harness {
-        Harness::ClaudeCode | Harness::Codex => json!({
+        Harness::ClaudeCode | Harness::Codex | Harness::Gemini => json!({
             "hookSpecificOutput": {
                 "hookEventName": "SessionStart",
                 "additionalContext": context,
@@ -28,12 +29,15 @@ pub fn session_context(harness: Harness, context: &str) -> Value {
 }
 
 /// The Stop continuation for the host that runs the session: Claude Code and Codex block with
-/// a reason (continuation input); Cursor submits a follow-up message. Cursor never gets
+/// a reason (continuation input); Cursor submits a follow-up message; Gemini CLI's AfterAgent
+/// rejects the response with `decision: "deny"` and sends `reason` to the agent as the next
+/// prompt (its hook reference names `deny`, with `block` only an alias). Cursor never gets
 /// `decision`/`reason`.
 pub fn continuation(host: Harness, prompt: &str) -> Value {
     match host {
         Harness::ClaudeCode | Harness::Codex => json!({ "decision": "block", "reason": prompt }),
         Harness::Cursor => json!({ "followup_message": prompt }),
+        Harness::Gemini => json!({ "decision": "deny", "reason": prompt }),
     }
 }
 
@@ -59,6 +63,9 @@ mod tests {
         let cursor_stop = json!({"conversation_id": "c", "hook_event_name": "stop",
             "status": "completed", "loop_count": 0, "cursor_version": "3.21.16"});
         let codex_stop = json!({"session_id": "s", "hook_event_name": "Stop", "turn_id": "t"});
+        let gemini_stop = json!({"session_id": "s", "hook_event_name": "AfterAgent",
+            "prompt_response": "r", "stop_hook_active": false});
+        let deny = json!({"decision": "deny", "reason": "p"});
         let block = json!({"decision": "block", "reason": "p"});
         let follow_up = json!({"followup_message": "p"});
         let cases = [
@@ -75,6 +82,20 @@ mod tests {
                 &codex_stop,
                 false,
                 &block,
+            ),
+            (
+                "Gemini settings in Gemini CLI",
+                Harness::Gemini,
+                &gemini_stop,
+                false,
+                &deny,
+            ),
+            (
+                "Claude settings run by Gemini CLI (its event name)",
+                Harness::ClaudeCode,
+                &gemini_stop,
+                false,
+                &deny,
             ),
             (
                 "Cursor's own hooks.json",
@@ -99,7 +120,7 @@ mod tests {
             ),
         ];
         for (name, format, payload, in_cursor, expected) in cases {
-            let host = detect(Some(format), payload, in_cursor);
+            let host = detect(Some(format), payload, in_cursor, false);
             assert_eq!(&continuation(host, "p"), expected, "{name}");
         }
     }
@@ -117,6 +138,14 @@ mod tests {
         assert_eq!(
             continuation(Harness::Cursor, "p"),
             json!({"followup_message": "p"})
+        );
+        assert_eq!(
+            continuation(Harness::Gemini, "p"),
+            json!({"decision": "deny", "reason": "p"})
+        );
+        assert_eq!(
+            session_context(Harness::Gemini, "c")["hookSpecificOutput"]["additionalContext"],
+            "c"
         );
         assert_eq!(
             session_context(Harness::Cursor, "c"),

@@ -1,8 +1,12 @@
 //! What a harness sends on stdin, reduced to what Baton reads.
 //!
-//! Claude Code, Codex and Cursor all send one JSON object. Every field but the session id and
-//! the event name is optional, unknown fields are ignored, and an unknown event does nothing.
-//! Cursor names its events in camelCase and its session `conversation_id`.
+//! Claude Code, Codex, Cursor and Gemini CLI all send one JSON object. Every field but the
+//! session id and the event name is optional, unknown fields are ignored, and an unknown event
+//! does nothing. Cursor names its events in camelCase and its session `conversation_id`.
+//! Gemini CLI ends a turn with `AfterAgent` (the final text in `prompt_response`) and announces
+//! a prompt with `BeforeAgent`. Its `PreCompress` is not read as a compaction: 0.61.0 fires it
+//! each time it considers compressing, before every model call, whether or not it compresses
+//! (`ChatCompressionService.compress`), so it says nothing about the session.
 
 use std::io::Read;
 use std::sync::mpsc;
@@ -29,10 +33,12 @@ impl Event {
     pub fn parse(name: &str) -> Option<Event> {
         match name {
             "SessionStart" | "sessionStart" | "session-start" => Some(Event::SessionStart),
-            "Stop" | "stop" => Some(Event::Stop),
+            "Stop" | "stop" | "AfterAgent" => Some(Event::Stop),
             "SessionEnd" | "sessionEnd" | "session-end" => Some(Event::SessionEnd),
             "PreCompact" | "preCompact" | "pre-compact" => Some(Event::PreCompact),
-            "UserPromptSubmit" | "user-prompt-submit" => Some(Event::UserPromptSubmit),
+            "UserPromptSubmit" | "user-prompt-submit" | "BeforeAgent" => {
+                Some(Event::UserPromptSubmit)
+            }
             _ => None,
         }
     }
@@ -134,9 +140,10 @@ pub fn parse(bytes: &[u8], argument: Option<Event>) -> Result<Input, Rejected> {
         reason: text(&raw, "reason"),
         cwd,
         stop_hook_active,
-        last_assistant_message: raw
-            .get("last_assistant_message")
-            .and_then(Value::as_str)
+        // Gemini CLI's AfterAgent names the turn's final text `prompt_response`.
+        last_assistant_message: ["last_assistant_message", "prompt_response"]
+            .iter()
+            .find_map(|key| raw.get(*key).and_then(Value::as_str))
             .map(str::to_string),
         agent_id: text(&raw, "agent_id"),
         transcript_path: text(&raw, "transcript_path"),
@@ -255,6 +262,30 @@ mod tests {
         )
         .expect("recorded");
         assert_eq!(prompt.event, Event::UserPromptSubmit);
+        let gemini_turn_end = parsed(json!({"session_id": "g", "hook_event_name": "AfterAgent",
+            "prompt": "private", "prompt_response": "All done.", "stop_hook_active": true,
+            "transcript_path": "/h/.gemini/tmp/w/chats/session-2026-12-02T05-00-g.jsonl",
+            "cwd": "/w", "timestamp": "2026-12-02T05:00:00.000Z"}))
+        .expect("Gemini's turn end");
+        assert_eq!(gemini_turn_end.event, Event::Stop);
+        assert_eq!(
+            gemini_turn_end.last_assistant_message.as_deref(),
+            Some("All done.")
+        );
+        assert!(gemini_turn_end.stop_hook_active);
+        assert_eq!(
+            parsed(json!({"session_id": "g", "hook_event_name": "BeforeAgent", "prompt": "p"}))
+                .expect("Gemini's prompt")
+                .event,
+            Event::UserPromptSubmit
+        );
+        for ignored in ["PreCompress", "BeforeModel", "AfterModel", "AfterTool"] {
+            assert_eq!(
+                parsed(json!({"session_id": "g", "hook_event_name": ignored})),
+                Err(Rejected::UnknownEvent),
+                "{ignored}"
+            );
+        }
         assert_eq!(
             prompt.transcript_path.as_deref(),
             Some("/h/.claude/projects/-w/s.jsonl")

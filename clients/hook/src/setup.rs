@@ -8,7 +8,7 @@ use crate::config::Env;
 use crate::harness::Harness;
 use crate::install::{self, InstallOptions, Outcome, Scope, Target};
 
-const USAGE: &str = "usage: baton-hook install|uninstall --harness claude-code|codex|cursor \
+const USAGE: &str = "usage: baton-hook install|uninstall --harness claude-code|codex|cursor|gemini \
                      [--scope user|project] [--project-dir DIR] [--nudge]";
 
 fn value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
@@ -31,13 +31,16 @@ fn target(env: &Env, args: &[String]) -> Result<Target, String> {
         Some(dir) => PathBuf::from(dir),
         None => std::env::current_dir().map_err(|error| error.to_string())?,
     };
-    let codex_home = env.get("CODEX_HOME").map(PathBuf::from);
+    let moved_home = install::home_variable(harness)
+        .and_then(|name| env.get(name))
+        .filter(|value| !value.is_empty())
+        .map(PathBuf::from);
     let settings_path = install::settings_path(
         harness,
         scope,
         &env.home(),
         &project_dir,
-        codex_home.as_deref(),
+        moved_home.as_deref(),
     );
     Ok(Target {
         harness,
@@ -67,7 +70,7 @@ pub fn run(command: &str, args: &[String]) -> i32 {
         };
         let options = InstallOptions {
             command: shell_quote(&exe),
-            codex_nudge: args.iter().any(|arg| arg == "--nudge"),
+            nudge: args.iter().any(|arg| arg == "--nudge"),
             state_dir: state_dir.clone(),
         };
         install::install(&target, &options)

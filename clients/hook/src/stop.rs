@@ -34,10 +34,13 @@ pub fn heartbeat_body(hook: &Hook, input: &Input) -> Value {
     body
 }
 
-/// True when the nudge runs for this harness: `BATON_STOP_NUDGE=1`, and for Codex also the
-/// installed `--nudge` (Codex has no continuation cap, so it is registered only on request).
+/// True when the nudge runs for this harness: `BATON_STOP_NUDGE=1`, and for Codex and Gemini
+/// CLI also the installed `--nudge` (neither client caps how often a turn end continues, so the
+/// nudge is registered only on request; the server's pending state still injects at most once
+/// per attempt, seed 000).
 pub fn nudge_enabled(hook: &Hook) -> bool {
-    hook.env.flag("BATON_STOP_NUDGE") && (hook.format != Harness::Codex || hook.nudge_argument)
+    hook.env.flag("BATON_STOP_NUDGE")
+        && (!crate::install::nudge_needs_asking(hook.format) || hook.nudge_argument)
 }
 
 /// Handles one Stop; returns the continuation envelope when the nudge armed.

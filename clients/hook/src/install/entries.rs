@@ -22,50 +22,87 @@ pub struct Entry {
     pub element: Value,
 }
 
+/// True for a harness whose client puts no cap of its own on how often a turn-end hook may
+/// continue the turn (Codex; Gemini CLI, capped only by its max-turn limit): the nudge rides on
+/// its Stop entry only when the person asks for it with `--nudge`.
+pub fn nudge_needs_asking(harness: Harness) -> bool {
+    matches!(harness, Harness::Codex | Harness::Gemini)
+}
+
 /// The entries Baton wants for `harness`, in the order they are added to a new file.
-/// `command` is the binary's path, already shell-quoted. Codex has no cap on how often a Stop
-/// hook may continue the turn, so its nudge rides on the Stop entry only when asked for.
-pub fn desired(harness: Harness, command: &str, codex_nudge: bool) -> Vec<Entry> {
+/// `command` is the binary's path, already shell-quoted; `nudge` is the install's `--nudge`.
+pub fn desired(harness: Harness, command: &str, nudge: bool) -> Vec<Entry> {
     let name = harness.name();
-    let stop_word = if harness == Harness::Codex && codex_nudge {
+    let stop_word = if nudge_needs_asking(harness) && nudge {
         "stop --nudge"
     } else {
         "stop"
     };
-    // (Claude-style event, Cursor event, word, timeout in seconds). SessionEnd gets 1 s: the
-    // harness shares a short budget at exit and the hook only spools a final heartbeat.
-    // UserPromptSubmit (Claude Code and Codex; Cursor's prompt hook is another shape) is
-    // recorded only: the hook spools one delivery and exits, so 2 s is far more than it needs.
+    // (Claude-style event, Cursor event, Gemini event, word, timeout in seconds). SessionEnd
+    // gets 1 s: the harness shares a short budget at exit and the hook only spools a final
+    // heartbeat. UserPromptSubmit (Claude Code and Codex; Gemini's BeforeAgent; Cursor's
+    // prompt hook is another shape) is recorded only: the hook spools one delivery and exits,
+    // so 2 s is far more than it needs. Gemini gets no PreCompress entry: 0.61.0 fires it
+    // before every model call, and a compaction changes nothing Baton keeps for Gemini.
     let mut table = vec![
-        ("SessionStart", "sessionStart", "session-start", 10),
-        ("Stop", "stop", stop_word, 10),
-        ("SessionEnd", "sessionEnd", "session-end", 1),
-        ("PreCompact", "preCompact", "pre-compact", 5),
+        (
+            "SessionStart",
+            "sessionStart",
+            "SessionStart",
+            "session-start",
+            10,
+        ),
+        ("Stop", "stop", "AfterAgent", stop_word, 10),
+        ("SessionEnd", "sessionEnd", "SessionEnd", "session-end", 1),
     ];
+    if harness != Harness::Gemini {
+        table.push(("PreCompact", "preCompact", "", "pre-compact", 5));
+    }
     if harness != Harness::Cursor {
-        table.push(("UserPromptSubmit", "", "user-prompt-submit", 2));
+        table.push((
+            "UserPromptSubmit",
+            "",
+            "BeforeAgent",
+            "user-prompt-submit",
+            2,
+        ));
     }
     table
         .into_iter()
-        .map(|(claude_event, cursor_event, word, timeout)| {
-            let full_command = format!("{command} {name} {word}");
-            if harness == Harness::Cursor {
-                return Entry {
-                    event: cursor_event,
-                    element: json!({"command": full_command, "timeout": timeout}),
-                };
-            }
-            let handler = json!({"type": "command", "command": full_command, "timeout": timeout});
-            let element = if claude_event == "SessionStart" {
-                json!({"matcher": SESSION_START_MATCHER, "hooks": [handler]})
-            } else {
-                json!({"hooks": [handler]})
-            };
-            Entry {
-                event: claude_event,
-                element,
-            }
-        })
+        .map(
+            |(claude_event, cursor_event, gemini_event, word, timeout)| {
+                let full_command = format!("{command} {name} {word}");
+                match harness {
+                    Harness::Cursor => Entry {
+                        event: cursor_event,
+                        element: json!({"command": full_command, "timeout": timeout}),
+                    },
+                    // Gemini's timeout is in milliseconds; its lifecycle matchers compare the
+                    // source exactly, so SessionStart has none and fires for every source.
+                    Harness::Gemini => {
+                        let handler = json!({"type": "command", "name": format!("baton-{word}"),
+                        "command": full_command, "timeout": timeout * 1000});
+                        Entry {
+                            event: gemini_event,
+                            element: json!({"hooks": [handler]}),
+                        }
+                    }
+                    Harness::ClaudeCode | Harness::Codex => {
+                        let handler =
+                            json!({"type": "command", "command": full_command, "timeout": timeout});
+                        let element = if claude_event == "SessionStart" {
+                            json!({"matcher": SESSION_START_MATCHER, "hooks": [handler]})
+                        } else {
+                            json!({"hooks": [handler]})
+                        };
+                        Entry {
+                            event: claude_event,
+                            element,
+                        }
+                    }
+                }
+            },
+        )
         .collect()
 }
 
@@ -228,7 +265,7 @@ mod tests {
     }
 
     #[test]
-    fn codex_nudge_changes_only_the_stop_command() {
+    fn the_nudge_changes_only_the_stop_command_of_uncapped_harnesses() {
         let plain = desired(Harness::Codex, "/b/baton-hook", false);
         let nudging = desired(Harness::Codex, "/b/baton-hook", true);
         let stop_command = |entries: &[Entry]| {
@@ -252,6 +289,29 @@ mod tests {
             stop_command(&desired(Harness::ClaudeCode, "b", true)),
             "b claude-code stop"
         );
+        let gemini_stop = |nudge: bool| {
+            desired(Harness::Gemini, "b", nudge)
+                .into_iter()
+                .find(|entry| entry.event == "AfterAgent")
+                .map(|entry| entry.element["hooks"][0]["command"].clone())
+        };
+        assert_eq!(gemini_stop(false), Some(json!("b gemini stop")));
+        assert_eq!(gemini_stop(true), Some(json!("b gemini stop --nudge")));
+    }
+
+    #[test]
+    fn gemini_entries_use_its_event_names_milliseconds_and_no_source_matcher() {
+        let entries = desired(Harness::Gemini, "/b/baton-hook", false);
+        let events: Vec<&str> = entries.iter().map(|entry| entry.event).collect();
+        assert_eq!(
+            events,
+            ["SessionStart", "AfterAgent", "SessionEnd", "BeforeAgent"]
+        );
+        let start = &entries[0].element;
+        assert_eq!(start.get("matcher"), None, "{start}");
+        assert_eq!(start["hooks"][0]["timeout"], 10_000);
+        assert_eq!(start["hooks"][0]["name"], "baton-session-start");
+        assert_eq!(entries[2].element["hooks"][0]["timeout"], 1_000);
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
+pub use entries::nudge_needs_asking;
 pub use error::InstallError;
 
 use crate::harness::Harness;
@@ -48,8 +49,9 @@ pub struct Target {
 pub struct InstallOptions {
     /// Absolute path of the `baton-hook` binary, already shell-quoted if it needs to be.
     pub command: String,
-    /// Register Codex's Stop hook with `--nudge` (the other harnesses ignore this).
-    pub codex_nudge: bool,
+    /// The install's `--nudge`: register the Stop hook of a harness without a continuation cap
+    /// of its own (Codex, Gemini CLI) with `--nudge` (the other harnesses ignore this).
+    pub nudge: bool,
     /// Baton's state directory; manifests go under `installs/`.
     pub state_dir: PathBuf,
 }
@@ -64,15 +66,28 @@ pub enum Outcome {
     NotInstalled,
 }
 
+/// The variable that moves a harness's user-level folder, read by [`settings_path`]: Codex's
+/// `CODEX_HOME` replaces `~/.codex`; Gemini CLI's `GEMINI_CLI_HOME` replaces `~` (its `.gemini`
+/// folder goes inside it).
+pub fn home_variable(harness: Harness) -> Option<&'static str> {
+    match harness {
+        Harness::Codex => Some("CODEX_HOME"),
+        Harness::Gemini => Some("GEMINI_CLI_HOME"),
+        Harness::ClaudeCode | Harness::Cursor => None,
+    }
+}
+
 /// The settings file for a harness and scope: user scope under `home`, project scope under
-/// `project_dir`. Codex's user file follows `CODEX_HOME` (`codex_home`), `~/.codex` without it.
+/// `project_dir`. `moved_home` is the value of the harness's [`home_variable`], when set.
 pub fn settings_path(
     harness: Harness,
     scope: Scope,
     home: &Path,
     project_dir: &Path,
-    codex_home: Option<&Path>,
+    moved_home: Option<&Path>,
 ) -> PathBuf {
+    let codex_home = moved_home.filter(|_| harness == Harness::Codex);
+    let gemini_home = moved_home.filter(|_| harness == Harness::Gemini);
     match (harness, scope) {
         (Harness::ClaudeCode, Scope::User) => home.join(".claude/settings.json"),
         (Harness::ClaudeCode, Scope::Project) => project_dir.join(".claude/settings.json"),
@@ -82,6 +97,8 @@ pub fn settings_path(
         (Harness::Codex, Scope::Project) => project_dir.join(".codex/hooks.json"),
         (Harness::Cursor, Scope::User) => home.join(".cursor/hooks.json"),
         (Harness::Cursor, Scope::Project) => project_dir.join(".cursor/hooks.json"),
+        (Harness::Gemini, Scope::User) => gemini_home.unwrap_or(home).join(".gemini/settings.json"),
+        (Harness::Gemini, Scope::Project) => project_dir.join(".gemini/settings.json"),
     }
 }
 
@@ -97,7 +114,7 @@ pub fn install(target: &Target, options: &InstallOptions) -> Result<Outcome, Ins
         None => Manifest::new(path, true),
     };
     let original = existing.as_deref().unwrap_or(document::NEW_FILE);
-    let wanted = entries::desired(target.harness, &options.command, options.codex_nudge);
+    let wanted = entries::desired(target.harness, &options.command, options.nudge);
     let updated = document::install(original, target.harness, &wanted, &mut manifest, path)?;
     if existing.as_deref() == Some(updated.as_str()) {
         return Ok(Outcome::AlreadyInstalled);
@@ -166,5 +183,14 @@ pub fn trust_step(target: &Target) -> String {
         (Harness::Cursor, Scope::User) => {
             format!("Trust your workspaces in Cursor when asked; Baton's hooks are in {path}.")
         }
+        (Harness::Gemini, Scope::Project) => format!(
+            "Trust this folder in Gemini CLI when it asks: project settings, Baton's hooks in \
+             {path} among them, load only in a trusted folder, and Gemini CLI warns once \
+             before it runs a project hook it has not seen."
+        ),
+        (Harness::Gemini, Scope::User) => format!(
+            "Nothing to approve for user settings; Gemini CLI runs Baton's hooks from {path} \
+             (`/hooks panel` lists them). Its folder trust still decides which projects run."
+        ),
     }
 }

@@ -219,6 +219,7 @@ mod tests {
                 "claude-code 2.1.332",
             ),
             (client("codex", None, None), "codex"),
+            (client("gemini", Some("0.61.0"), None), "gemini 0.61.0"),
             (
                 client("claude-code", Some("2.1.3"), Some("cursor")),
                 "claude-code 2.1.3 (in cursor)",

@@ -41,7 +41,7 @@ impl Fixture {
             },
             options: InstallOptions {
                 command: COMMAND.to_string(),
-                codex_nudge: false,
+                nudge: false,
                 state_dir: directory.path().join("state"),
             },
             _directory: directory,
@@ -61,7 +61,7 @@ impl Fixture {
     }
 
     fn wanted(&self) -> Vec<Entry> {
-        entries::desired(self.target.harness, COMMAND, self.options.codex_nudge)
+        entries::desired(self.target.harness, COMMAND, self.options.nudge)
     }
 }
 

@@ -154,9 +154,34 @@ fn settings_paths_per_harness_and_scope() {
             None,
             "/work/app/.cursor/hooks.json",
         ),
+        (
+            Harness::Gemini,
+            Scope::User,
+            None,
+            "/home/ada/.gemini/settings.json",
+        ),
+        (
+            Harness::Gemini,
+            Scope::User,
+            Some(Path::new("/srv/gemini")),
+            "/srv/gemini/.gemini/settings.json",
+        ),
+        (
+            Harness::Gemini,
+            Scope::Project,
+            Some(Path::new("/srv/gemini")),
+            "/work/app/.gemini/settings.json",
+        ),
+        // Another harness's moved home is not this one's.
+        (
+            Harness::ClaudeCode,
+            Scope::User,
+            Some(codex_home),
+            "/home/ada/.claude/settings.json",
+        ),
     ];
-    for (harness, scope, codex, expected) in table {
-        let found = settings_path(harness, scope, home, project, codex);
+    for (harness, scope, moved, expected) in table {
+        let found = settings_path(harness, scope, home, project, moved);
         assert_eq!(found, Path::new(expected), "{harness:?} {scope:?}");
     }
 }
@@ -168,6 +193,8 @@ fn trust_steps_name_the_file_and_the_action() {
         (Harness::ClaudeCode, Scope::Project, "Trust the folder"),
         (Harness::Cursor, Scope::Project, "trusted workspace"),
         (Harness::Cursor, Scope::User, "Trust"),
+        (Harness::Gemini, Scope::Project, "trusted folder"),
+        (Harness::Gemini, Scope::User, "/hooks panel"),
     ];
     for (harness, scope, action) in table {
         let target = Target {

@@ -252,7 +252,7 @@ fn codex_nudge_is_registered_only_on_request() {
     assert!(plain.contains(&format!("\"{COMMAND} codex stop\"")));
     assert!(!plain.contains("--nudge"));
 
-    fixture.options.codex_nudge = true;
+    fixture.options.nudge = true;
     assert_eq!(
         install(&fixture.target, &fixture.options).unwrap(),
         Outcome::Installed
