@@ -94,6 +94,7 @@ pub fn read_discovered(
         .claude_roots
         .iter()
         .chain(discovery.codex_roots.iter())
+        .chain(discovery.gemini_roots.iter())
         .cloned()
         .collect();
     let scope = checkpoint::scope(&all_roots);
@@ -340,6 +341,8 @@ fn facts_session(entry: &FileEntry, facts: &FileFacts, joined: &codex::threads::
             .as_deref()
             .map(|own| joined.session_of(own))
             .or_else(|| entry.session_id.clone()),
+        // A main chat names its session in its metadata; several files can share one.
+        Role::GeminiMain { .. } => facts.gemini_id.clone().or_else(|| entry.session_id.clone()),
         _ => entry.session_id.clone(),
     }
     .unwrap_or_default()
@@ -438,6 +441,9 @@ fn assemble(
                         Role::ClaudeLegacySibling { agent_id } => {
                             (Some(agent_id.as_str()), FileOrigin::LegacySibling)
                         }
+                        Role::GeminiSubagent { agent_id } => {
+                            (Some(agent_id.as_str()), FileOrigin::Sidecar)
+                        }
                         _ => (None, FileOrigin::Main),
                     };
                     (owner, *facts, origin)
@@ -458,7 +464,7 @@ fn assemble(
                 let facts: Vec<&FileFacts> = members.iter().map(|(_, f)| *f).collect();
                 codex::threads::tree(&session_id, &facts, joined)
             }
-            Harness::ClaudeCode => tree::build(&input),
+            Harness::ClaudeCode | Harness::Gemini => tree::build(&input),
         };
         sessions.push(Session {
             harness,

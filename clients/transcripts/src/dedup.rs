@@ -7,13 +7,18 @@
 //! sidechain. Of two copies the survivor is, in order: the non-sidechain one, the one with the
 //! larger total (streamed chunks grow `output_tokens`), the one with `speed` set; on a full tie
 //! the one read first (files are read in sorted path order, so the answer is deterministic).
+//!
+//! Gemini CLI writes a chat message again whenever it changes (its tool calls added, a resume's
+//! rewrite); only copies that carry tokens become records, and of two Gemini copies the later
+//! one wins: the recorder's last word on the message (in sorted path order a `.jsonl` copy of a
+//! resumed `.json` session comes after it).
 
 use std::collections::hash_map::Entry;
 use std::hash::BuildHasher;
 
 use rustc_hash::{FxBuildHasher, FxHashMap};
 
-use crate::record::UsageRecord;
+use crate::record::{Harness, UsageRecord};
 
 /// Keeps one record per request, in the order requests were first seen.
 pub fn dedup(records: impl IntoIterator<Item = UsageRecord>) -> Vec<UsageRecord> {
@@ -69,6 +74,9 @@ fn same_request(a: &UsageRecord, b: &UsageRecord) -> bool {
 
 /// Whether `candidate` should replace `current` (the collision rule).
 pub fn replaces(candidate: &UsageRecord, current: &UsageRecord) -> bool {
+    if candidate.harness == Harness::Gemini && current.harness == Harness::Gemini {
+        return true;
+    }
     if candidate.sidechain != current.sidechain {
         return !candidate.sidechain;
     }
@@ -82,7 +90,7 @@ pub fn replaces(candidate: &UsageRecord, current: &UsageRecord) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Harness, Modifiers, Tokens};
+    use crate::record::{Modifiers, Tokens};
 
     fn record(message: &str, request: Option<&str>, sidechain: bool, output: u64) -> UsageRecord {
         UsageRecord {
@@ -142,6 +150,21 @@ mod tests {
             record("msg_1", Some("req_2"), false, 4),
         ]);
         assert_eq!(kept.len(), 2);
+    }
+
+    #[test]
+    fn the_later_gemini_copy_wins_whatever_its_total() {
+        let gemini = |output| UsageRecord {
+            harness: Harness::Gemini,
+            ..record("m-1", None, false, output)
+        };
+        // (copies in the order read, output kept)
+        let cases: [(&[u64], u64); 3] = [(&[5, 9], 9), (&[9, 5], 5), (&[4, 4, 7], 7)];
+        for (outputs, kept) in cases {
+            let found = dedup(outputs.iter().map(|output| gemini(*output)));
+            assert_eq!(found.len(), 1);
+            assert_eq!(found[0].tokens.output, kept, "{outputs:?}");
+        }
     }
 
     #[test]

@@ -39,6 +39,10 @@ pub struct FileFacts {
     pub line_session_id: Option<String>,
     /// The main file wrote sidechain lines inline (very old Claude Code versions).
     pub inline_sidechain: bool,
+    /// Gemini CLI: the file's own id (its first metadata record's `sessionId`): the session of
+    /// a main chat file, the agent of a subagent's.
+    #[serde(default)]
+    pub gemini_id: Option<String>,
     /// Codex: the working folder the session ran in (its project).
     pub cwd: Option<String>,
     /// Codex: what the reader needs to go on from where it stopped.
@@ -80,7 +84,9 @@ pub struct Link {
 /// How a parent→child edge was established (the seed's "source join path").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum JoinPath {
-    /// The spawn's `tool_result` carries `toolUseResult.agentId`.
+    /// The spawn's `tool_result` carries `toolUseResult.agentId` (Claude Code), or the
+    /// completed `invoke_agent` call in a Gemini CLI chat carries `agentId` (the tool's result
+    /// data, recorded with the call).
     ToolResult,
     /// A parent `progress` line (`agent_progress`) names the agent and the spawn's id.
     AgentProgress,

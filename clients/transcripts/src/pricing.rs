@@ -7,7 +7,7 @@
 //!   threshold takes the long-context rates for every token of that request; `inference_geo`
 //!   multiplies by the row's factor for that value.
 //! - Model ids are normalised before lookup: case, provider prefixes (`anthropic/`,
-//!   `anthropic.`, `openai/`), a bracketed context tag (`[1m]`), a Bedrock version tail
+//!   `anthropic.`, `openai/`, `gemini/`, `google/`), a bracketed context tag (`[1m]`), a Bedrock version tail
 //!   (`-v1:0`), and an eight-digit date suffix (`-20251101`, `@20251101`). No family guess:
 //!   a model still unknown after that is unpriced.
 //! - **Halt gate**: a model with no row is never $0; its tokens are counted as unpriced and
@@ -16,7 +16,7 @@
 //! - **Server tools** (web search, web fetch) are billed per call, not per token: the table's
 //!   `serverTools` rows give a dated price per thousand calls for each provider and tool. A
 //!   record's calls are priced by the provider of its harness (Claude Code → `anthropic`,
-//!   Codex → `openai`) on its UTC date; calls with no row are counted as unpriced calls, never
+//!   Codex → `openai`, Gemini CLI → `google`) on its UTC date; calls with no row are counted as unpriced calls, never
 //!   $0. Their cost is part of the record's cost and also shown on its own.
 
 use std::collections::HashMap;
@@ -203,6 +203,7 @@ pub fn provider_of(harness: Harness) -> &'static str {
     match harness {
         Harness::ClaudeCode => "anthropic",
         Harness::Codex => "openai",
+        Harness::Gemini => "google",
     }
 }
 
@@ -389,7 +390,7 @@ impl PriceTable {
 /// The id a model is looked up by.
 pub fn normalize_model(model: &str) -> String {
     let mut id = model.trim().to_ascii_lowercase();
-    for prefix in ["anthropic/", "anthropic.", "openai/"] {
+    for prefix in ["anthropic/", "anthropic.", "openai/", "gemini/", "google/"] {
         if let Some(rest) = id.strip_prefix(prefix) {
             id = rest.to_string();
         }

@@ -30,6 +30,7 @@ use sha2::{Digest, Sha256};
 use crate::claude::{self, FileContext};
 use crate::codex;
 use crate::facts::FileFacts;
+use crate::gemini::{self, GeminiContext};
 use crate::walk::{FileEntry, Role};
 
 /// Bytes re-read and compared before a cached prefix is trusted.
@@ -137,6 +138,9 @@ pub fn read_file(
     let mut file = open_contained(root, &entry.path)?;
     let meta = file.metadata()?;
     let (size, mtime_ns, ino) = (meta.len(), mtime_ns(&meta), meta.ino());
+    if let Role::GeminiMain { document: true } = entry.role {
+        return read_document(&mut file, cached, (size, mtime_ns, ino));
+    }
     let (mut read, kind) = read_complete_lines(&mut file, entry, cached, (size, mtime_ns, ino))?;
     read.with_final_line = read_final_line(&mut file, entry, &read)?.map(Box::new);
     Ok((read, kind))
@@ -183,6 +187,42 @@ fn read_complete_lines(
     ))
 }
 
+/// Reads a single-object chat file (older Gemini CLI releases) whole. The client rewrites such
+/// a file in place on every update, so no prefix of it can be trusted: the cache is used only
+/// when the file is unchanged, and otherwise the file is read again from the start.
+fn read_document(
+    file: &mut File,
+    cached: Option<FileRead>,
+    (size, mtime_ns, ino): (u64, i128, u64),
+) -> Result<(FileRead, ReadKind), ReadError> {
+    if let Some(cached) = cached
+        && cached.size == size
+        && cached.mtime_ns == mtime_ns
+        && cached.ino == ino
+    {
+        return Ok((cached, ReadKind::Cached));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    file.read_to_end(&mut bytes)?;
+    let mut facts = FileFacts::default();
+    gemini::read_document(&GeminiContext { agent_id: None }, &bytes, &mut facts);
+    collapse(&mut facts);
+    let consumed = bytes.len() as u64;
+    let overlap = overlap_digest(file, consumed)?;
+    Ok((
+        FileRead {
+            size,
+            mtime_ns,
+            ino,
+            consumed,
+            overlap,
+            facts,
+            with_final_line: None,
+        },
+        ReadKind::Full,
+    ))
+}
+
 /// The facts with the unterminated last line read in, when there is one and it is a whole
 /// JSON object; `None` otherwise (nothing after the last newline, or a half-written line).
 fn read_final_line(
@@ -204,7 +244,7 @@ fn read_final_line(
     terminated.extend_from_slice(line);
     terminated.push(b'\n');
     let mut facts = read.facts.clone();
-    parse_chunk(file_context(entry).as_ref(), &terminated, &mut facts);
+    parse_chunk(&parser(entry), &terminated, &mut facts);
     collapse(&mut facts);
     Ok(Some(facts))
 }
@@ -223,7 +263,7 @@ fn mtime_ns(meta: &std::fs::Metadata) -> i128 {
 /// Parses complete lines from the file's current position to its end; returns the bytes
 /// consumed (an unfinished last line is left for the next read).
 fn parse_stream(file: &mut File, entry: &FileEntry, facts: &mut FileFacts) -> io::Result<u64> {
-    let context = file_context(entry);
+    let context = parser(entry);
     // One buffer per reading thread, reused across files: no allocator churn per file.
     thread_local! {
         static BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -231,7 +271,7 @@ fn parse_stream(file: &mut File, entry: &FileEntry, facts: &mut FileFacts) -> io
     BUFFER.with(|cell| {
         let mut buffer = cell.borrow_mut();
         buffer.clear();
-        let result = parse_with(file, context.as_ref(), facts, &mut buffer);
+        let result = parse_with(file, &context, facts, &mut buffer);
         buffer.clear();
         if buffer.capacity() > 4 * CHUNK_BYTES {
             buffer.shrink_to(CHUNK_BYTES);
@@ -240,36 +280,47 @@ fn parse_stream(file: &mut File, entry: &FileEntry, facts: &mut FileFacts) -> io
     })
 }
 
-/// The Claude Code file context of an entry; `None` for a Codex rollout.
-fn file_context(entry: &FileEntry) -> Option<FileContext> {
+/// Which parser reads a file, with what the walk knows about it.
+enum Parser {
+    Claude(FileContext),
+    Codex,
+    Gemini(GeminiContext),
+}
+
+fn parser(entry: &FileEntry) -> Parser {
     match &entry.role {
-        Role::ClaudeMain => Some(FileContext {
+        Role::ClaudeMain => Parser::Claude(FileContext {
             session_id: entry.session_id.clone(),
             agent_id: None,
         }),
-        Role::ClaudeSubagent { agent_id } => Some(FileContext {
+        Role::ClaudeSubagent { agent_id } => Parser::Claude(FileContext {
             session_id: entry.session_id.clone(),
             agent_id: Some(agent_id.clone()),
         }),
-        Role::ClaudeLegacySibling { agent_id } => Some(FileContext {
+        Role::ClaudeLegacySibling { agent_id } => Parser::Claude(FileContext {
             session_id: None,
             agent_id: Some(agent_id.clone()),
         }),
-        Role::CodexRollout | Role::ClaudeMeta { .. } => None,
+        Role::GeminiMain { .. } => Parser::Gemini(GeminiContext { agent_id: None }),
+        Role::GeminiSubagent { agent_id } => Parser::Gemini(GeminiContext {
+            agent_id: Some(agent_id.clone()),
+        }),
+        Role::CodexRollout | Role::ClaudeMeta { .. } => Parser::Codex,
     }
 }
 
 /// Reads the complete lines of `bytes` with the file's parser; returns the bytes consumed.
-fn parse_chunk(context: Option<&FileContext>, bytes: &[u8], facts: &mut FileFacts) -> usize {
-    match context {
-        Some(context) => claude::read_chunk(context, bytes, facts),
-        None => codex::read_chunk(bytes, facts),
+fn parse_chunk(parser: &Parser, bytes: &[u8], facts: &mut FileFacts) -> usize {
+    match parser {
+        Parser::Claude(context) => claude::read_chunk(context, bytes, facts),
+        Parser::Codex => codex::read_chunk(bytes, facts),
+        Parser::Gemini(context) => gemini::read_chunk(context, bytes, facts),
     }
 }
 
 fn parse_with(
     file: &mut File,
-    context: Option<&FileContext>,
+    context: &Parser,
     facts: &mut FileFacts,
     buffer: &mut Vec<u8>,
 ) -> io::Result<u64> {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 pub enum Harness {
     ClaudeCode,
     Codex,
+    Gemini,
 }
 
 impl Harness {
@@ -18,7 +19,21 @@ impl Harness {
         match self {
             Harness::ClaudeCode => "claude-code",
             Harness::Codex => "codex",
+            Harness::Gemini => "gemini",
         }
+    }
+
+    /// The harness a wire name (`agent`) names; `None` for a name no transcript reader writes.
+    pub fn from_wire(agent: &str) -> Option<Harness> {
+        [Harness::ClaudeCode, Harness::Codex, Harness::Gemini]
+            .into_iter()
+            .find(|harness| harness.as_str() == agent)
+    }
+
+    /// The harness a stored or uploaded row's `agent` is read as: its own, and Claude Code's
+    /// rules for a name Baton does not know (what every such row was read as before).
+    pub fn of_agent(agent: &str) -> Harness {
+        Harness::from_wire(agent).unwrap_or(Harness::ClaudeCode)
     }
 }
 
@@ -33,8 +48,9 @@ pub struct Tokens {
     pub cache_write_5m: u64,
     pub cache_write_1h: u64,
     /// Reasoning tokens, **already inside `output`** (Codex's `reasoning_output_tokens`, which
-    /// OpenAI bills as output). Kept as its own figure for reports; never added to a total or
-    /// priced on its own. Claude Code states no such split (thinking is part of output).
+    /// OpenAI bills as output; Gemini's `thoughts`, which Google bills as output). Kept as its
+    /// own figure for reports; never added to a total or priced on its own. Claude Code states
+    /// no such split (thinking is part of output).
     #[serde(default)]
     pub reasoning: u64,
 }
@@ -107,7 +123,8 @@ pub struct Modifiers {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UsageRecord {
     /// Claude Code: `message.id`. Codex: the response id, or the cumulative total the
-    /// response brought the session to. Stable across re-reads of the same file.
+    /// response brought the session to. Gemini CLI: the chat message's `id`. Stable across
+    /// re-reads of the same file.
     pub message_id: String,
     /// Claude Code's `requestId`, when the line has one.
     pub request_id: Option<String>,
@@ -146,3 +163,27 @@ impl UsageRecord {
 
 /// The model id Claude Code writes on its own internal messages (HOOKS.md 4.6).
 pub const SYNTHETIC_MODEL: &str = "<synthetic>";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_names() {
+        let cases = [
+            (
+                "claude-code",
+                Some(Harness::ClaudeCode),
+                Harness::ClaudeCode,
+            ),
+            ("codex", Some(Harness::Codex), Harness::Codex),
+            ("gemini", Some(Harness::Gemini), Harness::Gemini),
+            ("cursor", None, Harness::ClaudeCode),
+            ("", None, Harness::ClaudeCode),
+        ];
+        for (agent, known, read_as) in cases {
+            assert_eq!(Harness::from_wire(agent), known, "{agent}");
+            assert_eq!(Harness::of_agent(agent), read_as, "{agent}");
+        }
+    }
+}

@@ -1,5 +1,5 @@
-//! Finding the transcript files under the corpus roots (HOOKS.md 4.1; seed 002, containment
-//! and skip reasons). Directory entries are inspected with `lstat` (a symlink is seen as a
+//! Finding the transcript files under the corpus roots (HOOKS.md 4.1, 4.10; seed 002,
+//! containment and skip reasons). Directory entries are inspected with `lstat` (a symlink is seen as a
 //! symlink and skipped, never followed); every discovered file that will not be parsed is
 //! counted under one of the nine skip reasons.
 
@@ -12,11 +12,13 @@ use serde::Serialize;
 
 use crate::record::Harness;
 
-/// The folders read: Claude Code `projects/` folders and Codex `sessions/` folders.
+/// The folders read: Claude Code `projects/` folders, Codex `sessions/` folders and Gemini CLI
+/// `tmp/` folders (`<gemini home>/.gemini/tmp`, one folder per project inside).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Roots {
     pub claude: Vec<PathBuf>,
     pub codex: Vec<PathBuf>,
+    pub gemini: Vec<PathBuf>,
 }
 
 /// Bounds on what is read (seed 002 calls both provisional ceilings, not measured limits).
@@ -127,6 +129,14 @@ pub enum Role {
         agent_id: String,
     },
     CodexRollout,
+    /// `<project>/chats/session-*.jsonl` (or the older single-object `.json` when `document`).
+    GeminiMain {
+        document: bool,
+    },
+    /// `<project>/chats/<main session id>/<agent id>.jsonl`.
+    GeminiSubagent {
+        agent_id: String,
+    },
 }
 
 /// One discovered file, as `lstat` saw it during the walk.
@@ -140,11 +150,24 @@ pub struct FileEntry {
     /// The session the place of the file names: the main file's stem, the session folder of a
     /// sidecar, the id in a rollout's name; `None` for a legacy sibling.
     pub session_id: Option<String>,
-    /// The project folder's name (Claude Code); Codex projects come from the rollout itself.
+    /// The project folder's name (Claude Code, Gemini CLI); Codex projects come from the
+    /// rollout itself.
     pub project_slug: Option<String>,
     pub size: u64,
     pub mtime_ns: i128,
     pub ino: u64,
+}
+
+impl FileEntry {
+    /// Whether the file can hold usage of `session_id`, by its place alone: a Gemini CLI main
+    /// chat's name carries only the session's first eight characters (its records name the
+    /// whole id), every other file's place names its session whole.
+    pub fn may_belong_to(&self, session_id: &str) -> bool {
+        match (&self.role, self.session_id.as_deref()) {
+            (Role::GeminiMain { .. }, Some(short)) => session_id.starts_with(short),
+            (_, place) => place == Some(session_id),
+        }
+    }
 }
 
 /// Everything the walk found.
@@ -153,6 +176,7 @@ pub struct Discovery {
     /// Canonical roots, Claude Code first then Codex, as `FileEntry::root` indexes them.
     pub claude_roots: Vec<PathBuf>,
     pub codex_roots: Vec<PathBuf>,
+    pub gemini_roots: Vec<PathBuf>,
     /// Files to read, in sorted path order.
     pub files: Vec<FileEntry>,
     pub skips: Skips,
@@ -164,6 +188,7 @@ impl Discovery {
         match entry.harness {
             Harness::ClaudeCode => &self.claude_roots[entry.root],
             Harness::Codex => &self.codex_roots[entry.root],
+            Harness::Gemini => &self.gemini_roots[entry.root],
         }
     }
 }
@@ -191,12 +216,22 @@ pub fn discover(roots: &Roots, limits: Limits) -> Discovery {
             walk_codex(&canonical, index, 0, limits, &mut discovery);
         }
     }
+    for root in &roots.gemini {
+        if let Ok(canonical) = fs::canonicalize(root) {
+            if discovery.gemini_roots.contains(&canonical) {
+                continue;
+            }
+            discovery.gemini_roots.push(canonical.clone());
+            let index = discovery.gemini_roots.len() - 1;
+            crate::gemini::walk::walk_root(&canonical, index, limits, &mut discovery);
+        }
+    }
     discovery.files.sort_by(|a, b| a.path.cmp(&b.path));
     discovery
 }
 
 /// A directory's entries sorted by name, each with its `lstat` metadata.
-fn entries(dir: &Path) -> Vec<(String, PathBuf, fs::Metadata)> {
+pub(crate) fn entries(dir: &Path) -> Vec<(String, PathBuf, fs::Metadata)> {
     let Ok(read) = fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -213,7 +248,7 @@ fn entries(dir: &Path) -> Vec<(String, PathBuf, fs::Metadata)> {
 }
 
 /// Why an entry whose name is no transcript artifact is skipped.
-fn unrecognised(kind: fs::FileType) -> SkipReason {
+pub(crate) fn unrecognised(kind: fs::FileType) -> SkipReason {
     if kind.is_symlink() {
         SkipReason::Symlink
     } else {
@@ -222,7 +257,12 @@ fn unrecognised(kind: fs::FileType) -> SkipReason {
 }
 
 /// The common checks for a file entry; `Some` when it is a regular, readable-sized file.
-fn admit(meta: &fs::Metadata, empty: SkipReason, limits: Limits, skips: &mut Skips) -> bool {
+pub(crate) fn admit(
+    meta: &fs::Metadata,
+    empty: SkipReason,
+    limits: Limits,
+    skips: &mut Skips,
+) -> bool {
     let kind = meta.file_type();
     if kind.is_symlink() {
         skips.add(SkipReason::Symlink);
@@ -243,7 +283,7 @@ fn admit(meta: &fs::Metadata, empty: SkipReason, limits: Limits, skips: &mut Ski
     true
 }
 
-fn entry(
+pub(crate) fn entry(
     path: PathBuf,
     root: usize,
     role: Role,

@@ -82,6 +82,7 @@ fn from_library(home: &Path) -> Totals {
     let roots = Roots {
         claude: vec![home.join(".claude/projects")],
         codex: vec![home.join(".codex/sessions")],
+        gemini: Vec::new(),
     };
     let corpus = baton_transcripts::scan(&roots, &Options::default(), &|_| {}).unwrap();
     let mut totals = Totals::new();

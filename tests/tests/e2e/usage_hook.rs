@@ -56,6 +56,7 @@ fn library_total(home: &Path) -> (usize, u64) {
     let roots = Roots {
         claude: vec![home.join(".claude/projects")],
         codex: vec![home.join(".codex/sessions")],
+        gemini: Vec::new(),
     };
     let corpus = baton_transcripts::scan(&roots, &Options::default(), &|_| {}).expect("scan");
     let tokens = corpus.records.iter().map(|r| r.tokens.total()).sum();
@@ -249,6 +250,7 @@ fn spotter_rows(home: &Path) -> usize {
     let roots = Roots {
         claude: vec![home.join(".claude/projects")],
         codex: Vec::new(),
+        gemini: Vec::new(),
     };
     let corpus = baton_transcripts::scan(&roots, &Options::default(), &|_| {}).expect("scan");
     corpus

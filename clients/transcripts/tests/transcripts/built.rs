@@ -380,6 +380,7 @@ fn a_symlinked_root_is_followed_once_and_its_insides_are_contained() {
     let roots = baton_transcripts::Roots {
         claude: vec![link],
         codex: Vec::new(),
+        gemini: Vec::new(),
     };
     let corpus = scan(&roots, &Options::default(), &|_| {}).unwrap();
     assert_eq!(corpus.records.len(), 1);

@@ -82,11 +82,15 @@ fn baton(harness: &str, folder: &Path) -> Report {
     let roots = match harness {
         "claude-code" => Roots {
             claude: vec![folder.join("projects")],
-            codex: vec![],
+            ..Roots::default()
+        },
+        "gemini" => Roots {
+            gemini: vec![folder.join("tmp")],
+            ..Roots::default()
         },
         _ => Roots {
-            claude: vec![],
             codex: vec![folder.join("sessions")],
+            ..Roots::default()
         },
     };
     let corpus: Corpus =
@@ -223,4 +227,9 @@ fn claude_code_corpus_equals_the_independent_tally() {
 #[test]
 fn codex_corpus_equals_the_independent_tally() {
     check("codex");
+}
+
+#[test]
+fn gemini_corpus_equals_the_independent_tally() {
+    check("gemini");
 }

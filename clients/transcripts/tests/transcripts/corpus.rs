@@ -10,7 +10,8 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
 }
 
-/// A corpus root: `<dir>/claude/projects/...` and `<dir>/codex/sessions/...`.
+/// A corpus root: `<dir>/claude/projects/...`, `<dir>/codex/sessions/...` and
+/// `<dir>/gemini/tmp/...`.
 pub struct Layout {
     pub dir: tempfile::TempDir,
 }
@@ -34,7 +35,17 @@ impl Layout {
         Roots {
             claude: vec![self.projects()],
             codex: vec![self.sessions()],
+            gemini: vec![self.gemini_tmp()],
         }
+    }
+
+    pub fn gemini_tmp(&self) -> PathBuf {
+        self.dir.path().join("gemini/tmp")
+    }
+
+    /// Writes `text` at `relative` under the Gemini CLI `tmp/` folder.
+    pub fn gemini_file(&self, relative: &str, text: &str) -> PathBuf {
+        write(&self.gemini_tmp().join(relative), text.as_bytes())
     }
 
     /// Writes `text` at `relative` under the Claude Code projects folder.

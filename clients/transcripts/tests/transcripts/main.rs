@@ -1,5 +1,6 @@
 //! `baton-transcripts` over real files: the shared fixtures with totals worked out by hand, and
-//! built corpora for every rule (dedup, containment, skips, checkpoints, tail reads, pricing).
+//! built corpora for every rule (dedup, containment, skips, checkpoints, tail reads, pricing),
+//! for Claude Code, Codex and Gemini CLI.
 
 mod built;
 mod codex_review;
@@ -8,5 +9,6 @@ mod corpus;
 mod ended;
 mod final_line;
 mod fixtures;
+mod gemini;
 mod notifications;
 mod pricing;

@@ -18,6 +18,7 @@ fn corpus(source: &str) -> baton_transcripts::Corpus {
     let roots = Roots {
         claude: vec![root],
         codex: vec![],
+        gemini: Vec::new(),
     };
     scan(&roots, &Options::default(), &|_| {}).expect("scan")
 }
