@@ -28,7 +28,8 @@ pub const FLUSH: &str = "baton-hook:usage-flush";
 
 /// The roots that hold a session's files, from its transcript path; `None` when the path is
 /// not where the harness writes this session's transcript (`<...>/projects/<slug>/<session>.jsonl`
-/// for Claude Code, `<...>/sessions/YYYY/MM/DD/rollout-...<session>.jsonl` for Codex), so a
+/// for Claude Code, `<...>/sessions/YYYY/MM/DD/rollout-...<session>.jsonl` for Codex,
+/// `<...>/tmp/<project>/chats/session-<time>-<first 8 of session>.jsonl` for Gemini CLI), so a
 /// stray path never turns into a walk of some other folder.
 pub fn roots_for(agent: &str, session_id: &str, transcript: &Path) -> Option<Roots> {
     if transcript.extension().and_then(|e| e.to_str()) != Some("jsonl") {
@@ -41,15 +42,26 @@ pub fn roots_for(agent: &str, session_id: &str, transcript: &Path) -> Option<Roo
             let root = transcript.parent()?.parent()?;
             (named(root, "projects") && file_name == format!("{session_id}.jsonl")).then(|| Roots {
                 claude: vec![root.to_path_buf()],
-                codex: Vec::new(),
+                ..Roots::default()
             })
         }
         "codex" => {
             let root = transcript.ancestors().nth(4)?;
             let ours = file_name.starts_with("rollout-") && file_name.contains(session_id);
             (named(root, "sessions") && ours).then(|| Roots {
-                claude: Vec::new(),
                 codex: vec![root.to_path_buf()],
+                ..Roots::default()
+            })
+        }
+        "gemini" => {
+            let root = transcript.ancestors().nth(3)?;
+            let chats = transcript.parent()?;
+            let short = session_id.get(..8)?;
+            let ours = file_name.starts_with("session-")
+                && file_name.ends_with(&format!("-{short}.jsonl"));
+            (named(root, "tmp") && named(chats, "chats") && ours).then(|| Roots {
+                gemini: vec![root.to_path_buf()],
+                ..Roots::default()
             })
         }
         _ => None,
@@ -79,7 +91,7 @@ pub fn upload(
     let mut discovery = walk::discover(&roots, Limits::default());
     discovery
         .files
-        .retain(|entry| entry.session_id.as_deref() == Some(session_id));
+        .retain(|entry| entry.may_belong_to(session_id));
     if discovery.files.is_empty() {
         return None;
     }
@@ -147,7 +159,34 @@ mod tests {
         )
         .expect("codex");
         assert_eq!(codex.codex, vec![PathBuf::from("/h/.codex/sessions")]);
+        let gemini = roots_for(
+            "gemini",
+            "dea5a046-ecad-4bb5-b060-fc9421317188",
+            Path::new("/h/.gemini/tmp/proj/chats/session-2026-12-02T05-16-dea5a046.jsonl"),
+        )
+        .expect("gemini");
+        assert_eq!(gemini.gemini, vec![PathBuf::from("/h/.gemini/tmp")]);
         let refused = [
+            (
+                "gemini",
+                "dea5a046-ecad",
+                "/h/.gemini/tmp/proj/chats/session-2026-12-02T05-16-0000aaaa.jsonl",
+            ),
+            (
+                "gemini",
+                "dea5a046-ecad",
+                "/h/.gemini/other/proj/chats/session-2026-12-02T05-16-dea5a046.jsonl",
+            ),
+            (
+                "gemini",
+                "dea5a046-ecad",
+                "/h/.gemini/tmp/proj/logs/session-2026-12-02T05-16-dea5a046.jsonl",
+            ),
+            (
+                "gemini",
+                "short",
+                "/h/.gemini/tmp/p/chats/session-t-short.jsonl",
+            ),
             ("claude-code", "x", "/tmp/x.jsonl"),
             ("claude-code", "x", "/tmp/x.txt"),
             (

@@ -61,6 +61,7 @@ fn fixture_roots(dir: &Path) -> Roots {
     Roots {
         claude: vec![claude],
         codex: vec![codex],
+        gemini: Vec::new(),
     }
 }
 

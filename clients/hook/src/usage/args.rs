@@ -113,7 +113,10 @@ fn default_timezone(env: &Env) -> Tz {
 
 /// The folders read, as Claude Code and ccusage find them: `$CLAUDE_CONFIG_DIR/projects` for
 /// each entry of that comma-separated list when set, else `~/.claude/projects` and
-/// `~/.config/claude/projects`; plus `$CODEX_HOME/sessions` or `~/.codex/sessions`.
+/// `~/.config/claude/projects`; plus `$CODEX_HOME/sessions` or `~/.codex/sessions`; plus Gemini
+/// CLI's `tmp/` under its home: `$GEMINI_CLI_HOME` stands in for the home folder when set (as
+/// in Gemini CLI's own `homedir()`), and under macOS's `sandbox-exec` the client keeps its chats
+/// in `<home>/.cache/.gemini` instead (`Storage.getGlobalRuntimeDir`), so both are read.
 pub fn roots(env: &Env) -> baton_transcripts::Roots {
     let home = env.home();
     let claude = match env.get("CLAUDE_CONFIG_DIR") {
@@ -133,7 +136,19 @@ pub fn roots(env: &Env) -> baton_transcripts::Roots {
             .map_or_else(|| home.join(".codex"), PathBuf::from)
             .join("sessions"),
     ];
-    baton_transcripts::Roots { claude, codex }
+    let gemini_home = env
+        .get("GEMINI_CLI_HOME")
+        .filter(|value| !value.is_empty())
+        .map_or(home, PathBuf::from);
+    let gemini = vec![
+        gemini_home.join(".gemini/tmp"),
+        gemini_home.join(".cache/.gemini/tmp"),
+    ];
+    baton_transcripts::Roots {
+        claude,
+        codex,
+        gemini,
+    }
 }
 
 #[cfg(test)]
@@ -202,5 +217,23 @@ mod tests {
             ]
         );
         assert_eq!(found.codex, vec![PathBuf::from("/h/.codex/sessions")]);
+    }
+
+    #[test]
+    fn gemini_root_follows_gemini_cli_home() {
+        // (environment, the first Gemini root)
+        let cases: [(&[(&str, &str)], &str); 3] = [
+            (&[("HOME", "/h")], "/h/.gemini/tmp"),
+            (
+                &[("HOME", "/h"), ("GEMINI_CLI_HOME", "/g")],
+                "/g/.gemini/tmp",
+            ),
+            (&[("HOME", "/h"), ("GEMINI_CLI_HOME", "")], "/h/.gemini/tmp"),
+        ];
+        for (pairs, expected) in cases {
+            let found = roots(&Env::from_pairs(pairs));
+            assert_eq!(found.gemini[0], PathBuf::from(expected), "{pairs:?}");
+            assert_eq!(found.gemini.len(), 2);
+        }
     }
 }

@@ -35,7 +35,12 @@ impl Memo {
     /// The memo slot for this request over `discovery`, in `dir`.
     pub fn new(dir: &Path, discovery: &Discovery, args: &UsageArgs, prices: &[u8]) -> Memo {
         let mut roots = Sha256::new();
-        for root in discovery.claude_roots.iter().chain(&discovery.codex_roots) {
+        for root in discovery
+            .claude_roots
+            .iter()
+            .chain(&discovery.codex_roots)
+            .chain(&discovery.gemini_roots)
+        {
             roots.update(root.as_os_str().as_encoded_bytes());
             roots.update([0]);
         }
@@ -91,7 +96,12 @@ fn key(discovery: &Discovery, args: &UsageArgs, prices: &[u8]) -> String {
     hasher.update(format!("{args:?}").as_bytes());
     hasher.update((prices.len() as u64).to_le_bytes());
     hasher.update(prices);
-    for root in discovery.claude_roots.iter().chain(&discovery.codex_roots) {
+    for root in discovery
+        .claude_roots
+        .iter()
+        .chain(&discovery.codex_roots)
+        .chain(&discovery.gemini_roots)
+    {
         hasher.update(root.as_os_str().as_encoded_bytes());
         hasher.update([0]);
     }

@@ -82,6 +82,7 @@ pub fn run(words: &[String]) -> i32 {
             .claude
             .iter()
             .chain(&roots.codex)
+            .chain(&roots.gemini)
             .map(|root| root.display().to_string())
             .collect();
         eprintln!(
