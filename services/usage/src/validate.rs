@@ -147,11 +147,7 @@ impl Usage {
         UsageRecord {
             message_id: self.dedup_key.clone(),
             request_id: None,
-            harness: if self.agent == "codex" {
-                Harness::Codex
-            } else {
-                Harness::ClaudeCode
-            },
+            harness: Harness::of_agent(&self.agent),
             session_id: self.session_id.clone(),
             agent_id: (!self.agent_id.is_empty()).then(|| self.agent_id.clone()),
             model: self.model.clone(),

@@ -354,3 +354,30 @@ fn reasoning_and_server_tool_calls_reach_the_record_priced_and_every_join_path_i
         assert!(accepted.is_ok(), "{path}");
     }
 }
+
+#[test]
+fn a_row_is_read_by_its_harness_rules_and_an_unknown_agent_by_claude_codes() {
+    use baton_transcripts::Harness;
+    // (agent on the wire, harness its record is priced and deduplicated as)
+    let cases = [
+        ("claude-code", Harness::ClaudeCode),
+        ("codex", Harness::Codex),
+        ("gemini", Harness::Gemini),
+        ("cursor", Harness::ClaudeCode),
+    ];
+    for (agent, harness) in cases {
+        let row = Usage {
+            agent: agent.to_string(),
+            session_id: "s-1".to_string(),
+            agent_id: String::new(),
+            dedup_key: "k".to_string(),
+            model: Some("gemini-2.5-pro".to_string()),
+            at: chrono::DateTime::from_timestamp(1_780_000_000, 0).expect("time"),
+            tokens: Default::default(),
+            server_tools: Default::default(),
+            modifiers: Default::default(),
+            sidechain: false,
+        };
+        assert_eq!(row.record().harness, harness, "{agent}");
+    }
+}
