@@ -380,7 +380,7 @@ pub fn priced_row(
         record: UsageRecord {
             message_id: row.try_get("dedup_key")?,
             request_id: None,
-            harness: Harness::of_agent(&agent),
+            harness: Harness::of_agent(agent),
             session_id: session_id.to_string(),
             agent_id: opt_id(&agent_id),
             model: row.try_get("model")?,
