@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Installs the real harness CLIs the end-to-end tests drive (Claude Code, Codex, Gemini CLI) and
-# ccusage, pinned, into ${BATON_HARNESS_DIR:-/var/tmp/baton-harness}. Idempotent: a package already
-# at its pinned version is left alone. Prints one line saying what it did.
+# Installs the real harness CLIs the end-to-end tests drive (Claude Code, Codex, Gemini CLI,
+# Copilot CLI) and ccusage, pinned, into ${BATON_HARNESS_DIR:-/var/tmp/baton-harness}.
+# Idempotent: a package already at its pinned version is left alone. Prints one line saying what
+# it did.
 set -euo pipefail
 
 dir="${BATON_HARNESS_DIR:-/var/tmp/baton-harness}"
 packages=("@anthropic-ai/claude-code@2.1.332" "@openai/codex@0.171.0" "@google/gemini-cli@0.61.0"
-    "ccusage@20.0.24")
+    "@github/copilot@1.0.102" "ccusage@20.0.24")
 
 if ! command -v npm >/dev/null 2>&1; then
     echo "install-harnesses: npm is missing: install Node.js (with npm) and run this again" >&2
@@ -42,7 +43,7 @@ fi
 # The native binaries come in per-platform packages whose files npm may leave without the
 # executable bit; set it on every ELF or Mach-O file in them.
 for package in "$dir"/node_modules/@anthropic-ai/claude-code-* "$dir"/node_modules/@openai/codex* \
-    "$dir"/node_modules/@ccusage/*; do
+    "$dir"/node_modules/@github/copilot* "$dir"/node_modules/@ccusage/*; do
     [ -d "$package" ] || continue
     while IFS= read -r -d '' file; do
         magic="$(head -c 4 "$file" | od -An -tx1 | tr -d ' \n')"

@@ -80,6 +80,8 @@ fn is_harness_name(harness: Harness, name: &str) -> bool {
         // Gemini CLI relaunches itself: `node …/gemini` starts a second `node … …/gemini`,
         // which runs the hooks; the walk meets (and watches) that inner one first.
         Harness::Gemini => name == "gemini",
+        // The native binary npm's loader starts; hooks are its direct children.
+        Harness::Copilot => name == "copilot",
     }
 }
 
@@ -91,6 +93,7 @@ fn is_harness_package(harness: Harness, path: &str) -> bool {
         Harness::Codex => path.contains("/@openai/codex"),
         Harness::Cursor => path.contains("/cursor-agent/") || path.contains("/cursor/"),
         Harness::Gemini => path.contains("/@google/gemini-cli"),
+        Harness::Copilot => path.contains("/@github/copilot"),
     }
 }
 

@@ -6,7 +6,9 @@
 //! Cursor session: reporting it as Claude Code would register one conversation twice under two
 //! clients (seed 004, "Detect the host client"). Gemini CLI is told the same way: its own event
 //! names (`AfterAgent`, `BeforeAgent`, ...), or a hook environment whose `GEMINI_SESSION_ID`
-//! (set by Gemini CLI for every hook it runs) names the payload's own session.
+//! (set by Gemini CLI for every hook it runs) names the payload's own session. Copilot CLI too:
+//! its camelCase payloads (`sessionId`), or `COPILOT_HOOK_DIR`, which it sets only for the
+//! hooks it runs (it also runs a repository's `.claude/settings.json` hooks).
 
 use serde_json::Value;
 
@@ -18,6 +20,8 @@ pub enum Harness {
     Cursor,
     /// Gemini CLI (`settings.json` hooks: SessionStart, AfterAgent, SessionEnd, BeforeAgent).
     Gemini,
+    /// GitHub Copilot CLI (`~/.copilot/hooks/*.json`: sessionStart, agentStop, sessionEnd, ...).
+    Copilot,
 }
 
 impl Harness {
@@ -28,6 +32,7 @@ impl Harness {
             Harness::Codex => "codex",
             Harness::Cursor => "cursor",
             Harness::Gemini => "gemini",
+            Harness::Copilot => "copilot",
         }
     }
 
@@ -37,16 +42,18 @@ impl Harness {
             "codex" => Some(Harness::Codex),
             "cursor" => Some(Harness::Cursor),
             "gemini" | "gemini-cli" => Some(Harness::Gemini),
+            "copilot" | "copilot-cli" => Some(Harness::Copilot),
             _ => None,
         }
     }
 
     #[cfg(test)]
-    pub const ALL: [Harness; 4] = [
+    pub const ALL: [Harness; 5] = [
         Harness::ClaudeCode,
         Harness::Codex,
         Harness::Cursor,
         Harness::Gemini,
+        Harness::Copilot,
     ];
 }
 
@@ -82,25 +89,74 @@ pub fn gemini_environment(environment: &[(String, String)], payload: &Value) -> 
         .any(|(name, value)| name == "GEMINI_SESSION_ID" && !value.is_empty() && value == session)
 }
 
+/// True when Copilot CLI runs this hook: `COPILOT_HOOK_DIR` (the folder of the hooks file that
+/// named the command) is set only in the environment of the hooks it runs, never in its tools'.
+pub fn copilot_environment(environment: &[(String, String)]) -> bool {
+    environment
+        .iter()
+        .any(|(name, value)| name == "COPILOT_HOOK_DIR" && !value.is_empty())
+}
+
+/// Copilot CLI's transcript of `session_id`: `$COPILOT_HOME/session-state/<id>/events.jsonl`
+/// (`~/.copilot` without the variable). Only an id that is a plain name (letters, digits, `-`,
+/// `_`) makes a path: an id never walks out of the folder.
+pub fn copilot_transcript(env: &crate::config::Env, session_id: &str) -> Option<String> {
+    let plain = (1..=128).contains(&session_id.len())
+        && session_id
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_');
+    if !plain {
+        return None;
+    }
+    let home = env
+        .get("COPILOT_HOME")
+        .filter(|value| !value.is_empty())
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env.home().join(".copilot"));
+    let path = home
+        .join("session-state")
+        .join(session_id)
+        .join("events.jsonl");
+    path.to_str().map(str::to_string)
+}
+
+/// Where the host's environment says the hook runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Host {
+    pub cursor: bool,
+    /// [`gemini_environment`]'s answer.
+    pub gemini: bool,
+    /// [`copilot_environment`]'s answer.
+    pub copilot: bool,
+}
+
+impl Host {
+    pub fn of(environment: &[(String, String)], payload: &Value) -> Host {
+        Host {
+            cursor: cursor_environment(environment),
+            gemini: gemini_environment(environment, payload),
+            copilot: copilot_environment(environment),
+        }
+    }
+}
+
 /// The client the session belongs to: the installed format, corrected by the payload's shape
-/// and the environment. Without an argument the shape alone decides. `in_gemini` is
-/// [`gemini_environment`]'s answer.
-pub fn detect(
-    argument: Option<Harness>,
-    payload: &Value,
-    in_cursor: bool,
-    in_gemini: bool,
-) -> Harness {
+/// and the environment. Without an argument the shape alone decides.
+pub fn detect(argument: Option<Harness>, payload: &Value, host: Host) -> Harness {
     let has = |key: &str| payload.get(key).is_some_and(|value| !value.is_null());
     let cursor_shape = has("cursor_version") || has("conversation_id");
-    if cursor_shape || in_cursor {
+    if cursor_shape || host.cursor {
         return Harness::Cursor;
+    }
+    // Copilot's camelCase payloads name the session `sessionId`; no other client does.
+    if has("sessionId") || host.copilot {
+        return Harness::Copilot;
     }
     let gemini_event = payload
         .get("hook_event_name")
         .and_then(Value::as_str)
         .is_some_and(|name| GEMINI_EVENTS.contains(&name));
-    if gemini_event || in_gemini {
+    if gemini_event || host.gemini {
         return Harness::Gemini;
     }
     match argument {
@@ -130,7 +186,11 @@ mod tests {
             "prompt_response": "done", "timestamp": "2026-12-02T05:00:00Z"});
         let gemini_start = json!({"session_id": "s", "hook_event_name": "SessionStart",
             "source": "startup", "timestamp": "2026-12-02T05:00:00Z"});
-        use Harness::{ClaudeCode, Codex, Cursor, Gemini};
+        let copilot_stop = json!({"sessionId": "s", "timestamp": 1796188652365_u64, "cwd": "/w",
+            "stopReason": "end_turn", "stop_hook_active": false});
+        let copilot_pascal_stop = json!({"hook_event_name": "Stop", "session_id": "s",
+            "timestamp": "2026-12-02T05:17:32.365Z", "stop_hook_active": false});
+        use Harness::{ClaudeCode, Codex, Copilot, Cursor, Gemini};
         // (installed format, payload, in Cursor, in Gemini, expected)
         let table = [
             (Some(ClaudeCode), &claude, false, false, ClaudeCode),
@@ -151,13 +211,76 @@ mod tests {
             (Some(ClaudeCode), &gemini_start, false, true, Gemini),
             (Some(ClaudeCode), &claude, false, true, Gemini),
         ];
-        for (argument, payload, in_cursor, in_gemini, expected) in table {
+        for (argument, payload, cursor, gemini, expected) in table {
+            let host = Host {
+                cursor,
+                gemini,
+                copilot: false,
+            };
             assert_eq!(
-                detect(argument, payload, in_cursor, in_gemini),
+                detect(argument, payload, host),
                 expected,
-                "{argument:?} {payload} cursor={in_cursor} gemini={in_gemini}"
+                "{argument:?} {payload} {host:?}"
             );
         }
+        // (installed format, payload, in Copilot, expected)
+        let copilot_table = [
+            (Some(Copilot), &copilot_stop, true, Copilot),
+            (None, &copilot_stop, false, Copilot),
+            (Some(ClaudeCode), &copilot_stop, false, Copilot),
+            // Pascal-case configuration: Claude's shape, Copilot's environment.
+            (Some(Copilot), &copilot_pascal_stop, true, Copilot),
+            (Some(Copilot), &copilot_pascal_stop, false, Copilot),
+            // A repository's Claude settings run by Copilot CLI.
+            (Some(ClaudeCode), &claude, true, Copilot),
+        ];
+        for (argument, payload, copilot, expected) in copilot_table {
+            let host = Host {
+                copilot,
+                ..Host::default()
+            };
+            assert_eq!(
+                detect(argument, payload, host),
+                expected,
+                "{argument:?} {payload} copilot={copilot}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_copilot_transcript_follows_copilot_home_and_refuses_odd_ids() {
+        use crate::config::Env;
+        let home = Env::from_pairs(&[("HOME", "/h")]);
+        let moved = Env::from_pairs(&[("HOME", "/h"), ("COPILOT_HOME", "/c")]);
+        let id = "a3df8615-919e-4858-9d3d-c23b0845697c";
+        assert_eq!(
+            copilot_transcript(&home, id).as_deref(),
+            Some("/h/.copilot/session-state/a3df8615-919e-4858-9d3d-c23b0845697c/events.jsonl")
+        );
+        assert_eq!(
+            copilot_transcript(&moved, "s_1").as_deref(),
+            Some("/c/session-state/s_1/events.jsonl")
+        );
+        for odd in ["../x", "a/b", "", ".", "a b"] {
+            assert_eq!(copilot_transcript(&home, odd), None, "{odd:?}");
+        }
+    }
+
+    #[test]
+    fn copilot_environment_needs_its_hook_folder() {
+        let env = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(name, value)| (name.to_string(), value.to_string()))
+                .collect::<Vec<_>>()
+        };
+        assert!(copilot_environment(&env(&[(
+            "COPILOT_HOOK_DIR",
+            "/h/.copilot/hooks"
+        )])));
+        assert!(!copilot_environment(&env(&[("COPILOT_HOOK_DIR", "")])));
+        // Set for its tools too: not enough on its own.
+        assert!(!copilot_environment(&env(&[("COPILOT_CLI", "1")])));
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! `baton-hook`: the one binary Claude Code, Codex, Cursor and Gemini CLI hook settings call.
+//! `baton-hook`: the one binary Claude Code, Codex, Cursor, Gemini CLI and Copilot CLI hook
+//! settings call.
 //!
 //! ```text
-//! baton-hook <claude-code|codex|cursor|gemini> <session-start|stop|session-end|pre-compact|user-prompt-submit> [--nudge]
+//! baton-hook <claude-code|codex|cursor|gemini|copilot> <session-start|stop|session-end|pre-compact|user-prompt-submit> [--nudge]
 //! baton-hook install   --harness <h> [--scope user|project] [--project-dir DIR] [--nudge]
 //! baton-hook uninstall --harness <h> [--scope user|project] [--project-dir DIR]
 //! baton-hook drain        send what the spool holds (waits for a drain already running)
@@ -114,9 +115,16 @@ fn hook(args: &[String], started: Instant) {
     let harness = harness::detect(
         format,
         &input.raw,
-        harness::cursor_environment(env.pairs()),
-        harness::gemini_environment(env.pairs(), &input.raw),
+        harness::Host::of(env.pairs(), &input.raw),
     );
+    // Copilot CLI names the transcript only on some events; its place is fixed by the session.
+    let input = match (harness, &input.transcript_path) {
+        (Harness::Copilot, None) => payload::Input {
+            transcript_path: harness::copilot_transcript(&env, &input.session_id),
+            ..input
+        },
+        _ => input,
+    };
     if input.event == Event::UserPromptSubmit {
         // Spool-only: no network, no output, no drainer started on the prompt's path.
         record_delivery(&state_dir, harness, &input);

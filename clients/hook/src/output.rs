@@ -25,6 +25,9 @@ pub fn session_context(harness: Harness, context: &str) -> Value {
             }
         }),
         Harness::Cursor => json!({ "additional_context": context }),
+        // Copilot CLI reads `additionalContext` at the top level and gives it to the model as a
+        // user message after the system prompt.
+        Harness::Copilot => json!({ "additionalContext": context }),
     }
 }
 
@@ -35,7 +38,10 @@ pub fn session_context(harness: Harness, context: &str) -> Value {
 /// `decision`/`reason`.
 pub fn continuation(host: Harness, prompt: &str) -> Value {
     match host {
-        Harness::ClaudeCode | Harness::Codex => json!({ "decision": "block", "reason": prompt }),
+        // Copilot CLI queues `reason` as the next user message (and caps a run of blocks at 8).
+        Harness::ClaudeCode | Harness::Codex | Harness::Copilot => {
+            json!({ "decision": "block", "reason": prompt })
+        }
         Harness::Cursor => json!({ "followup_message": prompt }),
         Harness::Gemini => json!({ "decision": "deny", "reason": prompt }),
     }
@@ -120,7 +126,14 @@ mod tests {
             ),
         ];
         for (name, format, payload, in_cursor, expected) in cases {
-            let host = detect(Some(format), payload, in_cursor, false);
+            let host = detect(
+                Some(format),
+                payload,
+                crate::harness::Host {
+                    cursor: in_cursor,
+                    ..Default::default()
+                },
+            );
             assert_eq!(&continuation(host, "p"), expected, "{name}");
         }
     }
@@ -142,6 +155,14 @@ mod tests {
         assert_eq!(
             continuation(Harness::Gemini, "p"),
             json!({"decision": "deny", "reason": "p"})
+        );
+        assert_eq!(
+            continuation(Harness::Copilot, "p"),
+            json!({"decision": "block", "reason": "p"})
+        );
+        assert_eq!(
+            session_context(Harness::Copilot, "c"),
+            json!({"additionalContext": "c"})
         );
         assert_eq!(
             session_context(Harness::Gemini, "c")["hookSpecificOutput"]["additionalContext"],

@@ -7,6 +7,10 @@
 //! a prompt with `BeforeAgent`. Its `PreCompress` is not read as a compaction: 0.61.0 fires it
 //! each time it considers compressing, before every model call, whether or not it compresses
 //! (`ChatCompressionService.compress`), so it says nothing about the session.
+//! Copilot CLI configured with camelCase event names (as Baton installs it) sends `sessionId`,
+//! `transcriptPath`, a numeric `timestamp` and no event name (the installed command's word
+//! names it); its turn end is `agentStop`, which also fires inside a subagent with that
+//! subagent's id as `sessionId` beside `agentId` and `parentAgentId`: a subagent's context.
 
 use std::io::Read;
 use std::sync::mpsc;
@@ -33,10 +37,10 @@ impl Event {
     pub fn parse(name: &str) -> Option<Event> {
         match name {
             "SessionStart" | "sessionStart" | "session-start" => Some(Event::SessionStart),
-            "Stop" | "stop" | "AfterAgent" => Some(Event::Stop),
+            "Stop" | "stop" | "AfterAgent" | "agentStop" => Some(Event::Stop),
             "SessionEnd" | "sessionEnd" | "session-end" => Some(Event::SessionEnd),
             "PreCompact" | "preCompact" | "pre-compact" => Some(Event::PreCompact),
-            "UserPromptSubmit" | "user-prompt-submit" | "BeforeAgent" => {
+            "UserPromptSubmit" | "user-prompt-submit" | "BeforeAgent" | "userPromptSubmitted" => {
                 Some(Event::UserPromptSubmit)
             }
             _ => None,
@@ -119,7 +123,10 @@ pub fn parse(bytes: &[u8], argument: Option<Event>) -> Result<Input, Rejected> {
     };
     let session_id = text(&raw, "session_id")
         .or_else(|| text(&raw, "conversation_id"))
+        .or_else(|| text(&raw, "sessionId"))
         .ok_or(Rejected::NoSessionId)?;
+    // The first of the spellings the clients use.
+    let first = |keys: &[&str]| keys.iter().find_map(|key| text(&raw, key));
     let cwd = text(&raw, "cwd").or_else(|| {
         raw.get("workspace_roots")
             .and_then(Value::as_array)
@@ -145,8 +152,9 @@ pub fn parse(bytes: &[u8], argument: Option<Event>) -> Result<Input, Rejected> {
             .iter()
             .find_map(|key| raw.get(*key).and_then(Value::as_str))
             .map(str::to_string),
-        agent_id: text(&raw, "agent_id"),
-        transcript_path: text(&raw, "transcript_path"),
+        // Copilot names a subagent's context by `agentId` and its parent.
+        agent_id: first(&["agent_id", "agentId", "parent_agent_id", "parentAgentId"]),
+        transcript_path: first(&["transcript_path", "transcriptPath"]),
         status: text(&raw, "status"),
         raw,
     })
@@ -278,6 +286,34 @@ mod tests {
                 .expect("Gemini's prompt")
                 .event,
             Event::UserPromptSubmit
+        );
+        let copilot_stop = parse(
+            json!({"sessionId": "c-1", "timestamp": 1796188652365_u64, "cwd": "/w",
+                "transcriptPath": "/h/.copilot/session-state/c-1/events.jsonl",
+                "stopReason": "end_turn", "stop_hook_active": false})
+            .to_string()
+            .as_bytes(),
+            Some(Event::Stop),
+        )
+        .expect("Copilot's camelCase turn end, named by the command's word");
+        assert_eq!(copilot_stop.session_id, "c-1");
+        assert_eq!(copilot_stop.agent_id, None);
+        assert_eq!(
+            copilot_stop.transcript_path.as_deref(),
+            Some("/h/.copilot/session-state/c-1/events.jsonl")
+        );
+        let inside_subagent = parse(
+            json!({"sessionId": "sub-9", "agentId": "sub-9", "agentType": "explore",
+                "parentAgentId": "c-1", "stop_hook_active": false})
+            .to_string()
+            .as_bytes(),
+            Some(Event::Stop),
+        )
+        .expect("parsed");
+        assert_eq!(
+            inside_subagent.agent_id.as_deref(),
+            Some("sub-9"),
+            "a subagent's context"
         );
         for ignored in ["PreCompress", "BeforeModel", "AfterModel", "AfterTool"] {
             assert_eq!(

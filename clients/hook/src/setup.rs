@@ -8,7 +8,8 @@ use crate::config::Env;
 use crate::harness::Harness;
 use crate::install::{self, InstallOptions, Outcome, Scope, Target};
 
-const USAGE: &str = "usage: baton-hook install|uninstall --harness claude-code|codex|cursor|gemini \
+const USAGE: &str = "usage: baton-hook install|uninstall \
+                     --harness claude-code|codex|cursor|gemini|copilot \
                      [--scope user|project] [--project-dir DIR] [--nudge]";
 
 fn value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {

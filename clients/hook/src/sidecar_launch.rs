@@ -76,7 +76,7 @@ pub fn ensure(hook: &Hook, session_id: &str, transcript_path: Option<&str>) {
     if hook.format != hook.harness {
         args.extend(["--host-client", hook.harness.name()]);
     }
-    let version = cursor_version(hook);
+    let version = environment_version(hook);
     if let Some(version) = version.as_deref() {
         args.extend(["--client-version", version]);
     }
@@ -86,13 +86,20 @@ pub fn ensure(hook: &Hook, session_id: &str, transcript_path: Option<&str>) {
     spawn_detached(&args);
 }
 
-/// Cursor puts its version in the payload's environment (`CURSOR_VERSION`).
-fn cursor_version(hook: &Hook) -> Option<String> {
-    if hook.harness != Harness::Cursor {
-        return None;
+/// The variable in which a host states its own version to its hooks: Cursor's
+/// `CURSOR_VERSION`, Copilot CLI's `COPILOT_CLI_BINARY_VERSION`. Others are asked by the
+/// sidecar (`<executable> --version`).
+fn version_variable(host: Harness) -> Option<&'static str> {
+    match host {
+        Harness::Cursor => Some("CURSOR_VERSION"),
+        Harness::Copilot => Some("COPILOT_CLI_BINARY_VERSION"),
+        Harness::ClaudeCode | Harness::Codex | Harness::Gemini => None,
     }
+}
+
+fn environment_version(hook: &Hook) -> Option<String> {
     hook.env
-        .get("CURSOR_VERSION")
+        .get(version_variable(hook.harness)?)
         .and_then(process::parse_version)
 }
 

@@ -29,86 +29,127 @@ pub fn nudge_needs_asking(harness: Harness) -> bool {
     matches!(harness, Harness::Codex | Harness::Gemini)
 }
 
+/// One row of [`desired`]: the event in each harness family's spelling, the command's event
+/// word and the timeout in seconds.
+struct Row {
+    claude: &'static str,
+    /// Cursor's and Copilot CLI's camelCase name.
+    camel: &'static str,
+    gemini: &'static str,
+    word: &'static str,
+    seconds: u64,
+}
+
 /// The entries Baton wants for `harness`, in the order they are added to a new file.
 /// `command` is the binary's path, already shell-quoted; `nudge` is the install's `--nudge`.
+///
+/// SessionEnd gets 1 s: the harness shares a short budget at exit and the hook only spools a
+/// final heartbeat. UserPromptSubmit (Claude Code, Codex; Gemini's BeforeAgent; Copilot's
+/// userPromptSubmitted; Cursor's prompt hook is another shape) is recorded only: the hook
+/// spools one delivery and exits, so 2 s is far more than it needs. Gemini gets no PreCompress
+/// entry: 0.61.0 fires it before every model call, and a compaction changes nothing Baton
+/// keeps for Gemini. Copilot CLI's camelCase names pick its camelCase payloads, which carry no
+/// event name: the command's word names the event.
 pub fn desired(harness: Harness, command: &str, nudge: bool) -> Vec<Entry> {
-    let name = harness.name();
     let stop_word = if nudge_needs_asking(harness) && nudge {
         "stop --nudge"
     } else {
         "stop"
     };
-    // (Claude-style event, Cursor event, Gemini event, word, timeout in seconds). SessionEnd
-    // gets 1 s: the harness shares a short budget at exit and the hook only spools a final
-    // heartbeat. UserPromptSubmit (Claude Code and Codex; Gemini's BeforeAgent; Cursor's
-    // prompt hook is another shape) is recorded only: the hook spools one delivery and exits,
-    // so 2 s is far more than it needs. Gemini gets no PreCompress entry: 0.61.0 fires it
-    // before every model call, and a compaction changes nothing Baton keeps for Gemini.
-    let mut table = vec![
-        (
+    let row = |claude, camel, gemini, word, seconds| Row {
+        claude,
+        camel,
+        gemini,
+        word,
+        seconds,
+    };
+    let stop_camel = if harness == Harness::Copilot {
+        "agentStop"
+    } else {
+        "stop"
+    };
+    let mut rows = vec![
+        row(
             "SessionStart",
             "sessionStart",
             "SessionStart",
             "session-start",
             10,
         ),
-        ("Stop", "stop", "AfterAgent", stop_word, 10),
-        ("SessionEnd", "sessionEnd", "SessionEnd", "session-end", 1),
+        row("Stop", stop_camel, "AfterAgent", stop_word, 10),
+        row("SessionEnd", "sessionEnd", "SessionEnd", "session-end", 1),
     ];
     if harness != Harness::Gemini {
-        table.push(("PreCompact", "preCompact", "", "pre-compact", 5));
+        rows.push(row("PreCompact", "preCompact", "", "pre-compact", 5));
     }
     if harness != Harness::Cursor {
-        table.push((
+        rows.push(row(
             "UserPromptSubmit",
-            "",
+            "userPromptSubmitted",
             "BeforeAgent",
             "user-prompt-submit",
             2,
         ));
     }
-    table
-        .into_iter()
-        .map(
-            |(claude_event, cursor_event, gemini_event, word, timeout)| {
-                let full_command = format!("{command} {name} {word}");
-                match harness {
-                    Harness::Cursor => Entry {
-                        event: cursor_event,
-                        element: json!({"command": full_command, "timeout": timeout}),
-                    },
-                    // Gemini's timeout is in milliseconds; its lifecycle matchers compare the
-                    // source exactly, so SessionStart has none and fires for every source.
-                    Harness::Gemini => {
-                        let handler = json!({"type": "command", "name": format!("baton-{word}"),
-                        "command": full_command, "timeout": timeout * 1000});
-                        Entry {
-                            event: gemini_event,
-                            element: json!({"hooks": [handler]}),
-                        }
-                    }
-                    Harness::ClaudeCode | Harness::Codex => {
-                        let handler =
-                            json!({"type": "command", "command": full_command, "timeout": timeout});
-                        let element = if claude_event == "SessionStart" {
-                            json!({"matcher": SESSION_START_MATCHER, "hooks": [handler]})
-                        } else {
-                            json!({"hooks": [handler]})
-                        };
-                        Entry {
-                            event: claude_event,
-                            element,
-                        }
-                    }
-                }
-            },
-        )
+    rows.iter()
+        .map(|row| {
+            entry(
+                harness,
+                row,
+                &format!("{command} {} {}", harness.name(), row.word),
+            )
+        })
         .collect()
 }
 
-/// The root `version` member a harness's file needs beside `hooks`: Cursor's format marker.
+/// The element of one row in the harness's own shape.
+fn entry(harness: Harness, row: &Row, full_command: &str) -> Entry {
+    match harness {
+        Harness::Cursor => Entry {
+            event: row.camel,
+            element: json!({"command": full_command, "timeout": row.seconds}),
+        },
+        // `command` is Copilot's cross-platform spelling of a shell command.
+        Harness::Copilot => Entry {
+            event: row.camel,
+            element: json!({"type": "command", "command": full_command,
+                "timeoutSec": row.seconds}),
+        },
+        // Gemini's timeout is in milliseconds; its lifecycle matchers compare the source
+        // exactly, so SessionStart has none and fires for every source.
+        Harness::Gemini => {
+            let handler = json!({"type": "command", "name": format!("baton-{}", row.word),
+                "command": full_command, "timeout": row.seconds * 1000});
+            Entry {
+                event: row.gemini,
+                element: json!({"hooks": [handler]}),
+            }
+        }
+        Harness::ClaudeCode | Harness::Codex => {
+            let handler =
+                json!({"type": "command", "command": full_command, "timeout": row.seconds});
+            let element = if row.claude == "SessionStart" {
+                json!({"matcher": SESSION_START_MATCHER, "hooks": [handler]})
+            } else {
+                json!({"hooks": [handler]})
+            };
+            Entry {
+                event: row.claude,
+                element,
+            }
+        }
+    }
+}
+
+/// The root `version` member a harness's file needs beside `hooks`: Cursor's and Copilot's
+/// format marker.
 pub fn format_version(harness: Harness) -> Option<Value> {
-    (harness == Harness::Cursor).then(|| json!(1))
+    flat(harness).then(|| json!(1))
+}
+
+/// True for a harness whose event arrays hold handlers themselves, not matcher groups.
+fn flat(harness: Harness) -> bool {
+    matches!(harness, Harness::Cursor | Harness::Copilot)
 }
 
 /// True when an event-array element is Baton's. A Claude-style matcher group counts only when
@@ -120,7 +161,7 @@ pub fn is_baton_element(harness: Harness, element: &Value) -> bool {
             .and_then(Value::as_str)
             .is_some_and(|command| is_baton_command(harness, command))
     };
-    if harness == Harness::Cursor {
+    if flat(harness) {
         return is_ours(element);
     }
     match element.get("hooks").and_then(Value::as_array) {
@@ -297,6 +338,29 @@ mod tests {
         };
         assert_eq!(gemini_stop(false), Some(json!("b gemini stop")));
         assert_eq!(gemini_stop(true), Some(json!("b gemini stop --nudge")));
+    }
+
+    #[test]
+    fn copilot_entries_use_its_camel_case_names_and_seconds() {
+        let entries = desired(Harness::Copilot, "/b/baton-hook", true);
+        let events: Vec<&str> = entries.iter().map(|entry| entry.event).collect();
+        assert_eq!(
+            events,
+            [
+                "sessionStart",
+                "agentStop",
+                "sessionEnd",
+                "preCompact",
+                "userPromptSubmitted"
+            ]
+        );
+        assert_eq!(
+            entries[1].element,
+            json!({"type": "command", "command": "/b/baton-hook copilot stop",
+                "timeoutSec": 10}),
+            "Copilot caps continuations at 8: no --nudge needed"
+        );
+        assert_eq!(format_version(Harness::Copilot), Some(json!(1)));
     }
 
     #[test]

@@ -67,12 +67,13 @@ pub enum Outcome {
 }
 
 /// The variable that moves a harness's user-level folder, read by [`settings_path`]: Codex's
-/// `CODEX_HOME` replaces `~/.codex`; Gemini CLI's `GEMINI_CLI_HOME` replaces `~` (its `.gemini`
-/// folder goes inside it).
+/// `CODEX_HOME` replaces `~/.codex`, Copilot CLI's `COPILOT_HOME` `~/.copilot`; Gemini CLI's
+/// `GEMINI_CLI_HOME` replaces `~` (its `.gemini` folder goes inside it).
 pub fn home_variable(harness: Harness) -> Option<&'static str> {
     match harness {
         Harness::Codex => Some("CODEX_HOME"),
         Harness::Gemini => Some("GEMINI_CLI_HOME"),
+        Harness::Copilot => Some("COPILOT_HOME"),
         Harness::ClaudeCode | Harness::Cursor => None,
     }
 }
@@ -88,6 +89,7 @@ pub fn settings_path(
 ) -> PathBuf {
     let codex_home = moved_home.filter(|_| harness == Harness::Codex);
     let gemini_home = moved_home.filter(|_| harness == Harness::Gemini);
+    let copilot_home = moved_home.filter(|_| harness == Harness::Copilot);
     match (harness, scope) {
         (Harness::ClaudeCode, Scope::User) => home.join(".claude/settings.json"),
         (Harness::ClaudeCode, Scope::Project) => project_dir.join(".claude/settings.json"),
@@ -99,6 +101,11 @@ pub fn settings_path(
         (Harness::Cursor, Scope::Project) => project_dir.join(".cursor/hooks.json"),
         (Harness::Gemini, Scope::User) => gemini_home.unwrap_or(home).join(".gemini/settings.json"),
         (Harness::Gemini, Scope::Project) => project_dir.join(".gemini/settings.json"),
+        // Copilot CLI combines every file in its hooks folders: Baton keeps a file of its own.
+        (Harness::Copilot, Scope::User) => copilot_home
+            .map_or_else(|| home.join(".copilot"), Path::to_path_buf)
+            .join("hooks/baton.json"),
+        (Harness::Copilot, Scope::Project) => project_dir.join(".github/hooks/baton.json"),
     }
 }
 
@@ -187,6 +194,14 @@ pub fn trust_step(target: &Target) -> String {
             "Trust this folder in Gemini CLI when it asks: project settings, Baton's hooks in \
              {path} among them, load only in a trusted folder, and Gemini CLI warns once \
              before it runs a project hook it has not seen."
+        ),
+        (Harness::Copilot, Scope::Project) => format!(
+            "Trust this folder in Copilot CLI when it asks: repository hooks such as Baton's in \
+             {path} load only in a trusted folder (in `copilot -p`, with --trust-folder)."
+        ),
+        (Harness::Copilot, Scope::User) => format!(
+            "Nothing to approve: Copilot CLI runs user hooks such as Baton's in {path} in every \
+             session, prompt mode included."
         ),
         (Harness::Gemini, Scope::User) => format!(
             "Nothing to approve for user settings; Gemini CLI runs Baton's hooks from {path} \

@@ -172,6 +172,24 @@ fn settings_paths_per_harness_and_scope() {
             Some(Path::new("/srv/gemini")),
             "/work/app/.gemini/settings.json",
         ),
+        (
+            Harness::Copilot,
+            Scope::User,
+            None,
+            "/home/ada/.copilot/hooks/baton.json",
+        ),
+        (
+            Harness::Copilot,
+            Scope::User,
+            Some(Path::new("/srv/copilot")),
+            "/srv/copilot/hooks/baton.json",
+        ),
+        (
+            Harness::Copilot,
+            Scope::Project,
+            None,
+            "/work/app/.github/hooks/baton.json",
+        ),
         // Another harness's moved home is not this one's.
         (
             Harness::ClaudeCode,
@@ -195,6 +213,8 @@ fn trust_steps_name_the_file_and_the_action() {
         (Harness::Cursor, Scope::User, "Trust"),
         (Harness::Gemini, Scope::Project, "trusted folder"),
         (Harness::Gemini, Scope::User, "/hooks panel"),
+        (Harness::Copilot, Scope::Project, "--trust-folder"),
+        (Harness::Copilot, Scope::User, "Nothing to approve"),
     ];
     for (harness, scope, action) in table {
         let target = Target {

@@ -56,6 +56,11 @@ const ORIGINALS: &[(&str, &str)] = &[
 fn fill(harness: Harness, template: &str) -> String {
     let (event, other_event, other) = match harness {
         Harness::Cursor => ("stop", "preToolUse", r#"{"command": "other-tool check"}"#),
+        Harness::Copilot => (
+            "agentStop",
+            "preToolUse",
+            r#"{"type": "command", "bash": "other-tool check"}"#,
+        ),
         _ => (
             "Stop",
             "PreToolUse",
@@ -122,7 +127,8 @@ fn install_twice_then_uninstall_restores_every_original() {
                 .collect();
             let mut expected_added = Vec::new();
             let had = |key: &str| before_keys.iter().any(|known| known == key);
-            if harness == Harness::Cursor && !had("version") && !had("hooks") {
+            let versioned = matches!(harness, Harness::Cursor | Harness::Copilot);
+            if versioned && !had("version") && !had("hooks") {
                 expected_added.push("version");
             }
             if !had("hooks") {
