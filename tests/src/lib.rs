@@ -6,6 +6,7 @@
 
 pub mod browser;
 pub mod client_standin;
+pub mod gemini_standin;
 pub mod hook;
 pub mod judge;
 pub mod messages_standin;

@@ -13,6 +13,8 @@ mod codex_real;
 mod console;
 mod database_tls;
 mod db_restart;
+mod gemini_real;
+mod gemini_usage_real;
 mod grpc_reflection;
 mod grpc_tls;
 mod hook_backoff;

@@ -102,6 +102,12 @@ pub fn desired(harness: Harness, command: &str, nudge: bool) -> Vec<Entry> {
         .collect()
 }
 
+/// The event word of a row's command words (`stop --nudge` → `stop`): a hook's name in
+/// Gemini CLI is one word (`/hooks disable <name>`).
+fn event_word(words: &str) -> &str {
+    words.split(' ').next().unwrap_or(words)
+}
+
 /// The element of one row in the harness's own shape.
 fn entry(harness: Harness, row: &Row, full_command: &str) -> Entry {
     match harness {
@@ -118,7 +124,7 @@ fn entry(harness: Harness, row: &Row, full_command: &str) -> Entry {
         // Gemini's timeout is in milliseconds; its lifecycle matchers compare the source
         // exactly, so SessionStart has none and fires for every source.
         Harness::Gemini => {
-            let handler = json!({"type": "command", "name": format!("baton-{}", row.word),
+            let handler = json!({"type": "command", "name": format!("baton-{}", event_word(row.word)),
                 "command": full_command, "timeout": row.seconds * 1000});
             Entry {
                 event: row.gemini,
@@ -375,6 +381,8 @@ mod tests {
         assert_eq!(start.get("matcher"), None, "{start}");
         assert_eq!(start["hooks"][0]["timeout"], 10_000);
         assert_eq!(start["hooks"][0]["name"], "baton-session-start");
+        let nudging = desired(Harness::Gemini, "/b/baton-hook", true);
+        assert_eq!(nudging[1].element["hooks"][0]["name"], "baton-stop");
         assert_eq!(entries[2].element["hooks"][0]["timeout"], 1_000);
     }
 
