@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use crate::read::FileRead;
 
 /// Bump when the facts a file yields change meaning.
-pub const PARSER_REVISION: u32 = 4;
+pub const PARSER_REVISION: u32 = 5;
 
 /// Consecutive failures on an unchanged fingerprint after which a session is parked.
 pub const MAX_ATTEMPTS: u32 = 3;

@@ -95,6 +95,7 @@ pub fn read_discovered(
         .iter()
         .chain(discovery.codex_roots.iter())
         .chain(discovery.gemini_roots.iter())
+        .chain(discovery.copilot_roots.iter())
         .cloned()
         .collect();
     let scope = checkpoint::scope(&all_roots);
@@ -464,7 +465,7 @@ fn assemble(
                 let facts: Vec<&FileFacts> = members.iter().map(|(_, f)| *f).collect();
                 codex::threads::tree(&session_id, &facts, joined)
             }
-            Harness::ClaudeCode | Harness::Gemini => tree::build(&input),
+            Harness::ClaudeCode | Harness::Gemini | Harness::Copilot => tree::build(&input),
         };
         sessions.push(Session {
             harness,

@@ -58,6 +58,10 @@ pub struct Spawn {
     pub subagent_type: Option<String>,
     pub description: Option<String>,
     pub timestamp_ms: Option<i64>,
+    /// The agent that made the call, when one file holds several agents' lines (Copilot CLI's
+    /// session log); `None` means the agent of the file the call is in.
+    #[serde(default)]
+    pub caller: Option<String>,
 }
 
 /// The tool result of a spawn call, written in the same file as the call.
@@ -88,7 +92,8 @@ pub enum JoinPath {
     /// completed `invoke_agent` call in a Gemini CLI chat carries `agentId` (the tool's result
     /// data, recorded with the call).
     ToolResult,
-    /// A parent `progress` line (`agent_progress`) names the agent and the spawn's id.
+    /// A parent `progress` line (`agent_progress`) names the agent and the spawn's id; in a
+    /// Copilot CLI session log, the `subagent.started` line that names both.
     AgentProgress,
     /// The subagent's `agent-<id>.meta.json` names the spawn's `toolUseId`.
     MetaFile,

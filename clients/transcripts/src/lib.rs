@@ -1,11 +1,12 @@
-//! `baton-transcripts`: Claude Code and Codex transcripts and Gemini CLI chats read into exact
-//! token usage, cost and agent trees (seed 002; HOOKS.md sections 4 and 5).
+//! `baton-transcripts`: Claude Code and Codex transcripts, Gemini CLI chats and Copilot CLI
+//! session logs read into exact token usage, cost and agent trees (seed 002; HOOKS.md
+//! sections 4 and 5).
 //!
 //! The transcript on disk is the ground truth for tokens. This crate reads it without an async
 //! runtime and without the network:
 //!
 //! - [`walk`] finds the files under the roots, with containment and counted skip reasons;
-//! - [`claude`], [`codex`] and [`gemini`] are pure parsers from complete lines (or, for
+//! - [`claude`], [`codex`], [`gemini`] and [`copilot`] are pure parsers from complete lines (or, for
 //!   Gemini's older single-object files, whole documents) to [`facts::FileFacts`];
 //! - [`read`] opens a file inside its root and reads it whole or from where it stopped;
 //! - [`checkpoint`] persists what a run read, so the next reads only what changed;
@@ -17,6 +18,7 @@
 pub mod checkpoint;
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod corpus;
 pub mod dedup;
 pub mod facts;

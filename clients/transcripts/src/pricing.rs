@@ -8,7 +8,8 @@
 //!   multiplies by the row's factor for that value.
 //! - Model ids are normalised before lookup: case, provider prefixes (`anthropic/`,
 //!   `anthropic.`, `openai/`, `gemini/`, `google/`), a bracketed context tag (`[1m]`), a Bedrock version tail
-//!   (`-v1:0`), and an eight-digit date suffix (`-20251101`, `@20251101`). No family guess:
+//!   (`-v1:0`), an eight-digit date suffix (`-20251101`, `@20251101`), and Copilot CLI's dotted
+//!   spelling of Anthropic ids (`claude-sonnet-4.5`). No family guess:
 //!   a model still unknown after that is unpriced.
 //! - **Halt gate**: a model with no row is never $0; its tokens are counted as unpriced and
 //!   shown beside every dollar figure. `<synthetic>` costs 0 through its explicit zero row.
@@ -18,6 +19,12 @@
 //!   record's calls are priced by the provider of its harness (Claude Code → `anthropic`,
 //!   Codex → `openai`, Gemini CLI → `google`) on its UTC date; calls with no row are counted as unpriced calls, never
 //!   $0. Their cost is part of the record's cost and also shown on its own.
+//! - **Copilot CLI** records name the model that served them (`gpt-5.2`, `claude-sonnet-4.5`,
+//!   `gemini-3-pro-preview`) and are priced by that model's row whatever the route. For a
+//!   bring-your-own-key request that is what the provider bills. A request served by GitHub's
+//!   own Copilot service is billed in premium requests, not tokens: its figure is the same
+//!   models' API list price, an equivalent rather than GitHub's bill, and the record says so by
+//!   its service tier `copilot` (`copilot::usage::COPILOT_SERVICE_TIER`).
 
 use std::collections::HashMap;
 
@@ -204,6 +211,8 @@ pub fn provider_of(harness: Harness) -> &'static str {
         Harness::ClaudeCode => "anthropic",
         Harness::Codex => "openai",
         Harness::Gemini => "google",
+        // Copilot CLI records no server-tool calls; none is priced under this name.
+        Harness::Copilot => "github",
     }
 }
 
@@ -399,6 +408,11 @@ pub fn normalize_model(model: &str) -> String {
         && id.ends_with(']')
     {
         id.truncate(open);
+    }
+    // Copilot CLI spells Anthropic's ids with dots (`claude-sonnet-4.5`); Anthropic's own ids
+    // never contain one, so the dotted spelling is the same model.
+    if id.starts_with("claude-") {
+        id = id.replace('.', "-");
     }
     if let Some(rest) = id
         .strip_suffix("-v1:0")

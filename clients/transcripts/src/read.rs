@@ -29,6 +29,7 @@ use sha2::{Digest, Sha256};
 
 use crate::claude::{self, FileContext};
 use crate::codex;
+use crate::copilot;
 use crate::facts::FileFacts;
 use crate::gemini::{self, GeminiContext};
 use crate::walk::{FileEntry, Role};
@@ -285,6 +286,7 @@ enum Parser {
     Claude(FileContext),
     Codex,
     Gemini(GeminiContext),
+    Copilot,
 }
 
 fn parser(entry: &FileEntry) -> Parser {
@@ -305,6 +307,7 @@ fn parser(entry: &FileEntry) -> Parser {
         Role::GeminiSubagent { agent_id } => Parser::Gemini(GeminiContext {
             agent_id: Some(agent_id.clone()),
         }),
+        Role::CopilotEvents => Parser::Copilot,
         Role::CodexRollout | Role::ClaudeMeta { .. } => Parser::Codex,
     }
 }
@@ -315,6 +318,7 @@ fn parse_chunk(parser: &Parser, bytes: &[u8], facts: &mut FileFacts) -> usize {
         Parser::Claude(context) => claude::read_chunk(context, bytes, facts),
         Parser::Codex => codex::read_chunk(bytes, facts),
         Parser::Gemini(context) => gemini::read_chunk(context, bytes, facts),
+        Parser::Copilot => copilot::read_chunk(bytes, facts),
     }
 }
 

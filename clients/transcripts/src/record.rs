@@ -11,21 +11,32 @@ pub enum Harness {
     ClaudeCode,
     Codex,
     Gemini,
+    /// GitHub Copilot CLI (`~/.copilot/session-state/<id>/events.jsonl`).
+    Copilot,
 }
 
 impl Harness {
+    /// Every harness a transcript reader writes.
+    pub const ALL: [Harness; 4] = [
+        Harness::ClaudeCode,
+        Harness::Codex,
+        Harness::Gemini,
+        Harness::Copilot,
+    ];
+
     /// The name Baton uses on the wire (`agent` in the REST contract).
     pub fn as_str(self) -> &'static str {
         match self {
             Harness::ClaudeCode => "claude-code",
             Harness::Codex => "codex",
             Harness::Gemini => "gemini",
+            Harness::Copilot => "copilot",
         }
     }
 
     /// The harness a wire name (`agent`) names; `None` for a name no transcript reader writes.
     pub fn from_wire(agent: &str) -> Option<Harness> {
-        [Harness::ClaudeCode, Harness::Codex, Harness::Gemini]
+        Harness::ALL
             .into_iter()
             .find(|harness| harness.as_str() == agent)
     }
@@ -48,7 +59,8 @@ pub struct Tokens {
     pub cache_write_5m: u64,
     pub cache_write_1h: u64,
     /// Reasoning tokens, **already inside `output`** (Codex's `reasoning_output_tokens`, which
-    /// OpenAI bills as output; Gemini's `thoughts`, which Google bills as output). Kept as its
+    /// OpenAI bills as output; Gemini's `thoughts`, which Google bills as output; Copilot CLI's
+    /// `reasoningTokens`, which it counts inside `outputTokens`). Kept as its
     /// own figure for reports; never added to a total or priced on its own. Claude Code states
     /// no such split (thinking is part of output).
     #[serde(default)]
@@ -123,7 +135,8 @@ pub struct Modifiers {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UsageRecord {
     /// Claude Code: `message.id`. Codex: the response id, or the cumulative total the
-    /// response brought the session to. Gemini CLI: the chat message's `id`. Stable across
+    /// response brought the session to. Gemini CLI: the chat message's `id`. Copilot CLI: the
+    /// receipt's accounting identity (`<sourceSessionId>:<sequence>`). Stable across
     /// re-reads of the same file.
     pub message_id: String,
     /// Claude Code's `requestId`, when the line has one.
@@ -178,6 +191,7 @@ mod tests {
             ),
             ("codex", Some(Harness::Codex), Harness::Codex),
             ("gemini", Some(Harness::Gemini), Harness::Gemini),
+            ("copilot", Some(Harness::Copilot), Harness::Copilot),
             ("cursor", None, Harness::ClaudeCode),
             ("", None, Harness::ClaudeCode),
         ];

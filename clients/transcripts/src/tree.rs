@@ -125,9 +125,10 @@ pub fn build(input: &SessionInput<'_>) -> Vec<Agent> {
             None => has_main = true,
         }
         for spawn in &facts.spawns {
+            let caller = spawn.caller.as_deref().or(*owner);
             spawns
                 .entry(spawn.tool_use_id.as_str())
-                .or_insert((*owner, spawn));
+                .or_insert((caller, spawn));
         }
         for result in &facts.results {
             results.entry(result.tool_use_id.as_str()).or_insert(result);

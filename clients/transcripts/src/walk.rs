@@ -12,13 +12,15 @@ use serde::Serialize;
 
 use crate::record::Harness;
 
-/// The folders read: Claude Code `projects/` folders, Codex `sessions/` folders and Gemini CLI
-/// `tmp/` folders (`<gemini home>/.gemini/tmp`, one folder per project inside).
+/// The folders read: Claude Code `projects/` folders, Codex `sessions/` folders, Gemini CLI
+/// `tmp/` folders (`<gemini home>/.gemini/tmp`, one folder per project inside) and Copilot CLI
+/// `session-state/` folders (`<copilot home>/session-state`, one folder per session inside).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Roots {
     pub claude: Vec<PathBuf>,
     pub codex: Vec<PathBuf>,
     pub gemini: Vec<PathBuf>,
+    pub copilot: Vec<PathBuf>,
 }
 
 /// Bounds on what is read (seed 002 calls both provisional ceilings, not measured limits).
@@ -137,6 +139,9 @@ pub enum Role {
     GeminiSubagent {
         agent_id: String,
     },
+    /// `<session id>/events.jsonl` under a Copilot CLI `session-state/` folder (subagents
+    /// included: they write into their session's file).
+    CopilotEvents,
 }
 
 /// One discovered file, as `lstat` saw it during the walk.
@@ -177,6 +182,7 @@ pub struct Discovery {
     pub claude_roots: Vec<PathBuf>,
     pub codex_roots: Vec<PathBuf>,
     pub gemini_roots: Vec<PathBuf>,
+    pub copilot_roots: Vec<PathBuf>,
     /// Files to read, in sorted path order.
     pub files: Vec<FileEntry>,
     pub skips: Skips,
@@ -189,6 +195,7 @@ impl Discovery {
             Harness::ClaudeCode => &self.claude_roots[entry.root],
             Harness::Codex => &self.codex_roots[entry.root],
             Harness::Gemini => &self.gemini_roots[entry.root],
+            Harness::Copilot => &self.copilot_roots[entry.root],
         }
     }
 }
@@ -224,6 +231,16 @@ pub fn discover(roots: &Roots, limits: Limits) -> Discovery {
             discovery.gemini_roots.push(canonical.clone());
             let index = discovery.gemini_roots.len() - 1;
             crate::gemini::walk::walk_root(&canonical, index, limits, &mut discovery);
+        }
+    }
+    for root in &roots.copilot {
+        if let Ok(canonical) = fs::canonicalize(root) {
+            if discovery.copilot_roots.contains(&canonical) {
+                continue;
+            }
+            discovery.copilot_roots.push(canonical.clone());
+            let index = discovery.copilot_roots.len() - 1;
+            crate::copilot::walk::walk_root(&canonical, index, limits, &mut discovery);
         }
     }
     discovery.files.sort_by(|a, b| a.path.cmp(&b.path));

@@ -215,6 +215,7 @@ fn spawns(content: &serde_json::value::RawValue, timestamp_ms: Option<i64>, fact
                 .as_ref()
                 .and_then(|i| i.description.as_deref().map(str::to_string)),
             timestamp_ms,
+            caller: None,
         });
     }
 }

@@ -131,6 +131,7 @@ fn read_tool_call(call: &ToolCall, facts: &mut FileFacts) {
         subagent_type: named_agent,
         description: call.description.clone(),
         timestamp_ms: at_ms,
+        caller: None,
     });
     if let Some(agent) = &call.agent_id {
         facts.links.push(Link {

@@ -130,6 +130,11 @@ fn model_ids_normalise_without_guessing_families() {
         ("claude-sonnet-4-5@20250929", "claude-sonnet-4-5"),
         ("gpt-5.3-codex", "gpt-5.3-codex"),
         ("gpt-4o-2024-05-13", "gpt-4o-2024-05-13"),
+        // Copilot CLI's spellings.
+        ("claude-sonnet-4.5", "claude-sonnet-4-5"),
+        ("claude-opus-4.6", "claude-opus-4-6"),
+        ("gpt-5.2", "gpt-5.2"),
+        ("gemini-3-pro-preview", "gemini-3-pro-preview"),
     ] {
         assert_eq!(normalize_model(raw), expected, "{raw}");
     }

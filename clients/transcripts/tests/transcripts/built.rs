@@ -381,6 +381,7 @@ fn a_symlinked_root_is_followed_once_and_its_insides_are_contained() {
         claude: vec![link],
         codex: Vec::new(),
         gemini: Vec::new(),
+        copilot: Vec::new(),
     };
     let corpus = scan(&roots, &Options::default(), &|_| {}).unwrap();
     assert_eq!(corpus.records.len(), 1);

@@ -88,6 +88,10 @@ fn baton(harness: &str, folder: &Path) -> Report {
             gemini: vec![folder.join("tmp")],
             ..Roots::default()
         },
+        "copilot" => Roots {
+            copilot: vec![folder.join("session-state")],
+            ..Roots::default()
+        },
         _ => Roots {
             codex: vec![folder.join("sessions")],
             ..Roots::default()
@@ -232,4 +236,11 @@ fn codex_corpus_equals_the_independent_tally() {
 #[test]
 fn gemini_corpus_equals_the_independent_tally() {
     check("gemini");
+}
+
+/// Copilot CLI: no public session log with usage receipts exists (PROVENANCE.md); these are the
+/// real 1.0.102 binary's own logs from local runs, reduced to the events both readers use.
+#[test]
+fn copilot_logs_equal_the_independent_tally() {
+    check("copilot");
 }

@@ -10,8 +10,8 @@ pub fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
 }
 
-/// A corpus root: `<dir>/claude/projects/...`, `<dir>/codex/sessions/...` and
-/// `<dir>/gemini/tmp/...`.
+/// A corpus root: `<dir>/claude/projects/...`, `<dir>/codex/sessions/...`,
+/// `<dir>/gemini/tmp/...` and `<dir>/copilot/session-state/...`.
 pub struct Layout {
     pub dir: tempfile::TempDir,
 }
@@ -36,7 +36,17 @@ impl Layout {
             claude: vec![self.projects()],
             codex: vec![self.sessions()],
             gemini: vec![self.gemini_tmp()],
+            copilot: vec![self.copilot_state()],
         }
+    }
+
+    pub fn copilot_state(&self) -> PathBuf {
+        self.dir.path().join("copilot/session-state")
+    }
+
+    /// Writes `text` at `relative` under the Copilot CLI `session-state/` folder.
+    pub fn copilot_file(&self, relative: &str, text: &str) -> PathBuf {
+        write(&self.copilot_state().join(relative), text.as_bytes())
     }
 
     pub fn gemini_tmp(&self) -> PathBuf {

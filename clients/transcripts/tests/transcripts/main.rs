@@ -1,10 +1,11 @@
 //! `baton-transcripts` over real files: the shared fixtures with totals worked out by hand, and
 //! built corpora for every rule (dedup, containment, skips, checkpoints, tail reads, pricing),
-//! for Claude Code, Codex and Gemini CLI.
+//! for Claude Code, Codex, Gemini CLI and Copilot CLI.
 
 mod built;
 mod codex_review;
 mod conformance;
+mod copilot;
 mod corpus;
 mod ended;
 mod final_line;

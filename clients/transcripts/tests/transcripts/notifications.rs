@@ -19,6 +19,7 @@ fn corpus(source: &str) -> baton_transcripts::Corpus {
         claude: vec![root],
         codex: vec![],
         gemini: Vec::new(),
+        copilot: Vec::new(),
     };
     scan(&roots, &Options::default(), &|_| {}).expect("scan")
 }
