@@ -13,6 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
+use baton_transcripts::copilot::walk::EVENTS_FILE;
 use baton_transcripts::walk::{self, Limits, Roots};
 use baton_transcripts::{Options, read_discovered};
 use serde_json::Value;
@@ -29,8 +30,9 @@ pub const FLUSH: &str = "baton-hook:usage-flush";
 /// The roots that hold a session's files, from its transcript path; `None` when the path is
 /// not where the harness writes this session's transcript (`<...>/projects/<slug>/<session>.jsonl`
 /// for Claude Code, `<...>/sessions/YYYY/MM/DD/rollout-...<session>.jsonl` for Codex,
-/// `<...>/tmp/<project>/chats/session-<time>-<first 8 of session>.jsonl` for Gemini CLI), so a
-/// stray path never turns into a walk of some other folder.
+/// `<...>/tmp/<project>/chats/session-<time>-<first 8 of session>.jsonl` for Gemini CLI,
+/// `<...>/session-state/<session>/events.jsonl` for Copilot CLI), so a stray path never turns
+/// into a walk of some other folder.
 pub fn roots_for(agent: &str, session_id: &str, transcript: &Path) -> Option<Roots> {
     if transcript.extension().and_then(|e| e.to_str()) != Some("jsonl") {
         return None;
@@ -61,6 +63,15 @@ pub fn roots_for(agent: &str, session_id: &str, transcript: &Path) -> Option<Roo
                 && file_name.ends_with(&format!("-{short}.jsonl"));
             (named(root, "tmp") && named(chats, "chats") && ours).then(|| Roots {
                 gemini: vec![root.to_path_buf()],
+                ..Roots::default()
+            })
+        }
+        "copilot" => {
+            let folder = transcript.parent()?;
+            let root = folder.parent()?;
+            let ours = file_name == EVENTS_FILE && named(folder, session_id);
+            (named(root, "session-state") && ours).then(|| Roots {
+                copilot: vec![root.to_path_buf()],
                 ..Roots::default()
             })
         }
@@ -166,7 +177,34 @@ mod tests {
         )
         .expect("gemini");
         assert_eq!(gemini.gemini, vec![PathBuf::from("/h/.gemini/tmp")]);
+        let copilot = roots_for(
+            "copilot",
+            "a3df8615-919e-4858-9d3d-c23b0845697c",
+            Path::new(
+                "/h/.copilot/session-state/a3df8615-919e-4858-9d3d-c23b0845697c/events.jsonl",
+            ),
+        )
+        .expect("copilot");
+        assert_eq!(
+            copilot.copilot,
+            vec![PathBuf::from("/h/.copilot/session-state")]
+        );
         let refused = [
+            (
+                "copilot",
+                "a3df8615",
+                "/h/.copilot/session-state/0000aaaa/events.jsonl",
+            ),
+            (
+                "copilot",
+                "a3df8615",
+                "/h/.copilot/logs/a3df8615/events.jsonl",
+            ),
+            (
+                "copilot",
+                "a3df8615",
+                "/h/.copilot/session-state/a3df8615/other.jsonl",
+            ),
             (
                 "gemini",
                 "dea5a046-ecad",

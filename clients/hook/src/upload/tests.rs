@@ -62,6 +62,7 @@ fn fixture_roots(dir: &Path) -> Roots {
         claude: vec![claude],
         codex: vec![codex],
         gemini: Vec::new(),
+        copilot: Vec::new(),
     }
 }
 

@@ -116,7 +116,9 @@ fn default_timezone(env: &Env) -> Tz {
 /// `~/.config/claude/projects`; plus `$CODEX_HOME/sessions` or `~/.codex/sessions`; plus Gemini
 /// CLI's `tmp/` under its home: `$GEMINI_CLI_HOME` stands in for the home folder when set (as
 /// in Gemini CLI's own `homedir()`), and under macOS's `sandbox-exec` the client keeps its chats
-/// in `<home>/.cache/.gemini` instead (`Storage.getGlobalRuntimeDir`), so both are read.
+/// in `<home>/.cache/.gemini` instead (`Storage.getGlobalRuntimeDir`), so both are read; plus
+/// Copilot CLI's `$COPILOT_HOME/session-state`, else `~/.copilot/session-state` (its `help
+/// environment`: `COPILOT_HOME` replaces `~/.copilot`).
 pub fn roots(env: &Env) -> baton_transcripts::Roots {
     let home = env.home();
     let claude = match env.get("CLAUDE_CONFIG_DIR") {
@@ -139,15 +141,22 @@ pub fn roots(env: &Env) -> baton_transcripts::Roots {
     let gemini_home = env
         .get("GEMINI_CLI_HOME")
         .filter(|value| !value.is_empty())
-        .map_or(home, PathBuf::from);
+        .map_or_else(|| home.clone(), PathBuf::from);
     let gemini = vec![
         gemini_home.join(".gemini/tmp"),
         gemini_home.join(".cache/.gemini/tmp"),
+    ];
+    let copilot = vec![
+        env.get("COPILOT_HOME")
+            .filter(|value| !value.is_empty())
+            .map_or_else(|| home.join(".copilot"), PathBuf::from)
+            .join("session-state"),
     ];
     baton_transcripts::Roots {
         claude,
         codex,
         gemini,
+        copilot,
     }
 }
 
@@ -234,6 +243,26 @@ mod tests {
             let found = roots(&Env::from_pairs(pairs));
             assert_eq!(found.gemini[0], PathBuf::from(expected), "{pairs:?}");
             assert_eq!(found.gemini.len(), 2);
+        }
+    }
+
+    #[test]
+    fn copilot_root_follows_copilot_home() {
+        // (environment, the Copilot root)
+        let cases: [(&[(&str, &str)], &str); 3] = [
+            (&[("HOME", "/h")], "/h/.copilot/session-state"),
+            (
+                &[("HOME", "/h"), ("COPILOT_HOME", "/c")],
+                "/c/session-state",
+            ),
+            (
+                &[("HOME", "/h"), ("COPILOT_HOME", "")],
+                "/h/.copilot/session-state",
+            ),
+        ];
+        for (pairs, expected) in cases {
+            let found = roots(&Env::from_pairs(pairs));
+            assert_eq!(found.copilot, vec![PathBuf::from(expected)], "{pairs:?}");
         }
     }
 }

@@ -40,6 +40,7 @@ impl Memo {
             .iter()
             .chain(&discovery.codex_roots)
             .chain(&discovery.gemini_roots)
+            .chain(&discovery.copilot_roots)
         {
             roots.update(root.as_os_str().as_encoded_bytes());
             roots.update([0]);
@@ -101,6 +102,7 @@ fn key(discovery: &Discovery, args: &UsageArgs, prices: &[u8]) -> String {
         .iter()
         .chain(&discovery.codex_roots)
         .chain(&discovery.gemini_roots)
+        .chain(&discovery.copilot_roots)
     {
         hasher.update(root.as_os_str().as_encoded_bytes());
         hasher.update([0]);

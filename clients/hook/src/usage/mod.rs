@@ -83,6 +83,7 @@ pub fn run(words: &[String]) -> i32 {
             .iter()
             .chain(&roots.codex)
             .chain(&roots.gemini)
+            .chain(&roots.copilot)
             .map(|root| root.display().to_string())
             .collect();
         eprintln!(
