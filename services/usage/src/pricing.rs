@@ -112,7 +112,7 @@ pub fn price(table: &PriceTable, record: &UsageRecord) -> RowPrice {
 
 /// The harnesses (`agent` on the wire) whose server-tool calls `provider` bills.
 pub fn agents_billed_by(provider: &str) -> Vec<&'static str> {
-    [Harness::ClaudeCode, Harness::Codex, Harness::Gemini]
+    Harness::ALL
         .into_iter()
         .filter(|harness| provider_of(*harness) == provider)
         .map(Harness::as_str)

@@ -363,6 +363,7 @@ fn a_row_is_read_by_its_harness_rules_and_an_unknown_agent_by_claude_codes() {
         ("claude-code", Harness::ClaudeCode),
         ("codex", Harness::Codex),
         ("gemini", Harness::Gemini),
+        ("copilot", Harness::Copilot),
         ("cursor", Harness::ClaudeCode),
     ];
     for (agent, harness) in cases {
@@ -379,5 +380,43 @@ fn a_row_is_read_by_its_harness_rules_and_an_unknown_agent_by_claude_codes() {
             sidechain: false,
         };
         assert_eq!(row.record().harness, harness, "{agent}");
+    }
+}
+
+#[test]
+fn a_copilot_row_is_priced_by_its_model_at_list_price_whatever_its_route() {
+    use baton_transcripts::{Harness, PriceTable};
+    // (model as Copilot CLI writes it, service tier: `copilot` = served by GitHub's service)
+    let cases = [
+        ("claude-sonnet-4.5", Some("copilot")),
+        ("gpt-4o", None),
+        ("gpt-5.2", Some("copilot")),
+    ];
+    let table = PriceTable::bundled();
+    for (model, tier) in cases {
+        let row = Usage {
+            agent: "copilot".to_string(),
+            session_id: "s-1".to_string(),
+            agent_id: String::new(),
+            dedup_key: "s-1:1".to_string(),
+            model: Some(model.to_string()),
+            at: chrono::DateTime::from_timestamp(1_796_188_709, 0).expect("time"),
+            tokens: baton_transcripts::Tokens {
+                input: 900,
+                output: 7,
+                cache_read: 100,
+                ..Default::default()
+            },
+            server_tools: Default::default(),
+            modifiers: baton_transcripts::record::Modifiers {
+                service_tier: tier.map(str::to_string),
+                ..Default::default()
+            },
+            sidechain: false,
+        };
+        let record = row.record();
+        assert_eq!(record.harness, Harness::Copilot);
+        let priced = crate::pricing::price(&table, &record);
+        assert!(priced.priced && priced.cost > 0, "{model}");
     }
 }

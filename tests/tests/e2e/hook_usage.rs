@@ -83,6 +83,7 @@ fn from_library(home: &Path) -> Totals {
         claude: vec![home.join(".claude/projects")],
         codex: vec![home.join(".codex/sessions")],
         gemini: Vec::new(),
+        copilot: Vec::new(),
     };
     let corpus = baton_transcripts::scan(&roots, &Options::default(), &|_| {}).unwrap();
     let mut totals = Totals::new();

@@ -57,6 +57,7 @@ fn library_total(home: &Path) -> (usize, u64) {
         claude: vec![home.join(".claude/projects")],
         codex: vec![home.join(".codex/sessions")],
         gemini: Vec::new(),
+        copilot: Vec::new(),
     };
     let corpus = baton_transcripts::scan(&roots, &Options::default(), &|_| {}).expect("scan");
     let tokens = corpus.records.iter().map(|r| r.tokens.total()).sum();
@@ -251,6 +252,7 @@ fn spotter_rows(home: &Path) -> usize {
         claude: vec![home.join(".claude/projects")],
         codex: Vec::new(),
         gemini: Vec::new(),
+        copilot: Vec::new(),
     };
     let corpus = baton_transcripts::scan(&roots, &Options::default(), &|_| {}).expect("scan");
     corpus

@@ -88,6 +88,7 @@ async fn the_sidecar_uploads_its_session_and_a_request_appended_mid_session() {
         claude: vec![home.home.join(".claude/projects")],
         codex: Vec::new(),
         gemini: Vec::new(),
+        copilot: Vec::new(),
     };
     let expected = baton_transcripts::scan(&roots, &Default::default(), &|_| {})
         .expect("scan")
