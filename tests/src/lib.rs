@@ -5,6 +5,7 @@
 //! builds it first.
 
 pub mod browser;
+pub mod chat_standin;
 pub mod client_standin;
 pub mod gemini_standin;
 pub mod hook;

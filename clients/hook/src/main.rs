@@ -34,6 +34,7 @@ mod harness;
 mod http;
 mod ingest;
 mod install;
+mod last_message;
 mod log;
 mod output;
 mod payload;
@@ -117,12 +118,8 @@ fn hook(args: &[String], started: Instant) {
         &input.raw,
         harness::Host::of(env.pairs(), &input.raw),
     );
-    // Copilot CLI names the transcript only on some events; its place is fixed by the session.
-    let input = match (harness, &input.transcript_path) {
-        (Harness::Copilot, None) => payload::Input {
-            transcript_path: harness::copilot_transcript(&env, &input.session_id),
-            ..input
-        },
+    let input = match harness {
+        Harness::Copilot => copilot_input(&env, input),
         _ => input,
     };
     if input.event == Event::UserPromptSubmit {
@@ -185,6 +182,34 @@ fn handle(
         Event::SessionEnd => end::run(&context, input),
         Event::PreCompact => stop::pre_compact(&context, input),
         Event::UserPromptSubmit => None,
+    }
+}
+
+/// Copilot CLI names the transcript only on some events (its place is fixed by the session),
+/// and its turn end carries no final text: the text is the transcript's last answer.
+fn copilot_input(env: &Env, input: payload::Input) -> payload::Input {
+    let transcript_path = input
+        .transcript_path
+        .clone()
+        .or_else(|| harness::copilot_transcript(env, &input.session_id));
+    let stopped_at = input
+        .raw
+        .get("timestamp")
+        .and_then(serde_json::Value::as_u64);
+    let last_assistant_message = match (&input.last_assistant_message, input.event, stopped_at) {
+        (None, Event::Stop, Some(stopped_at)) => transcript_path.as_deref().and_then(|path| {
+            last_message::copilot_answer_waiting(
+                std::path::Path::new(path),
+                stopped_at,
+                last_message::PATIENCE,
+            )
+        }),
+        _ => input.last_assistant_message.clone(),
+    };
+    payload::Input {
+        transcript_path,
+        last_assistant_message,
+        ..input
     }
 }
 

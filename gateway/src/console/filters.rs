@@ -29,7 +29,7 @@ pub struct Filters {
     pub cursor: Option<String>,
 }
 
-pub const HARNESSES: [&str; 4] = ["claude-code", "codex", "cursor", "gemini"];
+pub const HARNESSES: [&str; 5] = ["claude-code", "codex", "copilot", "cursor", "gemini"];
 pub const LIVENESS: [&str; 4] = ["live", "idle", "disconnected", "closed"];
 
 fn present(value: Option<&String>) -> Option<&str> {

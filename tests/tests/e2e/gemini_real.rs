@@ -201,7 +201,11 @@ async fn gemini_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn(
     let tenant = baton.create_tenant("gemini-hooks").await;
     let client = baton.client(&tenant);
     let gate = std::env::temp_dir().join(format!("gate-{}", uuid::Uuid::new_v4().simple()));
-    let (first_turn, never) = (gate.with_extension("one"), gate.with_extension("never"));
+    let (first_turn, debrief, never) = (
+        gate.with_extension("one"),
+        gate.with_extension("debrief"),
+        gate.with_extension("never"),
+    );
     let standin = GeminiStandIn::start(Script {
         replies: vec![
             // Turn one waits for the test's attributed write, so the nudge arms.
@@ -209,8 +213,13 @@ async fn gemini_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn(
                 gate: first_turn.clone(),
                 reply: Box::new(Reply::Text("Turn one is done.".to_string())),
             },
-            // The nudge's continuation: the debrief turn.
-            Reply::Text("Debriefed: nothing left open.".to_string()),
+            // The nudge's continuation: the debrief turn, held until the test has read the
+            // first turn's excerpt (the close that follows the run hands the excerpt to the
+            // closer, which clears it).
+            Reply::After {
+                gate: debrief.clone(),
+                reply: Box::new(Reply::Text("Debriefed: nothing left open.".to_string())),
+            },
             // The resumed turn never gets an answer: the client is killed mid-turn.
             Reply::After {
                 gate: never,
@@ -295,6 +304,22 @@ async fn gemini_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn(
         .await;
     assert_eq!(written.status, 201, "{:?}", written.body);
     std::fs::write(&first_turn, "go").expect("release turn one");
+    // The turn end armed the nudge and its continuation reached the model, which holds it.
+    streamed(&standin, 2).await;
+    let admin = baton.admin().await;
+    let (excerpt,): (Option<String>,) = sqlx::query_as(
+        "SELECT last_message_excerpt FROM registry.agent_sessions WHERE id = $1::uuid",
+    )
+    .bind(&run_id)
+    .fetch_one(&admin)
+    .await
+    .expect("excerpt");
+    assert_eq!(
+        excerpt.as_deref(),
+        Some("Turn one is done."),
+        "AfterAgent's prompt_response is the excerpt"
+    );
+    std::fs::write(&debrief, "go").expect("release the debrief");
 
     // AfterAgent armed the nudge; its deny continued the turn with the debrief words.
     let output = finished(first, "first run").await;
@@ -304,21 +329,6 @@ async fn gemini_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn(
         continued.user_text.contains("remember") && continued.user_text.contains("resolve"),
         "the debrief prompt reached the model: {}",
         continued.user_text
-    );
-    let admin = baton.admin().await;
-    let (excerpt,): (Option<String>,) = sqlx::query_as(
-        "SELECT last_message_excerpt FROM registry.agent_sessions WHERE id = $1::uuid",
-    )
-    .bind(&run_id)
-    .fetch_one(&admin)
-    .await
-    .expect("excerpt");
-    // 0.61.0's `prompt_response` is the whole turn's text: the continuation's answer follows
-    // the first one in the same turn.
-    assert_eq!(
-        excerpt.as_deref(),
-        Some("Turn one is done.\nDebriefed: nothing left open."),
-        "the last AfterAgent's text is the excerpt"
     );
     let row = || {
         let client = client.clone();
@@ -401,4 +411,5 @@ async fn gemini_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn(
         "uninstall restores the original"
     );
     let _ = std::fs::remove_file(&first_turn);
+    let _ = std::fs::remove_file(&debrief);
 }

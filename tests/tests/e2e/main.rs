@@ -11,6 +11,8 @@ mod closer_faults;
 mod closer_report;
 mod codex_real;
 mod console;
+mod copilot_real;
+mod copilot_usage_real;
 mod database_tls;
 mod db_restart;
 mod gemini_real;

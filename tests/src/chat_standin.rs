@@ -1,0 +1,272 @@
+//! A stand-in for the OpenAI Chat Completions API, for running the real Copilot CLI in its
+//! "bring your own key" mode (`COPILOT_PROVIDER_BASE_URL`): it answers
+//! `POST /v1/chat/completions` (streamed as SSE `chat.completion.chunk`s, the usage on a last
+//! chunk with no choices, then `[DONE]`) from a script, gives every response its own known
+//! usage, and records what it issued and the last user message of each request.
+//!
+//! Copilot CLI 1.0.102 with a custom provider and `COPILOT_OFFLINE=true` makes no other call
+//! (no `/models`, no GitHub). Anything else is recorded and refused with the API's error shape.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// Copilot sends whole conversations and sixteen tool definitions; bounded all the same.
+const BODY_LIMIT: usize = 32 * 1024 * 1024;
+
+/// The `usage` of one response as Chat Completions reports it: `prompt_tokens` counts every
+/// prompt token, the cached ones (`prompt_tokens_details.cached_tokens`) included;
+/// `completion_tokens` counts the reasoning tokens too.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub prompt: u64,
+    pub cached: u64,
+    pub completion: u64,
+    pub reasoning: u64,
+}
+
+impl Usage {
+    /// Distinct counts for the `sequence`-th response (1-based), each kind at its own order of
+    /// magnitude so a swapped field shows; cached tokens on even responses.
+    pub fn for_response(sequence: u64) -> Usage {
+        let cached = if sequence.is_multiple_of(2) {
+            1000 * sequence + 11
+        } else {
+            0
+        };
+        Usage {
+            prompt: 3 + sequence + cached,
+            cached,
+            completion: 50 * sequence + 7,
+            reasoning: 5 * sequence + 1,
+        }
+    }
+
+    fn wire(&self) -> Value {
+        json!({
+            "prompt_tokens": self.prompt,
+            "completion_tokens": self.completion,
+            "total_tokens": self.prompt + self.completion,
+            "prompt_tokens_details": {"cached_tokens": self.cached},
+            "completion_tokens_details": {"reasoning_tokens": self.reasoning},
+        })
+    }
+}
+
+/// What one scripted response says.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    Text(String),
+    /// `reply`, once the file `gate` exists: the client waits mid-turn until the test lets it
+    /// go (or kills it).
+    After {
+        gate: PathBuf,
+        reply: Box<Reply>,
+    },
+}
+
+/// The replies, consumed in order, one per completion; an exhausted script answers `Done.`.
+#[derive(Debug, Clone, Default)]
+pub struct Script {
+    pub replies: Vec<Reply>,
+}
+
+/// One response the stand-in issued (recorded when its request arrives).
+#[derive(Debug, Clone)]
+pub struct Issued {
+    pub sequence: u64,
+    pub completion_id: String,
+    /// The request's `model`.
+    pub model: String,
+    pub usage: Usage,
+    /// The text of the request's last user message (to see what a continuation sent).
+    pub user_text: String,
+}
+
+/// One request the stand-in received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeenRequest {
+    pub method: String,
+    pub path: String,
+    /// Whether it was a streamed completion (answered from the script, with usage).
+    pub streamed: bool,
+}
+
+#[derive(Default)]
+struct Ledger {
+    replies: VecDeque<Reply>,
+    issued: Vec<Issued>,
+    requests: Vec<SeenRequest>,
+}
+
+/// A running stand-in, stopped on drop.
+pub struct ChatStandIn {
+    /// The provider's base URL: `http://127.0.0.1:PORT/v1`.
+    pub base_url: String,
+    ledger: Arc<Mutex<Ledger>>,
+    server: JoinHandle<()>,
+}
+
+impl ChatStandIn {
+    /// Binds 127.0.0.1:0 and serves `script`.
+    pub async fn start(script: Script) -> ChatStandIn {
+        let ledger = Arc::new(Mutex::new(Ledger {
+            replies: script.replies.into(),
+            ..Ledger::default()
+        }));
+        let app = Router::new()
+            .route("/v1/chat/completions", post(complete))
+            .fallback(other)
+            .layer(DefaultBodyLimit::max(BODY_LIMIT))
+            .with_state(ledger.clone());
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind the chat stand-in");
+        let address: SocketAddr = listener.local_addr().expect("address");
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        ChatStandIn {
+            base_url: format!("http://{address}/v1"),
+            ledger,
+            server,
+        }
+    }
+
+    /// Every response issued so far, in order.
+    pub fn issued(&self) -> Vec<Issued> {
+        self.ledger.lock().expect("ledger").issued.clone()
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<SeenRequest> {
+        self.ledger.lock().expect("ledger").requests.clone()
+    }
+}
+
+impl Drop for ChatStandIn {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// The text of the request's last `user` message (a string, or text parts).
+fn last_user_text(request: &Value) -> String {
+    let Some(message) = request["messages"]
+        .as_array()
+        .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "user"))
+    else {
+        return String::new();
+    };
+    match &message["content"] {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|part| part["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+async fn complete(
+    State(ledger): State<Arc<Mutex<Ledger>>>,
+    method: Method,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    let streamed = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .filter(|request| request["stream"] == true);
+    let Some(request) = streamed else {
+        record(&ledger, &method, &uri, false);
+        return api_error(StatusCode::BAD_REQUEST, "the stand-in only streams");
+    };
+    record(&ledger, &method, &uri, true);
+    let (issued, mut reply) = {
+        let mut ledger = ledger.lock().expect("ledger");
+        let sequence = ledger.issued.len() as u64 + 1;
+        let issued = Issued {
+            sequence,
+            completion_id: format!("chatcmpl-standin{sequence:04}"),
+            model: request["model"].as_str().unwrap_or("unknown").to_string(),
+            usage: Usage::for_response(sequence),
+            user_text: last_user_text(&request),
+        };
+        ledger.issued.push(issued.clone());
+        let reply = ledger
+            .replies
+            .pop_front()
+            .unwrap_or_else(|| Reply::Text("Done.".to_string()));
+        (issued, reply)
+    };
+    while let Reply::After { gate, reply: then } = reply {
+        while !gate.exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        reply = *then;
+    }
+    let Reply::Text(text) = reply else {
+        unreachable!("gates were unwrapped above")
+    };
+    let chunk = |choices: Value| {
+        json!({"id": issued.completion_id, "object": "chat.completion.chunk",
+            "created": 1_796_000_000, "model": issued.model, "choices": choices})
+    };
+    let mut usage_chunk = chunk(json!([]));
+    usage_chunk["usage"] = issued.usage.wire();
+    let events = [
+        chunk(
+            json!([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": null}]),
+        ),
+        chunk(json!([{"index": 0, "delta": {"content": text}, "finish_reason": null}])),
+        chunk(json!([{"index": 0, "delta": {}, "finish_reason": "stop"}])),
+        usage_chunk,
+    ];
+    let mut sse: String = events
+        .iter()
+        .map(|event| format!("data: {event}\n\n"))
+        .collect();
+    sse.push_str("data: [DONE]\n\n");
+    (
+        [
+            (header::CONTENT_TYPE, "text/event-stream"),
+            (header::CACHE_CONTROL, "no-cache"),
+        ],
+        Body::from(sse),
+    )
+        .into_response()
+}
+
+async fn other(State(ledger): State<Arc<Mutex<Ledger>>>, method: Method, uri: Uri) -> Response {
+    record(&ledger, &method, &uri, false);
+    api_error(StatusCode::NOT_FOUND, "not served by the stand-in")
+}
+
+fn record(ledger: &Mutex<Ledger>, method: &Method, uri: &Uri, streamed: bool) {
+    ledger.lock().expect("ledger").requests.push(SeenRequest {
+        method: method.to_string(),
+        path: uri.path().to_string(),
+        streamed,
+    });
+}
+
+fn api_error(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        Json(json!({"error": {"message": message, "type": "invalid_request_error"}})),
+    )
+        .into_response()
+}

@@ -1,0 +1,124 @@
+//! The real Copilot CLI 1.0.102 with `baton-hook` installed, against a real Baton and the Chat
+//! Completions stand-in: Baton's usage read, filled by the session's sidecar and sessionEnd's
+//! flush, and `baton-hook usage` on the same machine report exactly the usage the stand-in
+//! issued, converted from Chat Completions' counts to Baton's kinds (`prompt_tokens` includes
+//! the cached ones; `completion_tokens` includes the reasoning ones): input = prompt − cached,
+//! cache read = cached, output = completion (reasoning stated apart, already inside it).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use baton_tests::Baton;
+use baton_tests::chat_standin::{ChatStandIn, Issued, Reply, Script};
+use baton_tests::hook::usage_report;
+
+use crate::claude_hooks_real::until;
+use crate::copilot_real::{MODEL, Scratch, finished};
+
+/// What the stand-in issued, in Baton's kinds, as the usage read's `tokens` object.
+fn issued_tokens(issued: &[Issued]) -> Value {
+    let (mut input, mut output, mut cache_read, mut reasoning) = (0, 0, 0, 0);
+    for response in issued {
+        let usage = response.usage;
+        input += usage.prompt - usage.cached;
+        cache_read += usage.cached;
+        output += usage.completion;
+        reasoning += usage.reasoning;
+    }
+    json!({"input": input, "output": output, "cacheRead": cache_read, "cacheWrite5m": 0,
+        "cacheWrite1h": 0, "total": input + output + cache_read, "reasoning": reasoning})
+}
+
+#[tokio::test]
+async fn a_real_copilot_session_is_in_the_usage_read_and_the_local_report_exactly() {
+    crate::copilot_real::copilot_binary();
+    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let tenant = baton.create_tenant("copilot-usage").await;
+    let client = baton.client(&tenant);
+    let standin = ChatStandIn::start(Script {
+        replies: vec![
+            Reply::Text("Hello.".to_string()),
+            Reply::Text("Still here.".to_string()),
+            Reply::Text("Third answer.".to_string()),
+        ],
+    })
+    .await;
+    let scratch = Scratch::new(&standin, &baton, &tenant.api_key);
+    scratch.baton_hook("install").await;
+    let session_id = uuid::Uuid::new_v4().to_string();
+    finished(
+        scratch.copilot("Say hello.", &["--session-id", &session_id]),
+        "first run",
+    )
+    .await;
+    // A resumed run appends to the same events.jsonl; one more response per run.
+    let resume = format!("--resume={session_id}");
+    finished(scratch.copilot("Again.", &[&resume]), "resume").await;
+    finished(scratch.copilot("Once more.", &[&resume]), "resume").await;
+    let issued = standin.issued();
+    assert_eq!(
+        issued.len(),
+        3,
+        "one request per run: {:?}",
+        standin.requests()
+    );
+    assert!(
+        standin.requests().iter().all(|request| request.streamed),
+        "Copilot CLI made only streamed completions: {:?}",
+        standin.requests()
+    );
+    let expected = issued_tokens(&issued);
+
+    let server = until(
+        Duration::from_secs(60),
+        "the sidecar's uploads and sessionEnd's flush",
+        || async {
+            let answer = client.get("/api/v1/usage?groupBy=model").await;
+            assert_eq!(answer.status, 200, "{:?}", answer.body);
+            answer.body
+        },
+        |body| body["total"]["tokens"] == expected,
+    )
+    .await;
+    let groups = server["groups"].as_array().expect("groups");
+    assert!(
+        !groups.is_empty() && groups.iter().all(|group| group["key"] == MODEL),
+        "one model: {server}"
+    );
+    assert_eq!(
+        server["total"]["unpricedTokens"], 0,
+        "{MODEL} is priced: {server}"
+    );
+
+    let home = scratch.home();
+    let state = home.join(".baton");
+    let local = usage_report(
+        &["session", "--timezone", "UTC"],
+        &[
+            ("HOME", home.as_path()),
+            ("BATON_HOOK_HOME", state.as_path()),
+        ],
+    )
+    .await;
+    let sessions = local["rows"].as_array().expect("rows");
+    assert_eq!(sessions.len(), 1, "one session: {local}");
+    assert_eq!(sessions[0]["harness"], "copilot");
+    assert_eq!(sessions[0]["sessionId"], session_id.as_str());
+    assert_eq!(sessions[0]["requests"], 3, "one record per response");
+    let mut tokens = sessions[0]["tokens"].clone();
+    let mut wanted = expected.clone();
+    for value in [&mut tokens, &mut wanted] {
+        if let Some(object) = value.as_object_mut() {
+            object.retain(|key, _| key != "reasoning");
+        }
+    }
+    assert_eq!(tokens, wanted, "the local report: {local}");
+    let server_cost = server["total"]["costUsd"].as_f64().expect("server cost");
+    let local_cost = sessions[0]["costUsd"].as_f64().expect("local cost");
+    assert!(server_cost > 0.0, "{server}");
+    assert!(
+        (server_cost - local_cost).abs() < 1e-9,
+        "the server and the local report price alike: {server_cost} vs {local_cost}"
+    );
+}
