@@ -89,12 +89,28 @@ pub fn gemini_environment(environment: &[(String, String)], payload: &Value) -> 
         .any(|(name, value)| name == "GEMINI_SESSION_ID" && !value.is_empty() && value == session)
 }
 
-/// True when Copilot CLI runs this hook: `COPILOT_HOOK_DIR` (the folder of the hooks file that
-/// named the command) is set only in the environment of the hooks it runs, never in its tools'.
-pub fn copilot_environment(environment: &[(String, String)]) -> bool {
-    environment
+/// True when Copilot CLI runs this hook. `COPILOT_HOOK_DIR` (the folder of the hooks file that
+/// named the command) marks the hooks of its own hooks files. The hooks it runs from a
+/// repository's `.claude/settings.json` get only `COPILOT_CLI=1` (seen on 1.0.102), which its
+/// tools' commands get too: a Claude Code started by one of those inherits it, but states its
+/// own session in `CLAUDE_CODE_SESSION_ID`, so a payload of that session is Claude Code's (and
+/// one of Gemini's own `GEMINI_SESSION_ID`, Gemini's).
+pub fn copilot_environment(environment: &[(String, String)], payload: &Value) -> bool {
+    let value = |wanted: &str| {
+        environment
+            .iter()
+            .find(|(name, _)| name == wanted)
+            .map(|(_, value)| value.as_str())
+            .filter(|value| !value.is_empty())
+    };
+    if value("COPILOT_HOOK_DIR").is_some() {
+        return true;
+    }
+    let session = payload.get("session_id").and_then(Value::as_str);
+    let claimed_by_another = ["CLAUDE_CODE_SESSION_ID", "GEMINI_SESSION_ID"]
         .iter()
-        .any(|(name, value)| name == "COPILOT_HOOK_DIR" && !value.is_empty())
+        .any(|name| value(name).is_some_and(|own| Some(own) == session));
+    value("COPILOT_CLI") == Some("1") && !claimed_by_another
 }
 
 /// Copilot CLI's transcript of `session_id`: `$COPILOT_HOME/session-state/<id>/events.jsonl`
@@ -135,7 +151,7 @@ impl Host {
         Host {
             cursor: cursor_environment(environment),
             gemini: gemini_environment(environment, payload),
-            copilot: copilot_environment(environment),
+            copilot: copilot_environment(environment, payload),
         }
     }
 }
@@ -149,7 +165,7 @@ pub fn detect(argument: Option<Harness>, payload: &Value, host: Host) -> Harness
         return Harness::Cursor;
     }
     // Copilot's camelCase payloads name the session `sessionId`; no other client does.
-    if has("sessionId") || host.copilot {
+    if has("sessionId") {
         return Harness::Copilot;
     }
     let gemini_event = payload
@@ -158,6 +174,9 @@ pub fn detect(argument: Option<Harness>, payload: &Value, host: Host) -> Harness
         .is_some_and(|name| GEMINI_EVENTS.contains(&name));
     if gemini_event || host.gemini {
         return Harness::Gemini;
+    }
+    if host.copilot {
+        return Harness::Copilot;
     }
     match argument {
         Some(harness) => harness,
@@ -267,20 +286,42 @@ mod tests {
     }
 
     #[test]
-    fn copilot_environment_needs_its_hook_folder() {
+    fn copilot_environment_table() {
         let env = |pairs: &[(&str, &str)]| {
             pairs
                 .iter()
                 .map(|(name, value)| (name.to_string(), value.to_string()))
                 .collect::<Vec<_>>()
         };
-        assert!(copilot_environment(&env(&[(
-            "COPILOT_HOOK_DIR",
-            "/h/.copilot/hooks"
-        )])));
-        assert!(!copilot_environment(&env(&[("COPILOT_HOOK_DIR", "")])));
-        // Set for its tools too: not enough on its own.
-        assert!(!copilot_environment(&env(&[("COPILOT_CLI", "1")])));
+        let payload = json!({"session_id": "s-1", "hook_event_name": "Stop"});
+        let table = [
+            (vec![("COPILOT_HOOK_DIR", "/h/.copilot/hooks")], true),
+            (vec![("COPILOT_HOOK_DIR", "")], false),
+            // A repository's Claude settings run by Copilot: only COPILOT_CLI.
+            (vec![("COPILOT_CLI", "1")], true),
+            (vec![("COPILOT_CLI", "0")], false),
+            // Claude Code started by a Copilot tool: its own session, its own hook.
+            (
+                vec![("COPILOT_CLI", "1"), ("CLAUDE_CODE_SESSION_ID", "s-1")],
+                false,
+            ),
+            (
+                vec![("COPILOT_CLI", "1"), ("CLAUDE_CODE_SESSION_ID", "other")],
+                true,
+            ),
+            (
+                vec![("COPILOT_CLI", "1"), ("GEMINI_SESSION_ID", "s-1")],
+                false,
+            ),
+            (vec![], false),
+        ];
+        for (pairs, expected) in table {
+            assert_eq!(
+                copilot_environment(&env(&pairs), &payload),
+                expected,
+                "{pairs:?}"
+            );
+        }
     }
 
     #[test]

@@ -31,16 +31,20 @@ pub enum Lookup {
     NotYet,
 }
 
-/// The main agent's last answer before the `hook.start` line of the `agentStop` whose input
-/// `timestamp` is `stop_timestamp`.
-pub fn copilot_answer_before_stop(tail: &str, stop_timestamp: u64) -> Lookup {
+/// The main agent's last answer before the `hook.start` line of the `agentStop` (or, from a
+/// Claude-format configuration, `Stop`) whose input `timestamp` is `stop_timestamp` (epoch
+/// milliseconds in Copilot's own format, an ISO string in the Claude-compatible one).
+pub fn copilot_answer_before_stop(tail: &str, stop_timestamp: &Value) -> Lookup {
     let lines: Vec<&str> = tail.lines().collect();
     let is_this_stop = |line: &&str| {
         line.contains("\"hook.start\"")
             && serde_json::from_str::<Value>(line).is_ok_and(|event| {
                 event["type"] == "hook.start"
-                    && event["data"]["hookType"] == "agentStop"
-                    && event["data"]["input"]["timestamp"].as_u64() == Some(stop_timestamp)
+                    && matches!(
+                        event["data"]["hookType"].as_str(),
+                        Some("agentStop" | "Stop")
+                    )
+                    && event["data"]["input"]["timestamp"] == *stop_timestamp
             })
     };
     match lines.iter().rposition(is_this_stop) {
@@ -53,7 +57,7 @@ pub fn copilot_answer_before_stop(tail: &str, stop_timestamp: u64) -> Lookup {
 /// for at most `patience`.
 pub fn copilot_answer_waiting(
     path: &Path,
-    stop_timestamp: u64,
+    stop_timestamp: &Value,
     patience: std::time::Duration,
 ) -> Option<String> {
     let deadline = std::time::Instant::now() + patience;
@@ -103,6 +107,7 @@ pub fn read_tail(path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const MAIN: &str = r#"{"type":"assistant.message","data":{"model":"gpt-4o","content":"First answer."},"id":"1"}"#;
     const LATER: &str =
@@ -140,30 +145,37 @@ mod tests {
             )
         };
         let (first_stop, second_stop) = (stop(100), stop(200));
-        let table: Vec<(Vec<&str>, u64, Lookup)> = vec![
+        let pascal = r#"{"type":"hook.start","data":{"hookType":"Stop","input":{"session_id":"s","timestamp":"2026-12-02T05:56:59.566Z"}},"id":"p"}"#;
+        let table: Vec<(Vec<&str>, Value, Lookup)> = vec![
+            (
+                vec![MAIN, pascal],
+                json!("2026-12-02T05:56:59.566Z"),
+                Lookup::Found(Some("First answer.".into())),
+            ),
+            (vec![MAIN, pascal], json!(100), Lookup::NotYet),
             (
                 vec![MAIN, &first_stop],
-                100,
+                json!(100),
                 Lookup::Found(Some("First answer.".into())),
             ),
             // This turn's answer and hook line are not written yet: the earlier turn's answer
             // must not stand in for it.
-            (vec![MAIN, &first_stop], 200, Lookup::NotYet),
+            (vec![MAIN, &first_stop], json!(200), Lookup::NotYet),
             (
                 vec![MAIN, &first_stop, LATER, &second_stop, OTHER],
-                200,
+                json!(200),
                 Lookup::Found(Some("All done.".into())),
             ),
             (
                 vec![MAIN, &first_stop, LATER, &second_stop],
-                100,
+                json!(100),
                 Lookup::Found(Some("First answer.".into())),
             ),
-            (vec![OTHER, &first_stop], 100, Lookup::Found(None)),
+            (vec![OTHER, &first_stop], json!(100), Lookup::Found(None)),
         ];
         for (lines, timestamp, expected) in table {
             assert_eq!(
-                copilot_answer_before_stop(&lines.join("\n"), timestamp),
+                copilot_answer_before_stop(&lines.join("\n"), &timestamp),
                 expected,
                 "{lines:?} {timestamp}"
             );
@@ -175,7 +187,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let path = dir.path().join("events.jsonl");
         std::fs::write(&path, format!("{MAIN}\n")).expect("write");
-        let waited = copilot_answer_waiting(&path, 1, std::time::Duration::from_millis(20));
+        let waited = copilot_answer_waiting(&path, &json!(1), std::time::Duration::from_millis(20));
         assert_eq!(waited, None);
     }
 

@@ -192,15 +192,12 @@ fn copilot_input(env: &Env, input: payload::Input) -> payload::Input {
         .transcript_path
         .clone()
         .or_else(|| harness::copilot_transcript(env, &input.session_id));
-    let stopped_at = input
-        .raw
-        .get("timestamp")
-        .and_then(serde_json::Value::as_u64);
+    let stopped_at = input.raw.get("timestamp").cloned();
     let last_assistant_message = match (&input.last_assistant_message, input.event, stopped_at) {
         (None, Event::Stop, Some(stopped_at)) => transcript_path.as_deref().and_then(|path| {
             last_message::copilot_answer_waiting(
                 std::path::Path::new(path),
-                stopped_at,
+                &stopped_at,
                 last_message::PATIENCE,
             )
         }),

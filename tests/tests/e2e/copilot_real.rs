@@ -111,6 +111,19 @@ impl Scratch {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// `baton-hook install --harness claude-code --scope project` in the project folder: the
+    /// repository's Claude Code settings, which Copilot CLI also runs.
+    pub(crate) async fn install_claude_settings(&self) {
+        let output = self
+            .command(&binary("baton-hook"))
+            .args(["install", "--harness", "claude-code", "--scope", "project"])
+            .output()
+            .await
+            .expect("baton-hook");
+        assert!(output.status.success(), "{output:?}");
+        assert!(self.root.join("project/.claude/settings.json").is_file());
+    }
+
     /// `copilot -p PROMPT --allow-all-tools ARGS`, started in its own process group and not
     /// waited for.
     pub(crate) fn copilot(&self, prompt: &str, args: &[&str]) -> Child {
@@ -357,4 +370,61 @@ async fn copilot_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn
     );
     let _ = std::fs::remove_file(&first_turn);
     let _ = std::fs::remove_file(&debrief);
+}
+
+/// Copilot CLI runs a repository's `.claude/settings.json` hooks (in prompt mode once the
+/// folder is trusted) with Claude Code's payload shape and no `COPILOT_HOOK_DIR`: Baton must
+/// still report the session as Copilot's, never register it as a Claude Code session.
+#[tokio::test]
+async fn copilot_running_a_repositorys_claude_settings_reports_as_copilot() {
+    copilot_binary();
+    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let tenant = baton.create_tenant("copilot-hosted").await;
+    let client = baton.client(&tenant);
+    let standin = ChatStandIn::start(Script {
+        replies: vec![Reply::Text("Hello.".to_string())],
+    })
+    .await;
+    let scratch = Scratch::new(&standin, &baton, &tenant.api_key);
+    scratch.install_claude_settings().await;
+    // `--trust-folder` (repository hooks load in prompt mode only in a trusted folder) cannot
+    // be combined with `--session-id`: the session is the one Copilot made.
+    finished(scratch.copilot("Say hello.", &["--trust-folder"]), "run").await;
+    let sessions: Vec<String> = std::fs::read_dir(scratch.home().join(".copilot/session-state"))
+        .expect("session-state")
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().join("events.jsonl").is_file())
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    let session_id = sessions[0].clone();
+    let key = |agent: &str| json!({"agent": agent, "sessionId": session_id});
+    let as_claude = client
+        .post("/api/v1/agent-sessions/heartbeat", &key("claude-code"))
+        .await;
+    assert_eq!(
+        as_claude.status, 404,
+        "never registered as Claude Code: {:?}",
+        as_claude.body
+    );
+    let as_copilot = client
+        .post("/api/v1/agent-sessions/heartbeat", &key("copilot"))
+        .await;
+    assert_eq!(as_copilot.status, 200, "{:?}", as_copilot.body);
+    let run_id = as_copilot.body["sessionRunId"]
+        .as_str()
+        .expect("run")
+        .to_string();
+    let read = || liveness(&client, &run_id);
+    let episodes = until(Duration::from_secs(30), "an episode", read, |read| {
+        read["episodes"][0].is_object()
+    })
+    .await;
+    let episode = &episodes["episodes"][0];
+    assert_eq!(
+        episode["client"], "claude-code",
+        "the settings format: {episode}"
+    );
+    assert_eq!(episode["hostClient"], "copilot", "the host: {episode}");
+    assert_eq!(episode["clientVersion"], COPILOT_VERSION, "{episode}");
 }
