@@ -9,6 +9,23 @@ dir="${BATON_HARNESS_DIR:-/var/tmp/baton-harness}"
 packages=("@anthropic-ai/claude-code@2.1.332" "@openai/codex@0.171.0" "@google/gemini-cli@0.61.0"
     "@github/copilot@1.0.102" "ccusage@20.0.24")
 
+# The interactive tests (Gemini's /clear) type into the real TUI through tmux, which answers the
+# terminal queries a bare pseudo-terminal leaves unanswered.
+if ! command -v tmux >/dev/null 2>&1; then
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "install-harnesses: tmux is missing and apt-get is not here: install tmux" >&2
+        exit 1
+    fi
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    if ! log="$(DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q tmux 2>&1 ||
+        { $sudo apt-get update -q && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q tmux; } 2>&1)"; then
+        echo "$log" >&2
+        echo "install-harnesses: apt-get install tmux failed (output above)" >&2
+        exit 1
+    fi
+fi
+
 if ! command -v npm >/dev/null 2>&1; then
     echo "install-harnesses: npm is missing: install Node.js (with npm) and run this again" >&2
     exit 1

@@ -101,7 +101,7 @@ impl Scratch {
         self.home().join(".gemini/settings.json")
     }
 
-    fn command(&self, program: &Path) -> Command {
+    pub(crate) fn command(&self, program: &Path) -> Command {
         let mut command = Command::new(program);
         command
             .current_dir(self.root.join("project"))

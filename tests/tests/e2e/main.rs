@@ -15,6 +15,7 @@ mod copilot_real;
 mod copilot_usage_real;
 mod database_tls;
 mod db_restart;
+mod gemini_clear_real;
 mod gemini_real;
 mod gemini_usage_real;
 mod grpc_reflection;

@@ -1,0 +1,161 @@
+//! `/clear` in the real Gemini CLI 0.61.0, typed into its interactive screen in a private tmux
+//! server (a bare pseudo-terminal leaves Gemini's terminal queries unanswered and its prompt
+//! never appears): Gemini ends the session (SessionEnd `clear`) and starts another with a new
+//! id in the same process (SessionStart `clear`). Baton must close the first, open the second,
+//! and record that the second follows the first; `/quit` then closes the second.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use tokio::process::Command;
+
+use baton_tests::Baton;
+use baton_tests::gemini_standin::{GeminiStandIn, Script};
+
+use crate::claude_hooks_real::until;
+use crate::gemini_real::{MODEL, Scratch, gemini_binary};
+
+/// A tmux server of the test's own (its socket named after the test run), killed on drop.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    async fn run(&self, args: &[&str]) -> String {
+        let output = Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .await
+            .expect("tmux (scripts/install-harnesses.sh installs it)");
+        assert!(output.status.success(), "tmux {args:?}: {output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    async fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", "gemini"]).await
+    }
+
+    async fn until_screen_shows(&self, text: &str) {
+        let started = Instant::now();
+        loop {
+            let screen = self.screen().await;
+            if screen.contains(text) {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the screen never showed {text:?}:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Types `command`, waits until the screen echoes it, then presses Enter (sent apart, so
+    /// Gemini does not take the whole as a paste).
+    async fn command(&self, command: &str) {
+        self.run(&["send-keys", "-t", "gemini", "-l", command])
+            .await;
+        self.until_screen_shows(command).await;
+        self.run(&["send-keys", "-t", "gemini", "C-m"]).await;
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
+async fn gemini_sessions(admin: &sqlx::PgPool) -> Value {
+    let rows: Vec<(String, String, bool)> = sqlx::query_as(
+        "SELECT id::text, session_id, closed_at IS NOT NULL FROM registry.agent_sessions \
+         WHERE agent = 'gemini' ORDER BY opened_at",
+    )
+    .fetch_all(admin)
+    .await
+    .expect("sessions");
+    serde_json::to_value(rows).expect("rows")
+}
+
+#[tokio::test]
+async fn clear_in_gemini_closes_the_session_and_opens_one_that_follows_it() {
+    gemini_binary();
+    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let tenant = baton.create_tenant("gemini-clear").await;
+    let client = baton.client(&tenant);
+    let admin = baton.admin().await;
+    let standin = GeminiStandIn::start(Script::default()).await;
+    let scratch = Scratch::new(&standin, Some((&baton, &tenant.api_key)));
+    scratch.baton_hook("install", &[]).await;
+
+    // The server starts with exactly the scratch environment; the window runs Gemini in the
+    // project folder.
+    let tmux = Tmux {
+        socket: format!("baton-gemini-{}", uuid::Uuid::new_v4().simple()),
+    };
+    let gemini = format!("{} -m {MODEL}", gemini_binary().display());
+    let started = scratch
+        .command(std::path::Path::new("tmux"))
+        .args(["-L", &tmux.socket, "-f", "/dev/null", "new-session", "-d"])
+        .args(["-s", "gemini", "-x", "200", "-y", "50", &gemini])
+        .env("TERM", "xterm-256color")
+        .output()
+        .await
+        .expect("tmux");
+    assert!(started.status.success(), "{started:?}");
+
+    let sessions = || gemini_sessions(&admin);
+    until(Duration::from_secs(60), "startup", sessions, |rows| {
+        rows.as_array().is_some_and(|rows| rows.len() == 1)
+    })
+    .await;
+    tmux.until_screen_shows("Type your message").await;
+    tmux.command("/clear").await;
+    let rows = until(
+        Duration::from_secs(60),
+        "the session after /clear",
+        sessions,
+        |rows| {
+            rows.as_array()
+                .is_some_and(|rows| rows.len() == 2 && rows[0][2] == true && rows[1][2] == false)
+        },
+    )
+    .await;
+    let (old_run, new_run) = (
+        rows[0][0].as_str().expect("run").to_string(),
+        rows[1][0].as_str().expect("run").to_string(),
+    );
+    assert_ne!(rows[0][1], rows[1][1], "a new session id");
+    let read = client
+        .get(&format!("/api/v1/agent-sessions/{new_run}/liveness"))
+        .await;
+    assert_eq!(read.status, 200, "{:?}", read.body);
+    assert_eq!(
+        read.body["followsSessionRunId"],
+        old_run.as_str(),
+        "the new session follows the cleared one: {}",
+        read.body
+    );
+
+    tmux.until_screen_shows("Type your message").await;
+    tmux.command("/quit").await;
+    let closed = until(
+        Duration::from_secs(60),
+        "the close after /quit",
+        sessions,
+        |rows| {
+            rows.as_array()
+                .is_some_and(|rows| rows.len() == 2 && rows.iter().all(|row| row[2] == true))
+        },
+    )
+    .await;
+    assert_eq!(closed.as_array().map(Vec::len), Some(2), "{closed}");
+    assert!(
+        standin.requests().is_empty(),
+        "no prompt was sent: {:?}",
+        standin.requests()
+    );
+}
