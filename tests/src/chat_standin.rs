@@ -93,6 +93,8 @@ pub struct Issued {
     pub usage: Usage,
     /// The text of the request's last user message (to see what a continuation sent).
     pub user_text: String,
+    /// The text of every user message of the request, in order (to see injected context).
+    pub all_user_text: String,
 }
 
 /// One request the stand-in received.
@@ -162,14 +164,22 @@ impl Drop for ChatStandIn {
     }
 }
 
-/// The text of the request's last `user` message (a string, or text parts).
-fn last_user_text(request: &Value) -> String {
-    let Some(message) = request["messages"]
+/// The texts of the request's `user` messages, in order.
+fn user_texts(request: &Value) -> Vec<String> {
+    request["messages"]
         .as_array()
-        .and_then(|messages| messages.iter().rev().find(|m| m["role"] == "user"))
-    else {
-        return String::new();
-    };
+        .map(|messages| {
+            messages
+                .iter()
+                .filter(|message| message["role"] == "user")
+                .map(message_text)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A message's text: a string, or its text parts.
+fn message_text(message: &Value) -> String {
     match &message["content"] {
         Value::String(text) => text.clone(),
         Value::Array(parts) => parts
@@ -203,7 +213,8 @@ async fn complete(
             completion_id: format!("chatcmpl-standin{sequence:04}"),
             model: request["model"].as_str().unwrap_or("unknown").to_string(),
             usage: Usage::for_response(sequence),
-            user_text: last_user_text(&request),
+            user_text: user_texts(&request).pop().unwrap_or_default(),
+            all_user_text: user_texts(&request).join("\n"),
         };
         ledger.issued.push(issued.clone());
         let reply = ledger

@@ -262,6 +262,12 @@ async fn copilot_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn
         .as_str()
         .expect("run")
         .to_string();
+    // The briefing reached the model as a user message of its own.
+    assert!(
+        standin.issued()[0].all_user_text.contains(&run_id),
+        "the sessionStart context names the run: {}",
+        standin.issued()[0].all_user_text
+    );
     let read = || liveness(&client, &run_id);
     let live = until(Duration::from_secs(30), "first episode", read, |read| {
         read["episodes"][0]["clientVersion"] == COPILOT_VERSION
