@@ -17,6 +17,7 @@ pub mod recording_proxy;
 pub mod responses_standin;
 pub mod tls;
 pub mod tls_proxy;
+pub mod tmux;
 pub mod usage_recorder;
 
 use std::collections::HashMap;

@@ -6,12 +6,15 @@
 //!
 //! Claude Code's `/clear` ends one session and starts another in the same process; the end
 //! leaves a marker for that process so the next SessionStart can record which session it
-//! follows.
+//! follows. Copilot CLI's `/clear` ends with `user_exit`, the reason `/exit` gives too: the
+//! marker is left for that as well, and names a predecessor only if the same client process
+//! starts another session (after `/exit` it never does).
 
 use serde_json::{Value, json};
 
 use crate::clear_marker;
 use crate::context::Hook;
+use crate::harness::Harness;
 use crate::payload::Input;
 
 pub const CLOSE: &str = "/api/v1/agent-sessions/close";
@@ -32,8 +35,44 @@ pub fn run(hook: &Hook, input: &Input) -> Option<Value> {
             hook.log(error.code());
         }
     }
-    if input.reason.as_deref() == Some("clear") {
+    if may_be_cleared(hook.harness, input.reason.as_deref()) {
         clear_marker::mark_cleared(hook, &input.session_id);
     }
     None
+}
+
+/// Whether an end with `reason` may be a `/clear`, after which the same process starts the
+/// next session.
+pub fn may_be_cleared(harness: Harness, reason: Option<&str>) -> bool {
+    match reason {
+        Some("clear") => true,
+        Some("user_exit") => harness == Harness::Copilot,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn which_ends_leave_a_clear_marker() {
+        let table = [
+            (Harness::ClaudeCode, Some("clear"), true),
+            (Harness::Gemini, Some("clear"), true),
+            (Harness::ClaudeCode, Some("logout"), false),
+            (Harness::Copilot, Some("user_exit"), true),
+            (Harness::ClaudeCode, Some("user_exit"), false),
+            (Harness::Copilot, Some("complete"), false),
+            (Harness::Gemini, Some("exit"), false),
+            (Harness::Codex, None, false),
+        ];
+        for (harness, reason, expected) in table {
+            assert_eq!(
+                may_be_cleared(harness, reason),
+                expected,
+                "{harness:?} {reason:?}"
+            );
+        }
+    }
 }

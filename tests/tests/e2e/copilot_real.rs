@@ -89,7 +89,7 @@ impl Scratch {
         self.home().join(".copilot/hooks/baton.json")
     }
 
-    fn command(&self, program: &Path) -> Command {
+    pub(crate) fn command(&self, program: &Path) -> Command {
         let mut command = Command::new(program);
         command
             .current_dir(self.root.join("project"))

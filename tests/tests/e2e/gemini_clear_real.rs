@@ -4,70 +4,16 @@
 //! id in the same process (SessionStart `clear`). Baton must close the first, open the second,
 //! and record that the second follows the first; `/quit` then closes the second.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
-use tokio::process::Command;
 
 use baton_tests::Baton;
 use baton_tests::gemini_standin::{GeminiStandIn, Script};
+use baton_tests::tmux::Tmux;
 
 use crate::claude_hooks_real::until;
 use crate::gemini_real::{MODEL, Scratch, gemini_binary};
-
-/// A tmux server of the test's own (its socket named after the test run), killed on drop.
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    async fn run(&self, args: &[&str]) -> String {
-        let output = Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
-            .args(args)
-            .output()
-            .await
-            .expect("tmux (scripts/install-harnesses.sh installs it)");
-        assert!(output.status.success(), "tmux {args:?}: {output:?}");
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    async fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "gemini"]).await
-    }
-
-    async fn until_screen_shows(&self, text: &str) {
-        let started = Instant::now();
-        loop {
-            let screen = self.screen().await;
-            if screen.contains(text) {
-                return;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "the screen never showed {text:?}:\n{screen}"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// Types `command`, waits until the screen echoes it, then presses Enter (sent apart, so
-    /// Gemini does not take the whole as a paste).
-    async fn command(&self, command: &str) {
-        self.run(&["send-keys", "-t", "gemini", "-l", command])
-            .await;
-        self.until_screen_shows(command).await;
-        self.run(&["send-keys", "-t", "gemini", "C-m"]).await;
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
-}
 
 async fn gemini_sessions(admin: &sqlx::PgPool) -> Value {
     let rows: Vec<(String, String, bool)> = sqlx::query_as(
@@ -93,14 +39,11 @@ async fn clear_in_gemini_closes_the_session_and_opens_one_that_follows_it() {
 
     // The server starts with exactly the scratch environment; the window runs Gemini in the
     // project folder.
-    let tmux = Tmux {
-        socket: format!("baton-gemini-{}", uuid::Uuid::new_v4().simple()),
-    };
+    let tmux = Tmux::new("gemini");
     let gemini = format!("{} -m {MODEL}", gemini_binary().display());
     let started = scratch
         .command(std::path::Path::new("tmux"))
-        .args(["-L", &tmux.socket, "-f", "/dev/null", "new-session", "-d"])
-        .args(["-s", "gemini", "-x", "200", "-y", "50", &gemini])
+        .args(tmux.start_args(&gemini))
         .env("TERM", "xterm-256color")
         .output()
         .await
@@ -113,7 +56,7 @@ async fn clear_in_gemini_closes_the_session_and_opens_one_that_follows_it() {
     })
     .await;
     tmux.until_screen_shows("Type your message").await;
-    tmux.command("/clear").await;
+    tmux.enter("/clear").await;
     let rows = until(
         Duration::from_secs(60),
         "the session after /clear",
@@ -141,7 +84,7 @@ async fn clear_in_gemini_closes_the_session_and_opens_one_that_follows_it() {
     );
 
     tmux.until_screen_shows("Type your message").await;
-    tmux.command("/quit").await;
+    tmux.enter("/quit").await;
     let closed = until(
         Duration::from_secs(60),
         "the close after /quit",

@@ -1,0 +1,94 @@
+//! A private tmux server for driving a harness's real interactive screen: keys typed as a
+//! person types them, the screen read back. A bare pseudo-terminal is not enough for these
+//! clients: they query the terminal (device attributes, colours, keyboard protocol) and wait
+//! for answers tmux gives.
+
+use std::time::{Duration, Instant};
+
+use tokio::process::Command;
+
+/// One window on a server of its own (socket named per test), killed on drop.
+pub struct Tmux {
+    pub socket: String,
+    window: String,
+}
+
+impl Tmux {
+    pub fn new(window: &str) -> Tmux {
+        Tmux {
+            socket: format!("baton-{window}-{}", uuid::Uuid::new_v4().simple()),
+            window: window.to_string(),
+        }
+    }
+
+    /// Arguments for `tmux` that start the server with a 200×50 window running
+    /// `program_line`; the caller's command carries the environment the program gets.
+    pub fn start_args(&self, program_line: &str) -> Vec<String> {
+        [
+            "-L",
+            &self.socket,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-s",
+            &self.window,
+            "-x",
+            "200",
+            "-y",
+            "50",
+            program_line,
+        ]
+        .iter()
+        .map(|arg| arg.to_string())
+        .collect()
+    }
+
+    pub async fn run(&self, args: &[&str]) -> String {
+        let output = Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .await
+            .expect("tmux (scripts/install-harnesses.sh installs it)");
+        assert!(output.status.success(), "tmux {args:?}: {output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    pub async fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", &self.window]).await
+    }
+
+    /// Waits (at most a minute) until the screen shows `text`.
+    pub async fn until_screen_shows(&self, text: &str) {
+        let started = Instant::now();
+        loop {
+            let screen = self.screen().await;
+            if screen.contains(text) {
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the screen never showed {text:?}:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Types `line`, waits until the screen echoes it, then presses Enter (sent apart, so the
+    /// client does not take the whole as a paste).
+    pub async fn enter(&self, line: &str) {
+        self.run(&["send-keys", "-t", &self.window, "-l", line])
+            .await;
+        self.until_screen_shows(line).await;
+        self.run(&["send-keys", "-t", &self.window, "C-m"]).await;
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}

@@ -1,0 +1,120 @@
+//! `/clear` in the real Copilot CLI 1.0.102, typed into its interactive screen in a private
+//! tmux server: Copilot ends the session with `user_exit` (the reason `/exit` gives too) and
+//! starts a new one, with a new id and `source: new`, at the next prompt in the same process.
+//! Baton must close the first, open the second, and record that the second follows the first;
+//! `/exit` then closes the second.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use baton_tests::Baton;
+use baton_tests::chat_standin::{ChatStandIn, Reply, Script};
+use baton_tests::tmux::Tmux;
+
+use crate::claude_hooks_real::until;
+use crate::copilot_real::{Scratch, copilot_binary};
+
+async fn copilot_sessions(admin: &sqlx::PgPool) -> Value {
+    let rows: Vec<(String, String, bool)> = sqlx::query_as(
+        "SELECT id::text, session_id, closed_at IS NOT NULL FROM registry.agent_sessions \
+         WHERE agent = 'copilot' ORDER BY opened_at",
+    )
+    .fetch_all(admin)
+    .await
+    .expect("sessions");
+    serde_json::to_value(rows).expect("rows")
+}
+
+#[tokio::test]
+async fn clear_in_copilot_closes_the_session_and_the_next_prompt_opens_one_that_follows_it() {
+    copilot_binary();
+    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let tenant = baton.create_tenant("copilot-clear").await;
+    let client = baton.client(&tenant);
+    let admin = baton.admin().await;
+    let standin = ChatStandIn::start(Script {
+        replies: vec![
+            Reply::Text("First answer.".to_string()),
+            Reply::Text("Second answer.".to_string()),
+        ],
+    })
+    .await;
+    let scratch = Scratch::new(&standin, &baton, &tenant.api_key);
+    scratch.baton_hook("install").await;
+
+    let tmux = Tmux::new("copilot");
+    let started = scratch
+        .command(std::path::Path::new("tmux"))
+        .args(tmux.start_args(&copilot_binary().display().to_string()))
+        .env("TERM", "xterm-256color")
+        // The folder-trust dialog is the person's to answer; the test plays the person.
+        .env("COPILOT_ALLOW_ALL", "true")
+        .output()
+        .await
+        .expect("tmux");
+    assert!(started.status.success(), "{started:?}");
+    let sessions = || copilot_sessions(&admin);
+
+    // Interactive Copilot starts its session at the first prompt.
+    tmux.until_screen_shows("/ commands").await;
+    tmux.enter("hello").await;
+    tmux.until_screen_shows("First answer.").await;
+    until(
+        Duration::from_secs(60),
+        "the first session",
+        sessions,
+        |rows| rows.as_array().is_some_and(|rows| rows.len() == 1),
+    )
+    .await;
+    tmux.enter("/clear").await;
+    until(
+        Duration::from_secs(60),
+        "the close of /clear",
+        sessions,
+        |rows| {
+            rows.as_array()
+                .is_some_and(|rows| rows.len() == 1 && rows[0][2] == true)
+        },
+    )
+    .await;
+    tmux.enter("again").await;
+    tmux.until_screen_shows("Second answer.").await;
+    let rows = until(
+        Duration::from_secs(60),
+        "the next session",
+        sessions,
+        |rows| {
+            rows.as_array()
+                .is_some_and(|rows| rows.len() == 2 && rows[1][2] == false)
+        },
+    )
+    .await;
+    let (old_run, new_run) = (
+        rows[0][0].as_str().expect("run").to_string(),
+        rows[1][0].as_str().expect("run").to_string(),
+    );
+    assert_ne!(rows[0][1], rows[1][1], "a new session id");
+    let read = client
+        .get(&format!("/api/v1/agent-sessions/{new_run}/liveness"))
+        .await;
+    assert_eq!(read.status, 200, "{:?}", read.body);
+    assert_eq!(
+        read.body["followsSessionRunId"],
+        old_run.as_str(),
+        "the new session follows the cleared one: {}",
+        read.body
+    );
+
+    tmux.enter("/exit").await;
+    until(
+        Duration::from_secs(60),
+        "the close after /exit",
+        sessions,
+        |rows| {
+            rows.as_array()
+                .is_some_and(|rows| rows.len() == 2 && rows.iter().all(|row| row[2] == true))
+        },
+    )
+    .await;
+}
