@@ -151,7 +151,7 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
         grpc::channel_with_tls(&config.provenance_addr, config.common.grpc_tls.as_ref())?;
     let triage_channel =
         grpc::channel_with_tls(&config.triage_addr, config.common.grpc_tls.as_ref())?;
-    Ok(AppState {
+    Ok(AppState::new(state::Shared {
         registry: SessionRegistryClient::new(grpc::traced(
             Component::Gateway,
             &config.registry_addr,
@@ -201,7 +201,7 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
             migrator(),
             baton_kit::shutdown::Shutdown::never(),
         ),
-    })
+    }))
 }
 
 /// Serves the gateway on an already-bound listener until `shutdown` resolves, then drains.
