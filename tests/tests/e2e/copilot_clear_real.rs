@@ -6,25 +6,12 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
 use baton_tests::Baton;
 use baton_tests::chat_standin::{ChatStandIn, Reply, Script};
 use baton_tests::tmux::Tmux;
 
 use crate::claude_hooks_real::until;
 use crate::copilot_real::{Scratch, copilot_binary};
-
-async fn copilot_sessions(admin: &sqlx::PgPool) -> Value {
-    let rows: Vec<(String, String, bool)> = sqlx::query_as(
-        "SELECT id::text, session_id, closed_at IS NOT NULL FROM registry.agent_sessions \
-         WHERE agent = 'copilot' ORDER BY opened_at",
-    )
-    .fetch_all(admin)
-    .await
-    .expect("sessions");
-    serde_json::to_value(rows).expect("rows")
-}
 
 #[tokio::test]
 async fn clear_in_copilot_closes_the_session_and_the_next_prompt_opens_one_that_follows_it() {
@@ -54,7 +41,7 @@ async fn clear_in_copilot_closes_the_session_and_the_next_prompt_opens_one_that_
         .await
         .expect("tmux");
     assert!(started.status.success(), "{started:?}");
-    let sessions = || copilot_sessions(&admin);
+    let sessions = || crate::real_client::sessions_of(&admin, "copilot");
 
     // Interactive Copilot starts its session at the first prompt.
     tmux.until_screen_shows("/ commands").await;

@@ -14,9 +14,10 @@ use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
 use baton_tests::chat_standin::{ChatStandIn, Reply, Script};
-use baton_tests::{Baton, Client, binary};
+use baton_tests::{Baton, binary};
 
 use crate::claude_hooks_real::until;
+use crate::real_client::{self, liveness};
 
 pub(crate) const COPILOT_VERSION: &str = "1.0.102";
 /// Has a row in `clients/transcripts/pricing/prices.json`.
@@ -175,13 +176,6 @@ pub(crate) async fn completions(standin: &ChatStandIn, count: usize) {
     }
 }
 
-async fn liveness(client: &Client, run_id: &str) -> Value {
-    client
-        .get(&format!("/api/v1/agent-sessions/{run_id}/liveness"))
-        .await
-        .body
-}
-
 #[tokio::test]
 async fn copilot_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn() {
     copilot_binary();
@@ -290,13 +284,7 @@ async fn copilot_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn
     // The turn end armed the nudge and its continuation reached the model, which holds it.
     completions(&standin, 2).await;
     let admin = baton.admin().await;
-    let (excerpt,): (Option<String>,) = sqlx::query_as(
-        "SELECT last_message_excerpt FROM registry.agent_sessions WHERE id = $1::uuid",
-    )
-    .bind(&run_id)
-    .fetch_one(&admin)
-    .await
-    .expect("excerpt");
+    let excerpt = real_client::excerpt(&admin, &run_id).await;
     assert_eq!(
         excerpt.as_deref(),
         Some("Turn one is done."),
@@ -307,66 +295,20 @@ async fn copilot_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn
     // agentStop armed the nudge; its block continued the turn with the debrief words.
     finished(first, "first run").await;
     let continued = standin.issued().get(1).cloned().expect("the continuation");
-    assert!(
-        continued.user_text.contains("remember") && continued.user_text.contains("resolve"),
-        "the debrief prompt reached the model: {}",
-        continued.user_text
-    );
-    let row = || {
-        let client = client.clone();
-        let run_id = run_id.clone();
-        async move {
-            client
-                .get(&format!("/api/v1/agent-sessions/{run_id}"))
-                .await
-                .body
-        }
-    };
-    // sessionEnd only spooled; the close arrives with no drain by hand.
-    let closed = until(Duration::from_secs(60), "sessionEnd close", row, |row| {
-        row["closedAt"].is_string()
-    })
-    .await;
-    assert_eq!(
-        closed["triageStatus"], "expired",
-        "the follow-up agentStop (stop_hook_active) finalized"
-    );
-    let epoch = closed["activationEpoch"].as_i64().expect("epoch");
+    real_client::assert_debrief_prompt(&continued.user_text);
+    let epoch = real_client::until_closed_after_debrief(&client, &run_id).await;
 
     // --resume: a new process reopens the row; read at once, it is live.
     let second = scratch.copilot("Carry on.", &[&format!("--resume={session_id}")]);
     let second_pid = second.id().expect("pid");
     completions(&standin, 3).await;
-    let reopened = row().await;
-    assert_eq!(reopened["closedAt"], Value::Null, "resume reopened it");
-    assert_eq!(reopened["activationEpoch"].as_i64(), Some(epoch + 1));
-    assert_eq!(liveness(&client, &run_id).await["liveness"], "live");
-    let episode_of = |read: &Value| {
-        read["episodes"]
-            .as_array()
-            .and_then(|all| all.iter().find(|e| e["pid"] == second_pid).cloned())
-            .unwrap_or(Value::Null)
-    };
-    let watched = until(Duration::from_secs(30), "resumed episode", read, |read| {
-        episode_of(read).is_object()
+    let resumed = real_client::resumed_episode(&client, &run_id, epoch, |episode| {
+        episode["pid"] == second_pid
     })
     .await;
-    assert_eq!(episode_of(&watched)["endedAt"], Value::Null, "{watched}");
-
     // SIGKILL mid-turn: no sessionEnd; the sidecar reports the exit.
-    nix::sys::signal::killpg(
-        nix::unistd::Pid::from_raw(second_pid as i32),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .expect("SIGKILL copilot");
-    let mut second = second;
-    let _ = second.wait().await;
-    let gone = until(Duration::from_secs(120), "disconnected", read, |read| {
-        read["liveness"] == "disconnected"
-    })
-    .await;
-    assert_eq!(episode_of(&gone)["endReason"], "process_exited", "{gone}");
-    assert_eq!(gone["outcome"], "unknown");
+    real_client::kill_and_see_disconnected(&client, &run_id, second, second_pid, &resumed["pid"])
+        .await;
 
     // Uninstall: the file install made is gone.
     scratch.baton_hook("uninstall").await;

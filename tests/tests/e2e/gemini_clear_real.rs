@@ -6,25 +6,12 @@
 
 use std::time::Duration;
 
-use serde_json::Value;
-
 use baton_tests::Baton;
 use baton_tests::gemini_standin::{GeminiStandIn, Script};
 use baton_tests::tmux::Tmux;
 
 use crate::claude_hooks_real::until;
 use crate::gemini_real::{MODEL, Scratch, gemini_binary};
-
-async fn gemini_sessions(admin: &sqlx::PgPool) -> Value {
-    let rows: Vec<(String, String, bool)> = sqlx::query_as(
-        "SELECT id::text, session_id, closed_at IS NOT NULL FROM registry.agent_sessions \
-         WHERE agent = 'gemini' ORDER BY opened_at",
-    )
-    .fetch_all(admin)
-    .await
-    .expect("sessions");
-    serde_json::to_value(rows).expect("rows")
-}
 
 #[tokio::test]
 async fn clear_in_gemini_closes_the_session_and_opens_one_that_follows_it() {
@@ -50,7 +37,7 @@ async fn clear_in_gemini_closes_the_session_and_opens_one_that_follows_it() {
         .expect("tmux");
     assert!(started.status.success(), "{started:?}");
 
-    let sessions = || gemini_sessions(&admin);
+    let sessions = || crate::real_client::sessions_of(&admin, "gemini");
     until(Duration::from_secs(60), "startup", sessions, |rows| {
         rows.as_array().is_some_and(|rows| rows.len() == 1)
     })

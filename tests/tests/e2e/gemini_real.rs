@@ -14,9 +14,10 @@ use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
 use baton_tests::gemini_standin::{GeminiStandIn, Reply, Script};
-use baton_tests::{Baton, Client, binary};
+use baton_tests::{Baton, binary};
 
 use crate::claude_hooks_real::until;
+use crate::real_client::{self, liveness};
 
 pub(crate) const GEMINI_VERSION: &str = "0.61.0";
 /// Named with `-m`, so no routing call precedes the real one (HOOKS.md 4.10).
@@ -176,13 +177,6 @@ pub(crate) async fn streamed(standin: &GeminiStandIn, count: usize) {
     }
 }
 
-async fn liveness(client: &Client, run_id: &str) -> Value {
-    client
-        .get(&format!("/api/v1/agent-sessions/{run_id}/liveness"))
-        .await
-        .body
-}
-
 /// The parent pid of `pid`, from `/proc`.
 fn parent_of(pid: u64) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -307,13 +301,7 @@ async fn gemini_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn(
     // The turn end armed the nudge and its continuation reached the model, which holds it.
     streamed(&standin, 2).await;
     let admin = baton.admin().await;
-    let (excerpt,): (Option<String>,) = sqlx::query_as(
-        "SELECT last_message_excerpt FROM registry.agent_sessions WHERE id = $1::uuid",
-    )
-    .bind(&run_id)
-    .fetch_one(&admin)
-    .await
-    .expect("excerpt");
+    let excerpt = real_client::excerpt(&admin, &run_id).await;
     assert_eq!(
         excerpt.as_deref(),
         Some("Turn one is done."),
@@ -325,83 +313,29 @@ async fn gemini_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn(
     let output = finished(first, "first run").await;
     assert_eq!(output["session_id"], session_id.as_str(), "{output}");
     let continued = standin.issued().get(1).cloned().expect("the continuation");
-    assert!(
-        continued.user_text.contains("remember") && continued.user_text.contains("resolve"),
-        "the debrief prompt reached the model: {}",
-        continued.user_text
-    );
-    let row = || {
-        let client = client.clone();
-        let run_id = run_id.clone();
-        async move {
-            client
-                .get(&format!("/api/v1/agent-sessions/{run_id}"))
-                .await
-                .body
-        }
-    };
-    // SessionEnd only spooled; the close arrives with no drain by hand.
-    let closed = until(Duration::from_secs(60), "SessionEnd close", row, |row| {
-        row["closedAt"].is_string()
-    })
-    .await;
-    // The continuation's AfterAgent (stop_hook_active) finalized the attempt; nothing was
-    // written during the debrief, so it lands expired.
-    assert_eq!(
-        closed["triageStatus"], "expired",
-        "the follow-up AfterAgent finalized"
-    );
-    let epoch = closed["activationEpoch"].as_i64().expect("epoch");
+    real_client::assert_debrief_prompt(&continued.user_text);
+    let epoch = real_client::until_closed_after_debrief(&client, &run_id).await;
 
     // --resume: a new process reopens the row; read at once, it is live.
     let second = scratch.gemini("Carry on.", &["--resume", &session_id]);
     let second_launcher = second.id().expect("pid");
     streamed(&standin, 3).await;
-    let reopened = row().await;
-    assert_eq!(reopened["closedAt"], Value::Null, "resume reopened it");
-    assert_eq!(reopened["activationEpoch"].as_i64(), Some(epoch + 1));
-    assert_eq!(liveness(&client, &run_id).await["liveness"], "live");
-    let episode_of = |read: &Value| {
-        read["episodes"]
-            .as_array()
-            .and_then(|all| {
-                all.iter()
-                    .find(|episode| {
-                        episode["pid"]
-                            .as_u64()
-                            .is_some_and(|pid| parent_of(pid) == Some(u64::from(second_launcher)))
-                    })
-                    .cloned()
-            })
-            .unwrap_or(Value::Null)
-    };
-    let resumed = until(Duration::from_secs(30), "resumed episode", read, |read| {
-        episode_of(read).is_object()
+    let resumed = real_client::resumed_episode(&client, &run_id, epoch, |episode| {
+        episode["pid"]
+            .as_u64()
+            .is_some_and(|pid| parent_of(pid) == Some(u64::from(second_launcher)))
     })
     .await;
-    let resumed_pid = episode_of(&resumed)["pid"].clone();
-    assert_eq!(episode_of(&resumed)["endedAt"], Value::Null, "{resumed}");
-
-    // SIGKILL of the whole process group mid-turn (the inner process outlives a kill of the
-    // launcher alone): no SessionEnd; the sidecar reports the exit.
-    nix::sys::signal::killpg(
-        nix::unistd::Pid::from_raw(second_launcher as i32),
-        nix::sys::signal::Signal::SIGKILL,
+    // SIGKILL of the whole process group (the inner process outlives a kill of the launcher
+    // alone).
+    real_client::kill_and_see_disconnected(
+        &client,
+        &run_id,
+        second,
+        second_launcher,
+        &resumed["pid"],
     )
-    .expect("SIGKILL gemini");
-    let mut second = second;
-    let _ = second.wait().await;
-    let gone = until(Duration::from_secs(120), "disconnected", read, |read| {
-        read["liveness"] == "disconnected"
-    })
     .await;
-    let ended = gone["episodes"]
-        .as_array()
-        .and_then(|all| all.iter().find(|episode| episode["pid"] == resumed_pid))
-        .cloned()
-        .unwrap_or(Value::Null);
-    assert_eq!(ended["endReason"], "process_exited", "{gone}");
-    assert_eq!(gone["outcome"], "unknown");
 
     // Uninstall: the settings file is the person's again, byte for byte.
     scratch.baton_hook("uninstall", &[]).await;

@@ -6,15 +6,11 @@
 //! input = prompt − cached + tool-use prompt, cache read = cached, output = candidates +
 //! thoughts (the thoughts also stated apart as reasoning), no cache writes.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
 use baton_tests::Baton;
 use baton_tests::gemini_standin::{GeminiStandIn, Issued, Reply, Script};
-use baton_tests::hook::usage_report;
 
-use crate::claude_hooks_real::until;
 use crate::gemini_real::{MODEL, Scratch, finished, gemini_binary};
 
 /// What the stand-in issued, in Baton's kinds, as the usage read's `tokens` object.
@@ -78,57 +74,14 @@ async fn a_real_gemini_session_is_in_the_usage_read_and_the_local_report_exactly
     );
     let expected = issued_tokens(&issued);
 
-    let server = until(
-        Duration::from_secs(60),
-        "the sidecar's uploads and SessionEnd's flush",
-        || async {
-            let answer = client.get("/api/v1/usage?groupBy=model").await;
-            assert_eq!(answer.status, 200, "{:?}", answer.body);
-            answer.body
-        },
-        |body| body["total"]["tokens"] == expected,
+    crate::real_client::assert_usage_everywhere(
+        &client,
+        &scratch.home(),
+        &expected,
+        MODEL,
+        "gemini",
+        &session_id,
+        3,
     )
     .await;
-    let groups = server["groups"].as_array().expect("groups");
-    assert!(
-        !groups.is_empty() && groups.iter().all(|group| group["key"] == MODEL),
-        "one model: {server}"
-    );
-    assert_eq!(
-        server["total"]["unpricedTokens"], 0,
-        "{MODEL} is priced: {server}"
-    );
-
-    let home = scratch.home();
-    let state = home.join(".baton");
-    let local = usage_report(
-        &["session", "--timezone", "UTC"],
-        &[
-            ("HOME", home.as_path()),
-            ("BATON_HOOK_HOME", state.as_path()),
-        ],
-    )
-    .await;
-    let sessions = local["rows"].as_array().expect("rows");
-    assert_eq!(sessions.len(), 1, "one session: {local}");
-    assert_eq!(sessions[0]["harness"], "gemini");
-    assert_eq!(sessions[0]["sessionId"], session_id.as_str());
-    assert_eq!(sessions[0]["requests"], 3, "one record per response");
-    let mut tokens = sessions[0]["tokens"].clone();
-    let mut wanted = expected.clone();
-    // The local report states the same kinds; compare what both state.
-    for value in [&mut tokens, &mut wanted] {
-        if let Some(object) = value.as_object_mut() {
-            object.retain(|key, _| key != "reasoning");
-        }
-    }
-    assert_eq!(tokens, wanted, "the local report: {local}");
-    assert_eq!(sessions[0]["unpricedTokens"], 0);
-    let server_cost = server["total"]["costUsd"].as_f64().expect("server cost");
-    let local_cost = sessions[0]["costUsd"].as_f64().expect("local cost");
-    assert!(server_cost > 0.0, "{server}");
-    assert!(
-        (server_cost - local_cost).abs() < 1e-9,
-        "the server and the local report price alike: {server_cost} vs {local_cost}"
-    );
 }

@@ -40,6 +40,7 @@ mod otlp;
 mod otlp_tls;
 mod outbox_stall;
 mod ownership;
+mod real_client;
 mod schema_gate;
 mod schemathesis;
 mod secrets_in_logs;
