@@ -10,6 +10,7 @@
 //! cookie opens nothing under `/api/v1` (which takes only `X-API-Key`, and refuses console keys).
 
 pub mod assets;
+pub mod colours;
 pub mod cookies;
 pub mod csrf;
 pub mod filters;

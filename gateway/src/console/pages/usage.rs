@@ -22,6 +22,7 @@ use baton_kit::clock::to_timestamp;
 use baton_proto::registry::v1 as registry;
 use baton_proto::usage::v1 as usage;
 
+use crate::console::colours;
 use crate::console::filters::start_of;
 use crate::console::page::{self, Choice, Chrome};
 use crate::console::view;
@@ -124,7 +125,12 @@ pub fn stacked(
         "labels": days,
         "datasets": models
             .into_iter()
-            .map(|(model, data)| json!({"label": model, "data": data}))
+            .enumerate()
+            .map(|(index, (model, data))| {
+                let colour = colours::series_colour(index);
+                json!({"label": model, "data": data, "backgroundColor": colour,
+                    "borderColor": colour})
+            })
             .collect::<Vec<_>>(),
     })
 }
@@ -449,8 +455,10 @@ mod tests {
         assert_eq!(
             chart["datasets"],
             json!([
-                {"label": "haiku", "data": [0.5, 0.0, 0.0]},
-                {"label": "opus", "data": [1.0, 0.0, 2.0]},
+                {"label": "haiku", "data": [0.5, 0.0, 0.0],
+                    "backgroundColor": "hsl(0.0, 62%, 45%)", "borderColor": "hsl(0.0, 62%, 45%)"},
+                {"label": "opus", "data": [1.0, 0.0, 2.0],
+                    "backgroundColor": "hsl(137.5, 62%, 62%)", "borderColor": "hsl(137.5, 62%, 62%)"},
             ])
         );
     }
