@@ -8,10 +8,8 @@
 //! (no `/models`, no GitHub). Anything else is recorded and refused with the API's error shape.
 
 use std::collections::VecDeque;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
@@ -20,7 +18,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 /// Copilot sends whole conversations and sixteen tool definitions; bounded all the same.
@@ -133,13 +130,7 @@ impl ChatStandIn {
             .fallback(other)
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
             .with_state(ledger.clone());
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind the chat stand-in");
-        let address: SocketAddr = listener.local_addr().expect("address");
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let (address, server) = crate::standin::serve(app).await;
         ChatStandIn {
             base_url: format!("http://{address}/v1"),
             ledger,
@@ -224,9 +215,7 @@ async fn complete(
         (issued, reply)
     };
     while let Reply::After { gate, reply: then } = reply {
-        while !gate.exists() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        crate::standin::until_released(&gate).await;
         reply = *then;
     }
     let Reply::Text(text) = reply else {

@@ -11,10 +11,8 @@
 //! refused with the API's error shape, so a test sees any call it did not plan for.
 
 use std::collections::VecDeque;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, Path, State};
@@ -23,7 +21,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 /// Gemini CLI sends whole conversations and tool declarations; bounded all the same.
@@ -147,13 +144,7 @@ impl GeminiStandIn {
             .fallback(other)
             .layer(DefaultBodyLimit::max(BODY_LIMIT))
             .with_state(ledger.clone());
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind the Gemini stand-in");
-        let address: SocketAddr = listener.local_addr().expect("address");
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let (address, server) = crate::standin::serve(app).await;
         GeminiStandIn {
             base_url: format!("http://{address}"),
             ledger,
@@ -233,9 +224,7 @@ async fn generate(
         (issued, reply)
     };
     while let Reply::After { gate, reply: then } = reply {
-        while !gate.exists() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        crate::standin::until_released(&gate).await;
         reply = *then;
     }
     let Reply::Text(text) = reply else {

@@ -15,6 +15,7 @@ pub mod otlp_receiver;
 pub mod private_postgres;
 pub mod recording_proxy;
 pub mod responses_standin;
+pub mod standin;
 pub mod tls;
 pub mod tls_proxy;
 pub mod tmux;
