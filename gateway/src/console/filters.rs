@@ -29,6 +29,10 @@ pub struct Filters {
     pub cursor: Option<String>,
 }
 
+/// Longest page cursor accepted: the session list's holds one cursor per source (registry's
+/// 52 characters, usage's encoded key of up to a few hundred).
+const MAX_CURSOR: usize = 1024;
+
 pub const HARNESSES: [&str; 5] = ["claude-code", "codex", "copilot", "cursor", "gemini"];
 pub const LIVENESS: [&str; 4] = ["live", "idle", "disconnected", "closed"];
 
@@ -80,7 +84,7 @@ pub fn parse(raw: &RawFilters) -> Result<Filters, String> {
     }
     let cursor = present(raw.cursor.as_ref())
         .map(|text| {
-            if text.len() > 200 || !text.bytes().all(|byte| byte.is_ascii_graphic()) {
+            if text.len() > MAX_CURSOR || !text.bytes().all(|byte| byte.is_ascii_graphic()) {
                 Err("that page link is damaged: start again from the first page".to_string())
             } else {
                 Ok(text.to_string())

@@ -17,6 +17,7 @@ pub mod filters;
 pub mod headers;
 pub mod page;
 pub mod pages;
+pub mod session_merge;
 pub mod sign_in;
 pub mod store;
 pub mod tree;
@@ -57,6 +58,10 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/sessions", get(pages::sessions::page))
         .route("/sessions/{run_id}", get(pages::session::page))
         .route("/sessions/{run_id}/undo", post(pages::undo::undo))
+        .route(
+            "/transcripts/{agent}/{session_id}",
+            get(pages::transcript_session::page),
+        )
         .route("/usage", get(pages::usage::page))
         .route("/sign-out", post(sign_in::sign_out))
         .route_layer(from_fn_with_state(state, viewer::require_session));

@@ -229,6 +229,8 @@ pub async fn sessions(
             .map(|text| strict::strict_integer("limit", text))
             .transpose()?,
         cursor: get("cursor").map(str::to_string),
+        // The API's listing stays newest activity first (its contract).
+        order: proto::SessionOrder::LastActivity.into(),
     };
     let answer = state
         .usage

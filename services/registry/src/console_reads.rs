@@ -114,6 +114,37 @@ impl Registry {
         })
     }
 
+    /// The sessions of these natural keys this tenant's hooks reported, each with its derived
+    /// state at `now`; unknown keys are left out. `keys` is already deduplicated and bounded.
+    pub async fn find_sessions(
+        &self,
+        tenant_id: Uuid,
+        keys: &[(String, String)],
+        now: DateTime<Utc>,
+    ) -> Result<Vec<SessionSummary>, ApiError> {
+        let (agents, session_ids): (Vec<String>, Vec<String>) = keys.iter().cloned().unzip();
+        let mut transaction = begin_tenant(self.pool(), tenant_id).await?;
+        let rows =
+            console_store::sessions_by_keys(&mut transaction, tenant_id, &agents, &session_ids)
+                .await?;
+        let ids: Vec<Uuid> = rows.iter().map(|(session, _)| session.id).collect();
+        let episodes =
+            by_session(episodes::episodes_of_sessions(&mut transaction, tenant_id, &ids).await?);
+        transaction.commit().await?;
+        Ok(rows
+            .into_iter()
+            .map(|(session, follows)| {
+                let own = episodes.get(&session.id).map_or(&[][..], Vec::as_slice);
+                SessionSummary {
+                    state: self.state_of(&session, own, now),
+                    host_id: own.first().map(|episode| episode.host_id.clone()),
+                    follows,
+                    session,
+                }
+            })
+            .collect())
+    }
+
     /// The tenant's machines that pulsed at or after `since`, most recently pulsed first.
     pub async fn list_machines(
         &self,

@@ -58,6 +58,34 @@ pub async fn sessions_page(
         .collect())
 }
 
+/// The sessions of these natural keys (`agents[i]`, `session_ids[i]`), each with the run it
+/// follows; keys with no row are absent. One probe of the natural-key index per key.
+#[tracing::instrument(name = "db.registry.sessions_by_keys", skip_all)]
+pub async fn sessions_by_keys(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    agents: &[String],
+    session_ids: &[String],
+) -> Result<Vec<(Session, Option<Uuid>)>, sqlx::Error> {
+    let records: Vec<ListedRecord> = sqlx::query_as(
+        "SELECT s.id, s.agent, s.session_id, s.source, s.project, s.scope, s.selector, \
+           s.opened_at, s.closed_at, s.last_seen_at, s.activation_epoch, \
+           s.briefing_delivered_at, '[]'::jsonb AS briefed_memories, s.follows_run_id \
+         FROM unnest($2::text[], $3::text[]) AS k(agent, session_id) \
+         JOIN registry.agent_sessions AS s \
+           ON s.tenant_id = $1 AND s.agent = k.agent AND s.session_id = k.session_id",
+    )
+    .bind(tenant_id)
+    .bind(agents)
+    .bind(session_ids)
+    .fetch_all(connection)
+    .await?;
+    Ok(records
+        .into_iter()
+        .map(|record| (Session::from(record.session), record.follows_run_id))
+        .collect())
+}
+
 /// One episode pulsed since an instant, with its session.
 #[derive(sqlx::FromRow)]
 struct PulseRecord {

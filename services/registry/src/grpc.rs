@@ -367,6 +367,17 @@ impl SessionRegistry for RegistryGrpc {
         ))
     }
 
+    #[tracing::instrument(name = "registry.find_sessions", skip_all, fields(keys, found))]
+    async fn find_sessions(
+        &self,
+        request: Request<proto::FindSessionsRequest>,
+    ) -> Result<Response<proto::FindSessionsResponse>, Status> {
+        let call = CallContext::from_request(&request, &self.clock)?;
+        Ok(Response::new(
+            self.find_sessions_rpc(&call, request.get_ref()).await?,
+        ))
+    }
+
     #[tracing::instrument(name = "registry.list_machines", skip_all, fields(machines, truncated))]
     async fn list_machines(
         &self,

@@ -62,6 +62,7 @@ fn summary_to_proto(
     summary: &SessionSummary,
     lease: crate::session::Lease,
     call: &CallContext,
+    position: String,
 ) -> proto::SessionSummary {
     proto::SessionSummary {
         session: Some(session_to_proto(
@@ -71,7 +72,31 @@ fn summary_to_proto(
         state: state_to_proto(summary.state).into(),
         host_id: summary.host_id.clone(),
         follows_session_run_id: summary.follows.map(|id| id.to_string()),
+        position,
     }
+}
+
+/// Most keys one FindSessions call may ask about.
+pub const MAX_FIND_KEYS: usize = 200;
+
+/// Validates FindSessions' keys: 1..=[`MAX_FIND_KEYS`], each a valid harness and session id;
+/// duplicates collapse to one.
+pub fn find_keys_of(
+    request: &proto::FindSessionsRequest,
+) -> Result<Vec<(String, String)>, ApiError> {
+    if request.keys.is_empty() || request.keys.len() > MAX_FIND_KEYS {
+        return Err(ApiError::invalid_input(format!(
+            "keys must hold 1 to {MAX_FIND_KEYS} sessions"
+        )));
+    }
+    let mut keys = Vec::with_capacity(request.keys.len());
+    for key in &request.keys {
+        let pair = (text::agent(&key.agent)?, text::session_id(&key.session_id)?);
+        if !keys.contains(&pair) {
+            keys.push(pair);
+        }
+    }
+    Ok(keys)
 }
 
 fn machine_to_proto(machine: &Machine) -> proto::Machine {
@@ -127,9 +152,37 @@ impl RegistryGrpc {
             sessions: page
                 .sessions
                 .iter()
-                .map(|summary| summary_to_proto(summary, lease, call))
+                .map(|summary| {
+                    let position = Cursor {
+                        opened_at: summary.session.opened_at,
+                        id: summary.session.id,
+                    };
+                    summary_to_proto(summary, lease, call, position.encode())
+                })
                 .collect(),
             next_cursor: page.next_cursor.map(|cursor| cursor.encode()),
+        })
+    }
+
+    pub(crate) async fn find_sessions_rpc(
+        &self,
+        call: &CallContext,
+        request: &proto::FindSessionsRequest,
+    ) -> Result<proto::FindSessionsResponse, ApiError> {
+        let keys = find_keys_of(request)?;
+        let found = self
+            .registry
+            .find_sessions(call.tenant_id, &keys, call.now)
+            .await?;
+        tracing::Span::current()
+            .record("keys", keys.len())
+            .record("found", found.len());
+        let lease = self.registry.lease();
+        Ok(proto::FindSessionsResponse {
+            sessions: found
+                .iter()
+                .map(|summary| summary_to_proto(summary, lease, call, String::new()))
+                .collect(),
         })
     }
 

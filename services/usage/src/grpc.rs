@@ -190,12 +190,15 @@ impl usage_server::Usage for UsageGrpc {
     ) -> Result<Response<proto::ListSessionsResponse>, Status> {
         let call = self.call(&request)?;
         let message = request.get_ref();
-        let (from, to) = query::range(
+        let order = sessions::Order::of(message.order)?;
+        let (from, to) = sessions::window(
+            order,
             instant("from", message.from.as_ref())?,
             instant("to", message.to.as_ref())?,
             call.now,
         )?;
         let filter = Filter {
+            order,
             from,
             to,
             project: message.project.as_deref().map(text::project).transpose()?,

@@ -7,6 +7,13 @@
 //!   triple of the page's last row, base64url JSON; anything else is `invalid_input` (400).
 //! - `limit` 1..200, default 50; `nextCursor` only when a further row exists.
 //! - Each session summarised by [`crate::summaries`], as `SessionFigures` does.
+//! - `order = FIRST_ACTIVITY` orders and bounds by the session's first activity instead: the
+//!   console merges this with the registry's newest-opened-first list into one list of
+//!   sessions. There `from` absent means no lower bound and the span is not limited: a keyset
+//!   page costs the same however far back it reaches. A cursor carries the order it was issued
+//!   for and is refused under the other.
+//! - Every row carries `position`, the cursor that continues after it, so a merged page that
+//!   stops part-way through this one resumes exactly there.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -29,6 +36,29 @@ pub struct Cursor {
     pub t: DateTime<Utc>,
     pub a: String,
     pub s: String,
+    /// Issued by a first-activity page (absent in last-activity cursors).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub f: bool,
+}
+
+/// Which instant orders a page and bounds its window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Order {
+    #[default]
+    LastActivity,
+    FirstActivity,
+}
+
+impl Order {
+    pub fn of(value: i32) -> Result<Order, ApiError> {
+        match proto::SessionOrder::try_from(value) {
+            Ok(proto::SessionOrder::LastActivity) => Ok(Order::LastActivity),
+            Ok(proto::SessionOrder::FirstActivity) => Ok(Order::FirstActivity),
+            Err(_) => Err(ApiError::invalid_input(
+                "order must be LAST_ACTIVITY or FIRST_ACTIVITY",
+            )),
+        }
+    }
 }
 
 impl Cursor {
@@ -56,6 +86,70 @@ pub struct Filter {
     pub host_id: Option<String>,
     pub limit: u32,
     pub after: Option<Cursor>,
+    pub order: Order,
+}
+
+/// The statement of each order: the same filters and keyset, on the order's instant.
+fn statement(order: Order) -> &'static str {
+    match order {
+        Order::LastActivity => {
+            "SELECT agent, session_id, project_slug, host_ids, client_versions, \
+               output_under_reported, first_activity_at, last_activity_at \
+             FROM usage.sessions \
+             WHERE tenant_id = $1 AND last_activity_at >= $2 AND last_activity_at < $3 \
+               AND ($4::text IS NULL OR project_slug = $4) AND ($5::text IS NULL OR agent = $5) \
+               AND ($6::text IS NULL OR $6 = ANY(host_ids)) \
+               AND ($7::timestamptz IS NULL OR (last_activity_at, agent, session_id) < ($7, $8, $9)) \
+             ORDER BY last_activity_at DESC, agent DESC, session_id DESC LIMIT $10"
+        }
+        Order::FirstActivity => {
+            "SELECT agent, session_id, project_slug, host_ids, client_versions, \
+               output_under_reported, first_activity_at, last_activity_at \
+             FROM usage.sessions \
+             WHERE tenant_id = $1 AND first_activity_at >= $2 AND first_activity_at < $3 \
+               AND ($4::text IS NULL OR project_slug = $4) AND ($5::text IS NULL OR agent = $5) \
+               AND ($6::text IS NULL OR $6 = ANY(host_ids)) \
+               AND ($7::timestamptz IS NULL OR (first_activity_at, agent, session_id) < ($7, $8, $9)) \
+             ORDER BY first_activity_at DESC, agent DESC, session_id DESC LIMIT $10"
+        }
+    }
+}
+
+/// The cursor after `row` in `order`, when the row has that instant.
+fn position_of(order: Order, row: &proto::SessionSummary) -> Option<Cursor> {
+    let instant = match order {
+        Order::LastActivity => row.last_activity_at.as_ref(),
+        Order::FirstActivity => row.first_activity_at.as_ref(),
+    };
+    Some(Cursor {
+        t: instant.and_then(baton_kit::clock::from_timestamp)?,
+        a: row.agent.clone(),
+        s: row.session_id.clone(),
+        f: order == Order::FirstActivity,
+    })
+}
+
+/// The window `[from, to)` of a page in `order`: the usage query's rule for last activity; for
+/// first activity, an absent bound is open (the epoch, the year 9999) and any span is allowed.
+pub fn window(
+    order: Order,
+    from: Option<DateTime<Utc>>,
+    to: Option<DateTime<Utc>>,
+    now: DateTime<Utc>,
+) -> Result<(DateTime<Utc>, DateTime<Utc>), ApiError> {
+    match order {
+        Order::LastActivity => crate::query::range(from, to, now),
+        Order::FirstActivity => {
+            let from = from.unwrap_or(DateTime::UNIX_EPOCH);
+            let to = to.unwrap_or_else(|| {
+                DateTime::from_timestamp(253_402_300_799, 0).unwrap_or(DateTime::UNIX_EPOCH)
+            });
+            if from >= to {
+                return Err(ApiError::invalid_input("from must be before to"));
+            }
+            Ok((from, to))
+        }
+    }
 }
 
 /// `limit`: 1..200, default 50.
@@ -74,6 +168,11 @@ pub async fn list(
 ) -> Result<proto::ListSessionsResponse, ApiError> {
     let mut tx = begin_tenant(pool, tenant_id).await.map_err(db_error)?;
     let (after_t, after_a, after_s) = match &filter.after {
+        Some(cursor) if cursor.f != (filter.order == Order::FirstActivity) => {
+            return Err(ApiError::invalid_input(
+                "cursor was issued for the other order",
+            ));
+        }
         Some(cursor) => (
             Some(cursor.t),
             Some(cursor.a.clone()),
@@ -81,29 +180,20 @@ pub async fn list(
         ),
         None => (None, None, None),
     };
-    let rows = sqlx::query(
-        "SELECT agent, session_id, project_slug, host_ids, client_versions, output_under_reported, \
-           first_activity_at, last_activity_at \
-         FROM usage.sessions \
-         WHERE tenant_id = $1 AND last_activity_at >= $2 AND last_activity_at < $3 \
-           AND ($4::text IS NULL OR project_slug = $4) AND ($5::text IS NULL OR agent = $5) \
-           AND ($6::text IS NULL OR $6 = ANY(host_ids)) \
-           AND ($7::timestamptz IS NULL OR (last_activity_at, agent, session_id) < ($7, $8, $9)) \
-         ORDER BY last_activity_at DESC, agent DESC, session_id DESC LIMIT $10",
-    )
-    .bind(tenant_id)
-    .bind(filter.from)
-    .bind(filter.to)
-    .bind(&filter.project)
-    .bind(&filter.agent)
-    .bind(&filter.host_id)
-    .bind(after_t)
-    .bind(after_a)
-    .bind(after_s)
-    .bind(i64::from(filter.limit) + 1)
-    .fetch_all(&mut *tx)
-    .await
-    .map_err(db_error)?;
+    let rows = sqlx::query(statement(filter.order))
+        .bind(tenant_id)
+        .bind(filter.from)
+        .bind(filter.to)
+        .bind(&filter.project)
+        .bind(&filter.agent)
+        .bind(&filter.host_id)
+        .bind(after_t)
+        .bind(after_a)
+        .bind(after_s)
+        .bind(i64::from(filter.limit) + 1)
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(db_error)?;
     let mut sessions = rows
         .iter()
         .map(session_row)
@@ -111,18 +201,18 @@ pub async fn list(
         .map_err(db_error)?;
     let more = sessions.len() > filter.limit as usize;
     sessions.truncate(filter.limit as usize);
-    let summaries = summarise(&mut tx, tenant_id, &sessions).await?;
+    let mut summaries = summarise(&mut tx, tenant_id, &sessions).await?;
     tx.commit().await.map_err(db_error)?;
-    let next_cursor = more.then(|| sessions.last()).flatten().and_then(|last| {
-        last.last_activity_at.map(|t| {
-            Cursor {
-                t,
-                a: last.agent.clone(),
-                s: last.session_id.clone(),
-            }
-            .encode()
-        })
-    });
+    for summary in &mut summaries {
+        summary.position = position_of(filter.order, summary)
+            .map(|cursor| cursor.encode())
+            .unwrap_or_default();
+    }
+    let next_cursor = if more {
+        summaries.last().map(|last| last.position.clone())
+    } else {
+        None
+    };
     Ok(proto::ListSessionsResponse {
         sessions: summaries,
         next_cursor,
@@ -139,6 +229,7 @@ mod tests {
             t: "2026-03-01T10:00:00.123Z".parse().expect("instant"),
             a: "claude-code".to_string(),
             s: "s-1".to_string(),
+            f: false,
         };
         assert_eq!(
             Cursor::decode(&cursor.encode()).expect("round trip"),

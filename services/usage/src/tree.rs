@@ -111,6 +111,8 @@ pub fn summary(session: &SessionRow, agent_count: u32, sums: &Sums) -> proto::Se
         last_activity_at: opt_ts(session.last_activity_at),
         agent_count,
         figures: Some(sums.figures()),
+        // Set by ListSessions only.
+        position: String::new(),
     }
 }
 

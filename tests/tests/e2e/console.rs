@@ -18,13 +18,13 @@ use crate::usage_hook::lay_out;
 use crate::usage_real::ingest;
 
 /// Polling pages and pulses every 100 ms would trip the default rate limit.
-const UNLIMITED: (&str, &str) = ("BATON_RATE_LIMIT__REQUESTS", "1000000");
+pub(crate) const UNLIMITED: (&str, &str) = ("BATON_RATE_LIMIT__REQUESTS", "1000000");
 const ZONE: &str = "Asia/Tokyo";
-const WAIT: Duration = Duration::from_secs(20);
+pub(crate) const WAIT: Duration = Duration::from_secs(20);
 /// The fixture session with subagents (fixtures/claude-code/transcripts/spotter).
 const FIXTURE_SESSION: &str = "fa812bfe-b295-4cca-9c2f-fdf01028cb46";
 
-async fn console_key(baton: &Baton, tenant: &Tenant) -> String {
+pub(crate) async fn console_key(baton: &Baton, tenant: &Tenant) -> String {
     let output = baton
         .cli(
             &[
@@ -52,7 +52,7 @@ async fn sign_in(browser: &Browser, baton: &Baton, key: &str) {
     browser.fill_and_submit("#key", key).await;
 }
 
-async fn signed_in(baton: &Baton, key: &str) -> Browser {
+pub(crate) async fn signed_in(baton: &Baton, key: &str) -> Browser {
     let browser = Browser::start(ZONE).await;
     sign_in(&browser, baton, key).await;
     browser.wait_text("h1", WAIT, |text| text == "Fleet").await;
@@ -60,7 +60,7 @@ async fn signed_in(baton: &Baton, key: &str) -> Browser {
 }
 
 /// The browser's session cookie, for requests made beside it.
-async fn session_cookie(browser: &Browser) -> String {
+pub(crate) async fn session_cookie(browser: &Browser) -> String {
     let cookie = browser
         .client
         .get_named_cookie("baton_console")
@@ -69,7 +69,7 @@ async fn session_cookie(browser: &Browser) -> String {
     format!("baton_console={}", cookie.value())
 }
 
-fn http() -> reqwest::Client {
+pub(crate) fn http() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -263,7 +263,7 @@ async fn a_hook_session_appears_on_the_fleet_live_and_turns_disconnected_when_ki
 }
 
 /// `data-cost-usd` of every element matching `css`.
-async fn costs(browser: &Browser, css: &str) -> Vec<f64> {
+pub(crate) async fn costs(browser: &Browser, css: &str) -> Vec<f64> {
     let script = format!(
         "return Array.from(document.querySelectorAll('{css}')).map(e => e.dataset.costUsd);"
     );

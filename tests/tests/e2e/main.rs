@@ -11,6 +11,7 @@ mod closer_faults;
 mod closer_report;
 mod codex_real;
 mod console;
+mod console_sessions;
 mod copilot_clear_real;
 mod copilot_real;
 mod copilot_usage_real;

@@ -43,7 +43,7 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// Every source's `projects/` under `~/.claude/projects`, every `sessions/` under
 /// `~/.codex/sessions`.
-fn lay_out_corpus(home: &Path) {
+pub(crate) fn lay_out_corpus(home: &Path) {
     let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/conformance");
     for (harness, inner, target) in [
         ("claude-code", "projects", ".claude/projects"),
@@ -60,7 +60,7 @@ fn lay_out_corpus(home: &Path) {
     }
 }
 
-async fn local(home: &HookHome, words: &[&str]) -> Value {
+pub(crate) async fn local(home: &HookHome, words: &[&str]) -> Value {
     let output = home
         .command(&[&["usage"], words, &["--json", "--timezone", "UTC"]].concat())
         .stdin(std::process::Stdio::null())

@@ -2,6 +2,8 @@
 
 pub mod fleet;
 pub mod session;
+pub mod session_sources;
 pub mod sessions;
+pub mod transcript_session;
 pub mod undo;
 pub mod usage;

@@ -187,7 +187,7 @@ fn figures_text(figures: Option<&usage::Figures>) -> view::FigureText {
     view::figure_text(&figures.cloned().unwrap_or_default())
 }
 
-fn agent_rows(answer: &usage::GetTreeResponse) -> Vec<AgentRow> {
+pub(crate) fn agent_rows(answer: &usage::GetTreeResponse) -> Vec<AgentRow> {
     let shape: Vec<(Option<&str>, Option<&str>)> = answer
         .agents
         .iter()
@@ -230,7 +230,7 @@ fn agent_rows(answer: &usage::GetTreeResponse) -> Vec<AgentRow> {
         .collect()
 }
 
-fn session_figures(answer: &usage::GetTreeResponse) -> Figures {
+pub(crate) fn session_figures(answer: &usage::GetTreeResponse) -> Figures {
     let summary = answer
         .session
         .as_ref()
@@ -299,7 +299,7 @@ fn pass_rows(viewer: &Viewer, passes: &[closer::Pass]) -> Vec<PassRow> {
         .collect()
 }
 
-fn unavailable(service: &str, status: &tonic::Status) -> String {
+pub(crate) fn unavailable(service: &str, status: &tonic::Status) -> String {
     tracing::warn!(service, code = ?status.code(), "console: session read failed");
     format!("The {service} service did not answer; reload in a moment.")
 }

@@ -224,6 +224,17 @@ impl Console {
             .map(tonic::Response::into_inner)
     }
 
+    pub async fn find_sessions(
+        &mut self,
+        keys: Vec<proto::SessionKey>,
+    ) -> Result<proto::FindSessionsResponse, Status> {
+        let request = self.request(now(), proto::FindSessionsRequest { keys });
+        self.client
+            .find_sessions(request)
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
     pub async fn list_machines(
         &mut self,
         request: proto::ListMachinesRequest,

@@ -370,3 +370,83 @@ async fn another_tenants_sessions_never_appear() {
         assert!(my_runs.contains(&run), "only mine");
     }
 }
+
+#[tokio::test]
+async fn find_sessions_answers_the_known_keys_of_this_tenant_only() {
+    let harness = Harness::new().await;
+    let (mut mine, mut theirs) = Console::start_two(&harness).await;
+    let known = mine.open("known", ago(600)).await;
+    mine.close("known", ago(300)).await;
+    let live = mine.open("live", ago(30)).await;
+    theirs.open("theirs", ago(60)).await;
+
+    let found = mine
+        .find_sessions(vec![
+            key("known"),
+            key("live"),
+            key("live"),
+            key("never-seen"),
+            key("theirs"),
+        ])
+        .await
+        .expect("find");
+    let mut answered: Vec<(String, i32)> = found
+        .sessions
+        .iter()
+        .map(|summary| {
+            let session = summary.session.as_ref().expect("session");
+            (session.session_run_id.clone(), summary.state)
+        })
+        .collect();
+    answered.sort();
+    let mut expected = vec![
+        (known, proto::SessionState::Closed as i32),
+        (live, proto::SessionState::Live as i32),
+    ];
+    expected.sort();
+    assert_eq!(answered, expected, "each known key once, with its state");
+    assert!(
+        found
+            .sessions
+            .iter()
+            .all(|summary| summary.position.is_empty())
+    );
+
+    for (name, keys) in [
+        ("no keys", Vec::new()),
+        (
+            "201 keys",
+            (0..201).map(|i| key(&format!("s{i}"))).collect(),
+        ),
+        (
+            "an invalid harness",
+            vec![proto::SessionKey {
+                agent: "Not A Harness!".to_string(),
+                session_id: "s".to_string(),
+            }],
+        ),
+    ] {
+        let refused = mine.find_sessions(keys).await.expect_err(name);
+        assert!(invalid(&refused), "{name}: {refused:?}");
+    }
+}
+
+#[tokio::test]
+async fn every_listed_row_carries_the_cursor_that_resumes_after_it() {
+    let harness = Harness::new().await;
+    let mut console = Console::start(&harness).await;
+    for index in 0..4 {
+        console
+            .open(&format!("r{index}"), ago(600 - index * 60))
+            .await;
+    }
+    let all = console.list_sessions(list(0)).await.expect("all");
+    let after_second = console
+        .list_sessions(proto::ListSessionsRequest {
+            cursor: Some(all.sessions[1].position.clone()),
+            ..list(0)
+        })
+        .await
+        .expect("resume");
+    assert_eq!(run_ids(&after_second), run_ids(&all)[2..]);
+}

@@ -6,6 +6,7 @@ mod reads;
 mod retention;
 mod server_tools;
 mod session_figures;
+mod session_order;
 mod upload;
 
 use chrono::{DateTime, Utc};
