@@ -182,7 +182,16 @@ pub fn usage_paths(paths: &mut Map<String, Value>) {
     let mut parameters = range_parameters();
     parameters.push(query(
         "groupBy",
-        string_enum(&["day", "model", "project", "host", "session", "agentType"]),
+        string_enum(&[
+            "day",
+            "week",
+            "month",
+            "model",
+            "project",
+            "host",
+            "session",
+            "agentType",
+        ]),
         false,
     ));
     parameters.push(query(

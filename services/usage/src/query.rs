@@ -2,7 +2,8 @@
 //!
 //! - Defaults: `to` = now, `from` = `to` − 30 days; at most 400 days; `from` before `to`.
 //! - `groupBy`: `day` (cut at midnight in `timezone`, an IANA name read with chrono-tz;
-//!   UTC by default), `model`, `project`, `host`, `agentType` — read from the 15-minute
+//!   UTC by default; keyed `YYYY-MM-DD`), `week` (ISO weeks, Monday to Sunday in `timezone`,
+//!   keyed by the Monday's `YYYY-MM-DD`), `month` (in `timezone`, keyed `YYYY-MM`), `model`, `project`, `host`, `agentType` — read from the 15-minute
 //!   rollups for the whole buckets inside the range and from `token_usage` for the partial
 //!   buckets at its edges, so a range need not be aligned; `session` — from `token_usage`.
 //! - Every group and the total carry unpriced tokens by model, reasoning, and server-tool
@@ -27,6 +28,8 @@ use crate::store::db_error;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupBy {
     Day,
+    Week,
+    Month,
     Model,
     Project,
     Host,
@@ -38,6 +41,8 @@ impl GroupBy {
     pub fn parse(text: &str) -> Result<GroupBy, ApiError> {
         Ok(match text {
             "day" => GroupBy::Day,
+            "week" => GroupBy::Week,
+            "month" => GroupBy::Month,
             "model" => GroupBy::Model,
             "project" => GroupBy::Project,
             "host" => GroupBy::Host,
@@ -45,7 +50,7 @@ impl GroupBy {
             "agentType" => GroupBy::AgentType,
             _ => {
                 return Err(ApiError::invalid_input(
-                    "groupBy must be day, model, project, host, session or agentType",
+                    "groupBy must be day, week, month, model, project, host, session or agentType",
                 ));
             }
         })
@@ -54,6 +59,8 @@ impl GroupBy {
     pub fn as_str(self) -> &'static str {
         match self {
             GroupBy::Day => "day",
+            GroupBy::Week => "week",
+            GroupBy::Month => "month",
             GroupBy::Model => "model",
             GroupBy::Project => "project",
             GroupBy::Host => "host",
@@ -65,6 +72,8 @@ impl GroupBy {
     fn rollup_column(self) -> &'static str {
         match self {
             GroupBy::Day => "to_char(timezone($2, r.bucket), 'YYYY-MM-DD')",
+            GroupBy::Week => "to_char(date_trunc('week', timezone($2, r.bucket)), 'YYYY-MM-DD')",
+            GroupBy::Month => "to_char(timezone($2, r.bucket), 'YYYY-MM')",
             GroupBy::Model => "r.model",
             GroupBy::Project => "r.project_slug",
             GroupBy::Host => "r.host_id",
@@ -76,6 +85,8 @@ impl GroupBy {
     fn usage_column(self) -> &'static str {
         match self {
             GroupBy::Day => "to_char(timezone($2, t.at), 'YYYY-MM-DD')",
+            GroupBy::Week => "to_char(date_trunc('week', timezone($2, t.at)), 'YYYY-MM-DD')",
+            GroupBy::Month => "to_char(timezone($2, t.at), 'YYYY-MM')",
             GroupBy::Model => "coalesce(t.model_key, '')",
             GroupBy::Project => "t.project_slug",
             GroupBy::Host => "t.host_id",

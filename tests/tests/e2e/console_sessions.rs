@@ -204,6 +204,60 @@ async fn sessions_known_from_hooks_transcripts_or_both_are_listed_once_each() {
     browser.screenshot("transcript-session").await;
     browser.close().await;
 
+    // The corpus's whole span on the usage page: past 92 days it is charted by week, and by
+    // month when asked, each period table summing to the API's total for the same range.
+    let daily = local(&home, &["daily"]).await;
+    let dates: Vec<chrono::NaiveDate> = daily["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|row| row["date"].as_str().expect("date").parse().expect("a date"))
+        .collect();
+    let last = *dates.iter().max().expect("a day");
+    let first = (*dates.iter().min().expect("a day")).max(last - chrono::Duration::days(399));
+    assert!(
+        (last - first).num_days() > 92,
+        "the corpus spans more than 92 days"
+    );
+    let to = last + chrono::Duration::days(1);
+    for (by, period) in [("", "week"), ("&by=month", "month")] {
+        let (status, html) =
+            page(format!("/console/usage?from={first}&to={last}&tz=UTC{by}")).await;
+        assert_eq!(status, 200, "{html}");
+        assert!(
+            html.contains(&format!("Per {period}, stacked by model")),
+            "{period}"
+        );
+        let api = client
+            .get(&format!(
+                "/api/v1/usage?groupBy={period}&timezone=UTC&from={first}T00:00:00Z&to={to}T00:00:00Z"
+            ))
+            .await;
+        assert_eq!(api.status, 200, "{:?}", api.body);
+        let table = &html[html.find("id=\"usage-days\"").expect("period table")..];
+        let table = &table[..table.find("</table>").expect("table end")];
+        let period_sum: f64 = table
+            .split("data-cost-usd=\"")
+            .skip(1)
+            .map(|rest| {
+                rest[..rest.find('"').expect("quote")]
+                    .parse::<f64>()
+                    .expect("cost")
+            })
+            .sum();
+        let total = api.body["total"]["costUsd"].as_f64().expect("total");
+        assert!(
+            (period_sum - total).abs() < 1e-6,
+            "{period}: {period_sum} vs {total}"
+        );
+        let groups = api.body["groups"].as_array().expect("groups").len();
+        assert_eq!(
+            table.matches("<tr><th scope=\"row\">").count(),
+            groups,
+            "{period}"
+        );
+    }
+
     // The transcript page of a session a hook reported is its run's page.
     let both_link = format!("/console/transcripts/{both_harness}/{both_id}");
     let answer = http()

@@ -1,5 +1,5 @@
-//! Usage: cost and tokens per day stacked by model, per project and per machine, for a chosen
-//! range of days in a chosen zone; every dollar figure beside its unpriced tokens, and the
+//! Usage: cost and tokens per day, week or month stacked by model, per project and per machine,
+//! for a chosen range of days (at most 400, the service's bound) in a chosen zone; every dollar figure beside its unpriced tokens, and the
 //! costliest sessions with their delegation savings, labelled as the estimates they are.
 //!
 //! The charts are Chart.js bars fed from a `data-chart` attribute (no inline script); the same
@@ -29,8 +29,10 @@ use crate::console::view;
 use crate::console::viewer::Viewer;
 use crate::state::AppState;
 
-/// Longest range the page charts, in days.
-const MAX_DAYS: u64 = 92;
+/// Longest range the page reads, in days (the usage query's own bound).
+const MAX_DAYS: u64 = 400;
+/// Longest range charted day by day; a longer one is charted by week unless asked otherwise.
+const MAX_DAILY: u64 = 92;
 /// Costliest sessions listed with their savings.
 const TOP_SESSIONS: usize = 10;
 
@@ -40,6 +42,38 @@ pub struct UsageQuery {
     from: Option<String>,
     to: Option<String>,
     tz: Option<String>,
+    /// `day`, `week` or `month`; absent = day up to [`MAX_DAILY`] days, week beyond.
+    by: Option<String>,
+}
+
+/// How the chart and the period table cut the range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Period {
+    Day,
+    Week,
+    Month,
+}
+
+impl Period {
+    pub const NAMES: [&'static str; 3] = ["day", "week", "month"];
+
+    /// The usage query's `groupBy`, and the word the page uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Period::Day => "day",
+            Period::Week => "week",
+            Period::Month => "month",
+        }
+    }
+
+    fn of(name: &str) -> Option<Period> {
+        match name {
+            "day" => Some(Period::Day),
+            "week" => Some(Period::Week),
+            "month" => Some(Period::Month),
+            _ => None,
+        }
+    }
 }
 
 /// The validated range: first and last day (inclusive) and the zone they are cut in.
@@ -48,6 +82,7 @@ pub struct Range {
     pub from: NaiveDate,
     pub to: NaiveDate,
     pub zone: Tz,
+    pub period: Period,
 }
 
 /// Reads the form: absent fields default to the 30 days ending today in the viewer's zone.
@@ -86,20 +121,43 @@ pub fn range(
     if from > to {
         return Err("from must not be after to".to_string());
     }
-    if (to - from).num_days() as u64 >= MAX_DAYS {
+    let days = (to - from).num_days() as u64 + 1;
+    if days > MAX_DAYS {
         return Err(format!("choose at most {MAX_DAYS} days"));
     }
-    Ok(Range { from, to, zone })
+    let period = match present(&query.by) {
+        None if days > MAX_DAILY => Period::Week,
+        None => Period::Day,
+        Some(name) => Period::of(&name).ok_or_else(|| {
+            format!("{name} is not a period this page knows (day, week or month)")
+        })?,
+    };
+    if period == Period::Day && days > MAX_DAILY {
+        return Err(format!(
+            "choose at most {MAX_DAILY} days day by day, or show them by week or month"
+        ));
+    }
+    Ok(Range {
+        from,
+        to,
+        zone,
+        period,
+    })
 }
 
-/// Every day of the range, as the service names them.
-pub fn days(range: &Range) -> Vec<String> {
-    range
-        .from
-        .iter_days()
-        .take_while(|day| *day <= range.to)
-        .map(|day| day.to_string())
-        .collect()
+/// Every period of the range, as the service keys them: days `YYYY-MM-DD`, ISO weeks by their
+/// Monday's `YYYY-MM-DD`, months `YYYY-MM`.
+pub fn periods(range: &Range) -> Vec<String> {
+    let days = range.from.iter_days().take_while(|day| *day <= range.to);
+    let mut keys: Vec<String> = match range.period {
+        Period::Day => days.map(|day| day.to_string()).collect(),
+        Period::Week => days
+            .map(|day| day.week(chrono::Weekday::Mon).first_day().to_string())
+            .collect(),
+        Period::Month => days.map(|day| day.format("%Y-%m").to_string()).collect(),
+    };
+    keys.dedup();
+    keys
 }
 
 /// Chart.js data for days stacked by model: one dataset per model, a value per day (0 where
@@ -170,6 +228,9 @@ pub struct UsagePage {
     pub to: String,
     pub zone: String,
     pub zones: Vec<Choice>,
+    /// The period the chart and its table are cut by.
+    pub period: &'static str,
+    pub periods: Vec<Choice>,
     pub error: Option<String>,
     pub total: Option<FigureRow>,
     pub cost_chart: String,
@@ -201,6 +262,8 @@ fn blank(viewer: &Viewer, query: &UsageQuery, error: Option<String>) -> UsagePag
         to: query.to.clone().unwrap_or_default(),
         zones: zone_choices(&zone),
         zone,
+        period: "day",
+        periods: page::choices(&Period::NAMES, query.by.as_deref().unwrap_or_default()),
         error,
         total: None,
         cost_chart: String::new(),
@@ -225,7 +288,7 @@ async fn grouped(
         to: Some(to_timestamp(start_of(end, range.zone))),
         group_by: group_by.to_string(),
         timezone: Some(range.zone.name().to_string()),
-        split_by_model: group_by == "day",
+        split_by_model: Period::of(group_by).is_some(),
     };
     state
         .usage
@@ -272,7 +335,8 @@ async fn top_sessions(
             row.link = run
                 .ok()
                 .and_then(|answer| answer.into_inner().session)
-                .map(|session| format!("/console/sessions/{}", session.session_run_id));
+                .map(|session| format!("/console/sessions/{}", session.session_run_id))
+                .or_else(|| Some(super::transcript_session::link(agent, session_id)));
             row.savings = match tree
                 .ok()
                 .and_then(|answer| answer.into_inner().delegation_savings)
@@ -330,7 +394,7 @@ pub async fn page(
         }
     };
     let (by_day, by_project, by_host, by_session) = tokio::join!(
-        grouped(&state, &viewer, &range, "day"),
+        grouped(&state, &viewer, &range, range.period.name()),
         grouped(&state, &viewer, &range, "project"),
         grouped(&state, &viewer, &range, "host"),
         grouped(&state, &viewer, &range, "session"),
@@ -342,7 +406,7 @@ pub async fn page(
             return page::from_status(&viewer, "usage", &status);
         }
     };
-    let day_names = days(&range);
+    let day_names = periods(&range);
     let cost_chart = stacked(&day_names, &by_day.groups, |figures| figures.cost_usd);
     let token_chart = stacked(&day_names, &by_day.groups, |figures| {
         tokens_of(figures) as f64
@@ -353,6 +417,8 @@ pub async fn page(
     page.to = range.to.to_string();
     page.zone = range.zone.name().to_string();
     page.zones = zone_choices(&page.zone);
+    page.period = range.period.name();
+    page.periods = page::choices(&Period::NAMES, range.period.name());
     page.total = by_day
         .total
         .as_ref()
@@ -389,7 +455,81 @@ mod tests {
             from: from.map(str::to_string),
             to: to.map(str::to_string),
             tz: tz.map(str::to_string),
+            by: None,
         }
+    }
+
+    fn by(from: &str, to: &str, by: Option<&str>) -> UsageQuery {
+        UsageQuery {
+            by: by.map(str::to_string),
+            ..query(Some(from), Some(to), Some("UTC"))
+        }
+    }
+
+    #[test]
+    fn long_ranges_are_cut_by_week_or_month_and_each_period_keyed_as_the_service_keys_it() {
+        let now = at("2026-12-01T12:00:00Z");
+        let utc: Tz = "UTC".parse().expect("zone");
+        let cases: [(&str, &str, Option<&str>, Result<(Period, &[&str]), &str>); 7] = [
+            (
+                "2026-11-29",
+                "2026-12-01",
+                None,
+                Ok((Period::Day, &["2026-11-29", "2026-11-30", "2026-12-01"])),
+            ),
+            // Sunday to Tuesday: two ISO weeks, keyed by their Mondays.
+            (
+                "2026-11-29",
+                "2026-12-01",
+                Some("week"),
+                Ok((Period::Week, &["2026-11-23", "2026-11-30"])),
+            ),
+            (
+                "2026-10-31",
+                "2026-12-01",
+                Some("month"),
+                Ok((Period::Month, &["2026-10", "2026-11", "2026-12"])),
+            ),
+            // 93 days: by week unless asked.
+            ("2026-08-31", "2026-12-01", None, Ok((Period::Week, &[]))),
+            (
+                "2026-08-31",
+                "2026-12-01",
+                Some("day"),
+                Err("by week or month"),
+            ),
+            (
+                "2025-10-27",
+                "2026-12-01",
+                Some("month"),
+                Err("at most 400 days"),
+            ),
+            (
+                "2026-11-01",
+                "2026-12-01",
+                Some("fortnight"),
+                Err("not a period"),
+            ),
+        ];
+        for (from, to, period, expected) in cases {
+            let outcome = range(&by(from, to, period), utc, now);
+            match (outcome, expected) {
+                (Ok(range), Ok((period, keys))) => {
+                    assert_eq!(range.period, period, "{from}..{to}");
+                    if !keys.is_empty() {
+                        assert_eq!(periods(&range), keys, "{from}..{to}");
+                    }
+                }
+                (Err(error), Err(expected)) => {
+                    assert!(error.contains(expected), "{from}..{to}: {error}");
+                }
+                (outcome, expected) => panic!("{from}..{to}: {outcome:?}, expected {expected:?}"),
+            }
+        }
+        let long = range(&by("2026-08-31", "2026-12-01", None), utc, now).expect("weeks");
+        let weeks = periods(&long);
+        assert_eq!(weeks.first().map(String::as_str), Some("2026-08-31"));
+        assert_eq!(weeks.len(), 14);
     }
 
     #[test]
@@ -403,7 +543,7 @@ mod tests {
             "already tomorrow in Tokyo"
         );
         assert_eq!(range.from.to_string(), "2026-11-03");
-        assert_eq!(days(&range).len(), 30);
+        assert_eq!(periods(&range).len(), 30);
         let utc = super::range(&query(None, None, Some("UTC")), tokyo, now).expect("utc");
         assert_eq!(utc.to.to_string(), "2026-12-01");
         for (bad, expected) in [
@@ -412,7 +552,7 @@ mod tests {
                 "not be after",
             ),
             (
-                query(Some("2026-01-01"), Some("2026-12-01"), None),
+                query(Some("2025-01-01"), Some("2026-12-01"), None),
                 "at most",
             ),
             (query(Some("yesterday"), None, None), "must be a date"),

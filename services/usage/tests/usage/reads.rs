@@ -300,7 +300,7 @@ async fn days_are_cut_in_the_requested_zone_over_an_unaligned_range() {
         (
             "group",
             proto::QueryUsageRequest {
-                group_by: "week".to_string(),
+                group_by: "fortnight".to_string(),
                 ..query(None)
             },
         ),
