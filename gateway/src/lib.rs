@@ -6,6 +6,7 @@ pub mod auth;
 pub mod client_addr;
 pub mod config;
 pub mod console;
+pub mod csv_export;
 pub mod health;
 pub mod http_layers;
 pub mod keys;

@@ -483,6 +483,15 @@ impl Client {
             .await
     }
 
+    /// A GET with an `Accept` header (a body that is not JSON comes back as a JSON string).
+    pub async fn get_accepting(&self, path: &str, accept: &str) -> Answer {
+        let request = self
+            .http
+            .get(format!("{}{path}", self.base_url))
+            .header("accept", accept);
+        self.send(request).await
+    }
+
     async fn send(&self, mut request: reqwest::RequestBuilder) -> Answer {
         if let Some(key) = &self.api_key {
             request = request.header("x-api-key", key);

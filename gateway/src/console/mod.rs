@@ -56,6 +56,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/fleet", get(pages::fleet::page))
         .route("/fleet/live", get(pages::fleet::fragment))
         .route("/sessions", get(pages::sessions::page))
+        .route("/sessions/export", get(pages::sessions::export))
         .route("/sessions/{run_id}", get(pages::session::page))
         .route("/sessions/{run_id}/undo", post(pages::undo::undo))
         .route(
@@ -63,6 +64,7 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(pages::transcript_session::page),
         )
         .route("/usage", get(pages::usage::page))
+        .route("/usage/export", get(pages::usage::export))
         .route("/sign-out", post(sign_in::sign_out))
         .route_layer(from_fn_with_state(state, viewer::require_session));
     Router::new()

@@ -216,7 +216,10 @@ pub fn usage_paths(paths: &mut Map<String, Value>) {
         ),
         errors: &[400],
     };
-    paths.insert("/api/v1/usage".into(), json!({"get": usage.into_value()}));
+    paths.insert(
+        "/api/v1/usage".into(),
+        json!({"get": with_csv(usage.into_value(), None)}),
+    );
     let mut parameters = range_parameters();
     parameters.extend([
         query("project", identifier(256), false),
@@ -246,7 +249,10 @@ pub fn usage_paths(paths: &mut Map<String, Value>) {
     };
     paths.insert(
         "/api/v1/usage/sessions".into(),
-        json!({"get": sessions.into_value()}),
+        json!({"get": with_csv(
+            sessions.into_value(),
+            Some("The next page when `Accept: text/csv` (RFC 8288), `<…>; rel=\"next\"`"),
+        )}),
     );
     let own_or_rolled = reference("UsageFigures");
     let tree_agent = object(
@@ -308,4 +314,16 @@ fn described(mut schema: Value, description: &str) -> Value {
 /// `true`, always: savings are a counterfactual.
 fn string_enum_bool() -> Value {
     json!({"type": "boolean", "enum": [true]})
+}
+
+/// The operation also answers `text/csv` (one header row, then one row per group or session)
+/// to a caller that prefers it; `link` documents the `Link` header of a paged CSV answer.
+fn with_csv(mut operation: Value, link: Option<&str>) -> Value {
+    let success = &mut operation["responses"]["200"];
+    success["content"]["text/csv"] = json!({"schema": {"type": "string"}});
+    if let Some(description) = link {
+        success["headers"] = json!({"Link": {"description": description,
+            "schema": {"type": "string"}}});
+    }
+    operation
 }

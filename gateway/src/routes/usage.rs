@@ -4,6 +4,8 @@
 
 use axum::Json;
 use axum::extract::{RawQuery, State};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use baton_kit::clock::{parse_instant, to_timestamp};
@@ -12,6 +14,7 @@ use baton_proto::Timestamp;
 use baton_proto::registry::v1 as registry;
 use baton_proto::usage::v1 as proto;
 
+use crate::csv_export;
 use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::{iso_of, optional_iso};
@@ -127,12 +130,13 @@ pub struct QueryAnswer {
 }
 
 /// Tokens and cost in `[from, to)` grouped by `groupBy` (default `day`), days cut in
-/// `timezone`.
+/// `timezone`; CSV when the caller prefers it ([`csv_export`]).
 pub async fn query(
     State(state): State<AppState>,
     Caller(call): Caller,
+    headers: HeaderMap,
     RawQuery(query): RawQuery,
-) -> HttpResult<Json<QueryAnswer>> {
+) -> HttpResult<Response> {
     let pairs = strict::query_pairs(query.as_deref())?;
     strict::only_keys(&pairs, &["from", "to", "groupBy", "timezone"])?;
     let get = |key: &str| strict::single(&pairs, key);
@@ -149,7 +153,21 @@ pub async fn query(
         .query_usage(state.outbound.request(&call, request))
         .await?
         .into_inner();
-    Ok(Json(QueryAnswer {
+    let answer = query_answer(answer);
+    if csv_export::wants_csv(&headers) {
+        let name = format!("baton-usage-by-{}.csv", answer.group_by);
+        return Ok(csv_export::response(
+            csv_export::usage_csv(&answer),
+            &name,
+            None,
+        ));
+    }
+    Ok(Json(answer).into_response())
+}
+
+/// The REST shape of a QueryUsage answer.
+pub(crate) fn query_answer(answer: proto::QueryUsageResponse) -> QueryAnswer {
+    QueryAnswer {
         group_by: answer.group_by,
         timezone: answer.timezone,
         from: iso_of(answer.from.as_ref()),
@@ -163,7 +181,7 @@ pub async fn query(
             })
             .collect(),
         total: figures(answer.total),
-    }))
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -205,12 +223,14 @@ pub struct SessionsAnswer {
     pub next_cursor: Option<String>,
 }
 
-/// Sessions by newest activity, keyset-paged.
+/// Sessions by newest activity, keyset-paged; CSV when the caller prefers it, the next page
+/// then in a `Link` header.
 pub async fn sessions(
     State(state): State<AppState>,
     Caller(call): Caller,
+    headers: HeaderMap,
     RawQuery(query): RawQuery,
-) -> HttpResult<Json<SessionsAnswer>> {
+) -> HttpResult<Response> {
     let pairs = strict::query_pairs(query.as_deref())?;
     strict::only_keys(
         &pairs,
@@ -238,10 +258,27 @@ pub async fn sessions(
         .list_sessions(state.outbound.request(&call, request))
         .await?
         .into_inner();
+    let sessions: Vec<SessionAnswer> = answer.sessions.into_iter().map(session).collect();
+    if csv_export::wants_csv(&headers) {
+        let next = answer.next_cursor.map(|cursor| {
+            let mut link = url::form_urlencoded::Serializer::new(String::new());
+            for (key, value) in pairs.iter().filter(|(key, _)| key != "cursor") {
+                link.append_pair(key, value);
+            }
+            link.append_pair("cursor", &cursor);
+            format!("/api/v1/usage/sessions?{}", link.finish())
+        });
+        return Ok(csv_export::response(
+            csv_export::sessions_csv(&sessions),
+            "baton-sessions.csv",
+            next,
+        ));
+    }
     Ok(Json(SessionsAnswer {
-        sessions: answer.sessions.into_iter().map(session).collect(),
+        sessions,
         next_cursor: answer.next_cursor,
-    }))
+    })
+    .into_response())
 }
 
 #[derive(Debug, Serialize)]

@@ -204,6 +204,31 @@ async fn sessions_known_from_hooks_transcripts_or_both_are_listed_once_each() {
     browser.screenshot("transcript-session").await;
     browser.close().await;
 
+    // The whole list as one download: every listed session once, each saying what reported it.
+    let (status, body) = page("/console/sessions/export".to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    let records: Vec<Vec<String>> = csv::Reader::from_reader(body.as_bytes())
+        .records()
+        .map(|record| record.expect("record").iter().map(str::to_string).collect())
+        .collect();
+    let downloaded: BTreeMap<String, String> = records
+        .iter()
+        .map(|record| (format!("{}/{}", record[0], record[1]), record[3].clone()))
+        .collect();
+    assert_eq!(records.len(), by_key.len(), "one line per listed session");
+    for (key, row) in &by_key {
+        let expected = if row.run_id.is_empty() {
+            "transcripts"
+        } else {
+            "hook"
+        };
+        assert_eq!(
+            downloaded.get(key).map(String::as_str),
+            Some(expected),
+            "{key}"
+        );
+    }
+
     // The corpus's whole span on the usage page: past 92 days it is charted by week, and by
     // month when asked, each period table summing to the API's total for the same range.
     let daily = local(&home, &["daily"]).await;

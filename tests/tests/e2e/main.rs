@@ -57,6 +57,7 @@ mod trace;
 mod triage;
 mod usage_concurrency;
 mod usage_conformance;
+mod usage_csv;
 mod usage_hook;
 mod usage_hook_sidecar;
 mod usage_reads;

@@ -286,7 +286,7 @@ async fn days_follow_the_zone_and_the_listing_pages_with_an_opaque_cursor() {
     );
     assert_eq!(days_in("UTC").await, [day("2026-03-01", 130)]);
     for bad in [
-        "groupBy=week",
+        "groupBy=fortnight",
         "timezone=Mars/Base",
         "from=yesterday",
         "extra=1",

@@ -2,6 +2,7 @@
 
 pub mod fleet;
 pub mod session;
+pub mod session_list;
 pub mod session_sources;
 pub mod sessions;
 pub mod transcript_session;

@@ -27,6 +27,7 @@ use crate::console::filters::start_of;
 use crate::console::page::{self, Choice, Chrome};
 use crate::console::view;
 use crate::console::viewer::Viewer;
+use crate::csv_export;
 use crate::state::AppState;
 
 /// Longest range the page reads, in days (the usage query's own bound).
@@ -230,6 +231,8 @@ pub struct UsagePage {
     pub zones: Vec<Choice>,
     /// The period the chart and its table are cut by.
     pub period: &'static str,
+    /// The range's query string, for the tables' CSV downloads.
+    pub export_query: String,
     pub periods: Vec<Choice>,
     pub error: Option<String>,
     pub total: Option<FigureRow>,
@@ -263,6 +266,7 @@ fn blank(viewer: &Viewer, query: &UsageQuery, error: Option<String>) -> UsagePag
         zones: zone_choices(&zone),
         zone,
         period: "day",
+        export_query: String::new(),
         periods: page::choices(&Period::NAMES, query.by.as_deref().unwrap_or_default()),
         error,
         total: None,
@@ -370,6 +374,73 @@ fn rows(answer: &usage::QueryUsageResponse) -> Vec<FigureRow> {
         .collect()
 }
 
+/// The tables the usage page offers as CSV, by their `table` name.
+const EXPORTS: [(&str, &str); 4] = [
+    ("periods", ""),
+    ("projects", "project"),
+    ("machines", "host"),
+    ("sessions", "session"),
+];
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportQuery {
+    table: Option<String>,
+    from: Option<String>,
+    to: Option<String>,
+    tz: Option<String>,
+    by: Option<String>,
+}
+
+/// `GET /console/usage/export?table=periods|projects|machines|sessions&…`: one of the page's
+/// tables, for the same range, as CSV (the API's CSV columns).
+pub async fn export(
+    State(state): State<AppState>,
+    viewer: Viewer,
+    query: Result<Query<ExportQuery>, QueryRejection>,
+) -> Response {
+    let Ok(Query(query)) = query else {
+        let page = blank(
+            &viewer,
+            &UsageQuery::default(),
+            Some("Those are not fields this download knows.".into()),
+        );
+        return page::render(StatusCode::BAD_REQUEST, &page);
+    };
+    let usage_query = UsageQuery {
+        from: query.from.clone(),
+        to: query.to.clone(),
+        tz: query.tz.clone(),
+        by: query.by.clone(),
+    };
+    let table = query.table.as_deref().unwrap_or("periods");
+    let Some((name, group_by)) = EXPORTS.iter().find(|(name, _)| *name == table) else {
+        let message = format!("{table} is not a table this page has");
+        let page = blank(&viewer, &usage_query, Some(message));
+        return page::render(StatusCode::BAD_REQUEST, &page);
+    };
+    let range = match range(&usage_query, viewer.zone, viewer.now) {
+        Ok(range) => range,
+        Err(message) => {
+            let page = blank(&viewer, &usage_query, Some(message));
+            return page::render(StatusCode::BAD_REQUEST, &page);
+        }
+    };
+    let group_by = if group_by.is_empty() {
+        range.period.name()
+    } else {
+        group_by
+    };
+    match grouped(&state, &viewer, &range, group_by).await {
+        Ok(answer) => {
+            let answer = crate::routes::usage::query_answer(answer);
+            let file = format!("baton-usage-{name}-{}-{}.csv", range.from, range.to);
+            csv_export::response(csv_export::usage_csv(&answer), &file, None)
+        }
+        Err(status) => page::from_status(&viewer, "usage", &status),
+    }
+}
+
 /// `GET /console/usage`.
 pub async fn page(
     State(state): State<AppState>,
@@ -417,6 +488,13 @@ pub async fn page(
     page.to = range.to.to_string();
     page.zone = range.zone.name().to_string();
     page.zones = zone_choices(&page.zone);
+    page.export_query = format!(
+        "from={}&to={}&tz={}&by={}",
+        range.from,
+        range.to,
+        url::form_urlencoded::byte_serialize(range.zone.name().as_bytes()).collect::<String>(),
+        range.period.name()
+    );
     page.period = range.period.name();
     page.periods = page::choices(&Period::NAMES, range.period.name());
     page.total = by_day
@@ -470,7 +548,8 @@ mod tests {
     fn long_ranges_are_cut_by_week_or_month_and_each_period_keyed_as_the_service_keys_it() {
         let now = at("2026-12-01T12:00:00Z");
         let utc: Tz = "UTC".parse().expect("zone");
-        let cases: [(&str, &str, Option<&str>, Result<(Period, &[&str]), &str>); 7] = [
+        type Expected<'a> = Result<(Period, &'a [&'a str]), &'a str>;
+        let cases: [(&str, &str, Option<&str>, Expected<'_>); 7] = [
             (
                 "2026-11-29",
                 "2026-12-01",

@@ -91,7 +91,9 @@ async fn weeks_and_months_are_cut_in_the_zone_and_sum_what_the_days_sum() {
             .expect("query")
             .into_inner()
     };
-    let cases: [(&str, &str, &str, &str, &[(&str, u64)]); 5] = [
+    /// `(groupBy, zone, from, to, output per key)`.
+    type Case<'a> = (&'a str, &'a str, &'a str, &'a str, &'a [(&'a str, u64)]);
+    let cases: [Case<'_>; 5] = [
         (
             "week",
             "UTC",
