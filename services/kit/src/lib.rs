@@ -14,6 +14,7 @@ pub mod grpc;
 pub mod grpc_tls;
 pub mod grpc_trace;
 pub mod internal_clients;
+pub mod member;
 pub mod schema;
 pub mod selector;
 pub mod service_tokens;
