@@ -9,6 +9,7 @@ use tonic::{Request, Response, Status};
 use baton_kit::clock::{Clock, from_timestamp, to_timestamp};
 use baton_kit::error::ApiError;
 use baton_kit::grpc::CallContext;
+use baton_kit::member::member_of;
 use baton_kit::text;
 use baton_proto::Timestamp;
 use baton_proto::usage::v1 as proto;
@@ -50,7 +51,9 @@ impl UsageGrpc {
         measure: &mut UploadMeasure<'_>,
     ) -> Result<(upload::Uploaded, Accepted), Status> {
         let call = self.call(request)?;
-        let batch = validate::batch(request.get_ref(), call.now)?;
+        // The member of the key that uploads, as the gateway resolved it (absent: none).
+        let member = member_of(request)?;
+        let batch = validate::batch(request.get_ref(), member, call.now)?;
         measure.store_begins();
         let table = self.prices.table(&self.pool).await.map_err(db)?;
         let done = upload::upload(&self.pool, &table, call.tenant_id, call.now, &batch).await?;
@@ -207,6 +210,11 @@ impl usage_server::Usage for UsageGrpc {
                 .host_id
                 .as_deref()
                 .map(|host| validate::id("hostId", host, 128))
+                .transpose()?,
+            member: message
+                .member
+                .as_deref()
+                .map(sessions::MemberFilter::parse)
                 .transpose()?,
             limit: sessions::limit(message.limit)?,
             after: message.cursor.as_deref().map(Cursor::decode).transpose()?,

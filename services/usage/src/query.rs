@@ -3,9 +3,12 @@
 //! - Defaults: `to` = now, `from` = `to` − 30 days; at most 400 days; `from` before `to`.
 //! - `groupBy`: `day` (cut at midnight in `timezone`, an IANA name read with chrono-tz;
 //!   UTC by default; keyed `YYYY-MM-DD`), `week` (ISO weeks, Monday to Sunday in `timezone`,
-//!   keyed by the Monday's `YYYY-MM-DD`), `month` (in `timezone`, keyed `YYYY-MM`), `model`, `project`, `host`, `agentType` — read from the 15-minute
-//!   rollups for the whole buckets inside the range and from `token_usage` for the partial
-//!   buckets at its edges, so a range need not be aligned; `session` — from `token_usage`.
+//!   keyed by the Monday's `YYYY-MM-DD`), `month` (in `timezone`, keyed `YYYY-MM`), `model`,
+//!   `project`, `host`, `agentType`, `member` (the uploading key's member; work from keys
+//!   without one is keyed `unattributed`, a word no member may be named) — read from the
+//!   15-minute rollups for the whole buckets inside the range and from `token_usage` for the
+//!   partial buckets at its edges, so a range need not be aligned; `session` — from
+//!   `token_usage`.
 //! - Every group and the total carry unpriced tokens by model, reasoning, and server-tool
 //!   calls with their cost and unpriced calls ([`crate::figures`], [`crate::aggregate`]).
 
@@ -18,6 +21,7 @@ use uuid::Uuid;
 
 use baton_kit::db::begin_tenant;
 use baton_kit::error::ApiError;
+use baton_kit::member::UNATTRIBUTED;
 
 use crate::aggregate::{Aggregated, ROLLUP_SUMS, USAGE_SUMS};
 use crate::figures::Sums;
@@ -35,6 +39,7 @@ pub enum GroupBy {
     Host,
     Session,
     AgentType,
+    Member,
 }
 
 impl GroupBy {
@@ -48,9 +53,11 @@ impl GroupBy {
             "host" => GroupBy::Host,
             "session" => GroupBy::Session,
             "agentType" => GroupBy::AgentType,
+            "member" => GroupBy::Member,
             _ => {
                 return Err(ApiError::invalid_input(
-                    "groupBy must be day, week, month, model, project, host, session or agentType",
+                    "groupBy must be day, week, month, model, project, host, session, agentType \
+                     or member",
                 ));
             }
         })
@@ -66,6 +73,7 @@ impl GroupBy {
             GroupBy::Host => "host",
             GroupBy::Session => "session",
             GroupBy::AgentType => "agentType",
+            GroupBy::Member => "member",
         }
     }
 
@@ -78,6 +86,7 @@ impl GroupBy {
             GroupBy::Project => "r.project_slug",
             GroupBy::Host => "r.host_id",
             GroupBy::AgentType => "r.agent_kind",
+            GroupBy::Member => "r.member",
             GroupBy::Session => "''",
         }
     }
@@ -91,6 +100,7 @@ impl GroupBy {
             GroupBy::Project => "t.project_slug",
             GroupBy::Host => "t.host_id",
             GroupBy::AgentType => "t.agent_kind",
+            GroupBy::Member => "t.member",
             GroupBy::Session => "t.agent || '/' || t.session_id",
         }
     }
@@ -266,8 +276,13 @@ pub async fn query(
     tx.commit().await.map_err(db_error)?;
     let mut groups: BTreeMap<String, Grouped> = BTreeMap::new();
     for row in rows {
+        let key = if group_by == GroupBy::Member && row.g.is_empty() {
+            UNATTRIBUTED.to_string()
+        } else {
+            row.g
+        };
         groups
-            .entry(row.g)
+            .entry(key)
             .or_default()
             .add(&row.model, &row.sums.delta());
     }

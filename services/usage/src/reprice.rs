@@ -45,7 +45,7 @@ pub async fn reprice(
 ) -> Result<u64, sqlx::Error> {
     // Two index scans (`token_usage_by_model`, `token_usage_with_server_tools`) OR-ed.
     let statement = format!(
-        "SELECT tenant_id, agent, session_id, agent_kind, project_slug, host_id, \
+        "SELECT tenant_id, agent, session_id, agent_kind, project_slug, host_id, member, \
            {PRICED_ROW_COLUMNS} \
          FROM usage.token_usage WHERE model_key = ANY($1) \
            OR (agent = ANY($2) AND (web_search_requests > 0 OR web_fetch_requests > 0))"
@@ -73,6 +73,7 @@ pub async fn reprice(
             project_slug: row.try_get("project_slug")?,
             host_id: row.try_get("host_id")?,
             agent_kind: row.try_get("agent_kind")?,
+            member: row.try_get("member")?,
         };
         let (tokens, tools) = (&old.record.tokens, &old.record.server_tools);
         let tenant_deltas = deltas.entry(tenant).or_default();

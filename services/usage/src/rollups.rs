@@ -1,6 +1,6 @@
-//! The rollups: per tenant × 15-minute UTC bucket × model × project × host × agent kind, the
-//! five token sums and reasoning, requests, cost and unpriced tokens, server-tool calls of
-//! each tool with their cost and the unpriced calls.
+//! The rollups: per tenant × 15-minute UTC bucket × model × project × host × agent kind ×
+//! member (`""` = unattributed), the five token sums and reasoning, requests, cost and
+//! unpriced tokens, server-tool calls of each tool with their cost and the unpriced calls.
 //!
 //! - Fifteen minutes because every real zone's UTC offset is a multiple of it, so a day cut
 //!   in any IANA zone is a whole number of buckets and a day read from the rollups is exact.
@@ -43,6 +43,8 @@ pub struct Key {
     pub project_slug: String,
     pub host_id: String,
     pub agent_kind: String,
+    /// The member of the upload whose copy of the row is stored (`""` = unattributed).
+    pub member: String,
 }
 
 /// What a usage row adds to (or, negated, takes from) its rollup row; also the unit every
@@ -145,16 +147,18 @@ pub async fn apply(
     }
     sqlx::query(
         "INSERT INTO usage.rollups AS r (tenant_id, bucket, model, project_slug, host_id, \
-           agent_kind, input, output, cache_read, cache_write_5m, cache_write_1h, requests, \
-           cost, unpriced_tokens, reasoning, web_search_requests, web_fetch_requests, \
+           agent_kind, member, input, output, cache_read, cache_write_5m, cache_write_1h, \
+           requests, cost, unpriced_tokens, reasoning, web_search_requests, web_fetch_requests, \
            server_tool_cost, unpriced_calls) \
-         SELECT $1, b, m, p, h, k, i, o, cr, c5, c1, n, c::numeric, u, rs, ws, wf, \
+         SELECT $1, b, m, p, h, k, mb, i, o, cr, c5, c1, n, c::numeric, u, rs, ws, wf, \
            sc::numeric, uc \
          FROM unnest($2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], \
-           $7::int8[], $8::int8[], $9::int8[], $10::int8[], $11::int8[], $12::int8[], \
-           $13::text[], $14::int8[], $15::int8[], $16::int8[], $17::int8[], $18::text[], \
-           $19::int8[]) AS d(b, m, p, h, k, i, o, cr, c5, c1, n, c, u, rs, ws, wf, sc, uc) \
-         ON CONFLICT (tenant_id, bucket, model, project_slug, host_id, agent_kind) DO UPDATE SET \
+           $7::text[], $8::int8[], $9::int8[], $10::int8[], $11::int8[], $12::int8[], \
+           $13::int8[], $14::text[], $15::int8[], $16::int8[], $17::int8[], $18::int8[], \
+           $19::text[], $20::int8[]) \
+           AS d(b, m, p, h, k, mb, i, o, cr, c5, c1, n, c, u, rs, ws, wf, sc, uc) \
+         ON CONFLICT (tenant_id, bucket, model, project_slug, host_id, agent_kind, member) \
+         DO UPDATE SET \
            input = r.input + EXCLUDED.input, output = r.output + EXCLUDED.output, \
            cache_read = r.cache_read + EXCLUDED.cache_read, \
            cache_write_5m = r.cache_write_5m + EXCLUDED.cache_write_5m, \
@@ -173,6 +177,7 @@ pub async fn apply(
     .bind(&columns.project)
     .bind(&columns.host)
     .bind(&columns.kind)
+    .bind(&columns.member)
     .bind(&columns.tokens[0])
     .bind(&columns.tokens[1])
     .bind(&columns.tokens[2])
@@ -198,6 +203,7 @@ struct Columns {
     project: Vec<String>,
     host: Vec<String>,
     kind: Vec<String>,
+    member: Vec<String>,
     tokens: [Vec<i64>; 5],
     requests: Vec<i64>,
     cost: Vec<String>,
@@ -215,6 +221,7 @@ impl Columns {
         self.project.push(key.project_slug.clone());
         self.host.push(key.host_id.clone());
         self.kind.push(key.agent_kind.clone());
+        self.member.push(key.member.clone());
         for (column, count) in self.tokens.iter_mut().zip(delta.tokens) {
             column.push(count);
         }
@@ -242,6 +249,7 @@ mod tests {
             project_slug: "p".to_string(),
             host_id: "h".to_string(),
             agent_kind: "main".to_string(),
+            member: String::new(),
         }
     }
 

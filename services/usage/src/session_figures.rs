@@ -66,8 +66,8 @@ pub async fn figures(
     // whatever the statistics say (see the upload's stored-key lookup). It may match a session
     // id under another requested agent; `in_order` drops what was not asked for.
     let rows = sqlx::query(
-        "SELECT agent, session_id, project_slug, host_ids, client_versions, output_under_reported, \
-           first_activity_at, last_activity_at \
+        "SELECT agent, session_id, project_slug, host_ids, members, client_versions, \
+           output_under_reported, first_activity_at, last_activity_at \
          FROM usage.sessions \
          WHERE tenant_id = $1 AND agent = ANY($2::text[]) AND session_id = ANY($3::text[])",
     )

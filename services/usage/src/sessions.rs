@@ -2,7 +2,9 @@
 //! same figures as the tree's summary, keyset-paged.
 //!
 //! - Defaults as for the usage query (`to` = now, `from` = 30 days before); filters `project`,
-//!   `agent`, `hostId` (a session counts for every host that reported it).
+//!   `agent`, `hostId` (a session counts for every host that reported it), `member` (likewise
+//!   for every member; `unattributed` selects the sessions no member reported, only keys
+//!   without one).
 //! - Order: last activity, then agent, then session id, all descending. The cursor is that
 //!   triple of the page's last row, base64url JSON; anything else is `invalid_input` (400).
 //! - `limit` 1..200, default 50; `nextCursor` only when a further row exists.
@@ -24,6 +26,7 @@ use uuid::Uuid;
 
 use baton_kit::db::begin_tenant;
 use baton_kit::error::ApiError;
+use baton_kit::member::{self, UNATTRIBUTED};
 use baton_proto::usage::v1 as proto;
 
 use crate::store::db_error;
@@ -76,6 +79,33 @@ impl Cursor {
     }
 }
 
+/// Whose sessions a page lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MemberFilter {
+    /// Sessions this member reported (perhaps among others).
+    Member(String),
+    /// Sessions no member reported (only keys without one did).
+    Unattributed,
+}
+
+impl MemberFilter {
+    /// A member name, or the reserved word `unattributed`.
+    pub fn parse(text: &str) -> Result<MemberFilter, ApiError> {
+        if text == UNATTRIBUTED {
+            return Ok(MemberFilter::Unattributed);
+        }
+        member::member(text).map(MemberFilter::Member)
+    }
+
+    /// As the statements bind it: `""` (never a member) for unattributed.
+    fn bound(&self) -> &str {
+        match self {
+            MemberFilter::Member(name) => name,
+            MemberFilter::Unattributed => "",
+        }
+    }
+}
+
 /// The listing's filters.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
@@ -84,6 +114,7 @@ pub struct Filter {
     pub project: Option<String>,
     pub agent: Option<String>,
     pub host_id: Option<String>,
+    pub member: Option<MemberFilter>,
     pub limit: u32,
     pub after: Option<Cursor>,
     pub order: Order,
@@ -93,22 +124,26 @@ pub struct Filter {
 fn statement(order: Order) -> &'static str {
     match order {
         Order::LastActivity => {
-            "SELECT agent, session_id, project_slug, host_ids, client_versions, \
+            "SELECT agent, session_id, project_slug, host_ids, members, client_versions, \
                output_under_reported, first_activity_at, last_activity_at \
              FROM usage.sessions \
              WHERE tenant_id = $1 AND last_activity_at >= $2 AND last_activity_at < $3 \
                AND ($4::text IS NULL OR project_slug = $4) AND ($5::text IS NULL OR agent = $5) \
                AND ($6::text IS NULL OR $6 = ANY(host_ids)) \
+               AND ($11::text IS NULL OR CASE WHEN $11 = '' THEN cardinality(members) = 0 \
+                 ELSE $11 = ANY(members) END) \
                AND ($7::timestamptz IS NULL OR (last_activity_at, agent, session_id) < ($7, $8, $9)) \
              ORDER BY last_activity_at DESC, agent DESC, session_id DESC LIMIT $10"
         }
         Order::FirstActivity => {
-            "SELECT agent, session_id, project_slug, host_ids, client_versions, \
+            "SELECT agent, session_id, project_slug, host_ids, members, client_versions, \
                output_under_reported, first_activity_at, last_activity_at \
              FROM usage.sessions \
              WHERE tenant_id = $1 AND first_activity_at >= $2 AND first_activity_at < $3 \
                AND ($4::text IS NULL OR project_slug = $4) AND ($5::text IS NULL OR agent = $5) \
                AND ($6::text IS NULL OR $6 = ANY(host_ids)) \
+               AND ($11::text IS NULL OR CASE WHEN $11 = '' THEN cardinality(members) = 0 \
+                 ELSE $11 = ANY(members) END) \
                AND ($7::timestamptz IS NULL OR (first_activity_at, agent, session_id) < ($7, $8, $9)) \
              ORDER BY first_activity_at DESC, agent DESC, session_id DESC LIMIT $10"
         }
@@ -191,6 +226,7 @@ pub async fn list(
         .bind(after_a)
         .bind(after_s)
         .bind(i64::from(filter.limit) + 1)
+        .bind(filter.member.as_ref().map(MemberFilter::bound))
         .fetch_all(&mut *tx)
         .await
         .map_err(db_error)?;

@@ -19,7 +19,7 @@ use crate::store::db_error;
 use crate::tree::{SessionRow, summary};
 
 /// A `usage.sessions` row selected with the summary's columns (`agent, session_id,
-/// project_slug, host_ids, client_versions, output_under_reported, first_activity_at,
+/// project_slug, host_ids, members, client_versions, output_under_reported, first_activity_at,
 /// last_activity_at`).
 pub fn session_row(row: &PgRow) -> Result<SessionRow, sqlx::Error> {
     Ok(SessionRow {
@@ -27,6 +27,7 @@ pub fn session_row(row: &PgRow) -> Result<SessionRow, sqlx::Error> {
         session_id: row.try_get("session_id")?,
         project_slug: row.try_get("project_slug")?,
         host_ids: row.try_get("host_ids")?,
+        members: row.try_get("members")?,
         client_versions: row.try_get("client_versions")?,
         output_under_reported: row.try_get("output_under_reported")?,
         first_activity_at: row.try_get("first_activity_at")?,

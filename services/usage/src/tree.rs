@@ -34,6 +34,8 @@ pub struct SessionRow {
     pub session_id: String,
     pub project_slug: String,
     pub host_ids: Vec<String>,
+    /// The members that reported the session (never the unattributed `""`).
+    pub members: Vec<String>,
     pub client_versions: Vec<String>,
     pub output_under_reported: bool,
     pub first_activity_at: Option<DateTime<Utc>>,
@@ -105,6 +107,7 @@ pub fn summary(session: &SessionRow, agent_count: u32, sums: &Sums) -> proto::Se
         session_id: session.session_id.clone(),
         project_slug: session.project_slug.clone(),
         host_ids: session.host_ids.clone(),
+        members: session.members.clone(),
         client_versions: session.client_versions.clone(),
         output_under_reported: session.output_under_reported,
         first_activity_at: opt_ts(session.first_activity_at),
@@ -263,7 +266,7 @@ pub async fn load(
 ) -> Result<Option<Stored>, ApiError> {
     let mut tx = begin_tenant(pool, tenant_id).await.map_err(db_error)?;
     let session = sqlx::query(
-        "SELECT project_slug, host_ids, client_versions, output_under_reported, \
+        "SELECT project_slug, host_ids, members, client_versions, output_under_reported, \
            first_activity_at, last_activity_at, last_prompt_at, last_stop_at \
          FROM usage.sessions WHERE tenant_id = $1 AND agent = $2 AND session_id = $3",
     )
@@ -281,6 +284,7 @@ pub async fn load(
         session_id: session_id.to_string(),
         project_slug: session.try_get("project_slug").map_err(db_error)?,
         host_ids: session.try_get("host_ids").map_err(db_error)?,
+        members: session.try_get("members").map_err(db_error)?,
         client_versions: session.try_get("client_versions").map_err(db_error)?,
         output_under_reported: session.try_get("output_under_reported").map_err(db_error)?,
         first_activity_at: session.try_get("first_activity_at").map_err(db_error)?,

@@ -13,14 +13,16 @@
 //! the rolled-back upload runs again from the start, up to [`ATTEMPTS`] times, so a caller
 //! never sees a conflict that a retry would have resolved.
 //!
-//! Merges: a session's hosts and client versions accumulate (sorted, at most 64 hosts and 32
-//! versions), `outputUnderReported` once true stays true, first activity only falls and last
-//! only rises, `lastPromptAt`/`lastStopAt` only rise. A delivery needs no stored session (the
-//! hook records SessionStart before any transcript upload): it is stored by its id, and the
-//! status evidence it carries (UserPromptSubmit, Stop) is read from the deliveries into every
-//! session the batch names, so a session stored after its deliveries still gets it. An agent
-//! keeps its first kind and parent; its model follows its newest activity; a stored `ended` is sticky. An edge's first
-//! proof wins. A delivery is stored once by its id.
+//! Merges: a session's hosts, members and client versions accumulate (sorted, at most 64 hosts,
+//! 64 members and 32 versions; the unattributed `""` is never a member, so a session only keys
+//! without a member uploaded has none), `outputUnderReported` once true stays true, first
+//! activity only falls and last only rises, `lastPromptAt`/`lastStopAt` only rise. A delivery
+//! needs no stored session (the hook records SessionStart before any transcript upload): it is
+//! stored by its id, and the status evidence it carries (UserPromptSubmit, Stop) is read from
+//! the deliveries into every session the batch names, so a session stored after its deliveries
+//! still gets it. An agent keeps its first kind and parent; its model follows its newest
+//! activity; a stored `ended` is sticky. An edge's first proof wins. A delivery is stored once
+//! by its id.
 
 use chrono::{DateTime, Utc};
 use sqlx::{PgPool, Postgres, Transaction};
@@ -207,8 +209,9 @@ async fn sessions(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), sql
     if !agent.is_empty() {
         sqlx::query(
             "INSERT INTO usage.sessions AS s (tenant_id, agent, session_id, project_slug, \
-               host_ids, client_versions, output_under_reported, first_activity_at, last_activity_at) \
-             SELECT $1, a, i, p, ARRAY[$9::text], \
+               host_ids, members, client_versions, output_under_reported, first_activity_at, \
+               last_activity_at) \
+             SELECT $1, a, i, p, ARRAY[$9::text], array_remove(ARRAY[$10::text], ''), \
                ARRAY(SELECT DISTINCT v FROM unnest(string_to_array(cv, E'\\n')) AS v ORDER BY v LIMIT 32), \
                u, f, l \
              FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bool[], \
@@ -217,6 +220,8 @@ async fn sessions(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), sql
                project_slug = EXCLUDED.project_slug, \
                host_ids = ARRAY(SELECT DISTINCT h FROM unnest(s.host_ids || EXCLUDED.host_ids) AS h \
                  ORDER BY h LIMIT 64), \
+               members = ARRAY(SELECT DISTINCT m FROM unnest(s.members || EXCLUDED.members) AS m \
+                 ORDER BY m LIMIT 64), \
                client_versions = ARRAY(SELECT DISTINCT v FROM \
                  unnest(s.client_versions || EXCLUDED.client_versions) AS v ORDER BY v LIMIT 32), \
                output_under_reported = s.output_under_reported OR EXCLUDED.output_under_reported, \
@@ -232,23 +237,28 @@ async fn sessions(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), sql
         .bind(&first)
         .bind(&last)
         .bind(&batch.host_id)
+        .bind(&batch.member)
         .execute(&mut **tx)
         .await?;
     }
-    // Stored sessions this host now reports usage or deliveries for count it among their hosts.
+    // Stored sessions this host (and member) now reports agents, edges or usage for count it
+    // among their hosts (and members).
     let (agents, ids) = split2(&batch.referenced_sessions());
     if !agents.is_empty() {
         sqlx::query(
-            "UPDATE usage.sessions s SET host_ids = \
-               ARRAY(SELECT DISTINCT h FROM unnest(s.host_ids || ARRAY[$4::text]) AS h ORDER BY h LIMIT 64) \
+            "UPDATE usage.sessions s SET host_ids = ARRAY(SELECT DISTINCT h FROM \
+                 unnest(s.host_ids || ARRAY[$4::text]) AS h ORDER BY h LIMIT 64), \
+               members = ARRAY(SELECT DISTINCT m FROM \
+                 unnest(s.members || array_remove(ARRAY[$5::text], '')) AS m ORDER BY m LIMIT 64) \
              FROM unnest($2::text[], $3::text[]) AS k(agent, session_id) \
              WHERE s.tenant_id = $1 AND s.agent = k.agent AND s.session_id = k.session_id \
-               AND NOT ($4 = ANY(s.host_ids))",
+               AND (NOT ($4 = ANY(s.host_ids)) OR ($5 <> '' AND NOT ($5 = ANY(s.members))))",
         )
         .bind(tenant_id)
         .bind(&agents)
         .bind(&ids)
         .bind(&batch.host_id)
+        .bind(&batch.member)
         .execute(&mut **tx)
         .await?;
     }

@@ -6,6 +6,13 @@
 //!
 //! A replaced row takes every column of the survivor: its tokens (reasoning included), its
 //! server-tool calls and their price, so the stored row is always the surviving copy whole.
+//!
+//! Attribution follows the copy, not the first upload: a row's `host_id` and `member` are
+//! those of the upload whose copy is stored. A re-upload of the same fact by another host or
+//! member that the collision rule leaves unchanged leaves the row (and its rollups) with the
+//! first uploader; one that replaces the row moves it, host and member together, to the
+//! replacing upload, and its rollup contribution with it. (The session still counts every
+//! host and member that reported it, [`crate::upload`].)
 
 use std::collections::HashMap;
 
@@ -69,7 +76,7 @@ pub async fn write(
     let mut pending: Vec<Write<'_>> = batch
         .usage
         .iter()
-        .map(|row| prepare(table, &coordinates, &batch.host_id, row))
+        .map(|row| prepare(table, &coordinates, batch, row))
         .collect();
     pending.sort_by(|a, b| (&a.row.agent, &a.row.dedup_key).cmp(&(&b.row.agent, &b.row.dedup_key)));
     let mut deltas: Vec<(Key, Delta)> = Vec::new();
@@ -77,7 +84,7 @@ pub async fn write(
         if pending.is_empty() {
             break;
         }
-        let inserted = write_usage(tx, tenant_id, &batch.host_id, &pending, Conflict::Skip).await?;
+        let inserted = write_usage(tx, tenant_id, batch, &pending, Conflict::Skip).await?;
         let mut held = Vec::new();
         for write in pending {
             if inserted.contains(&(write.row.agent.as_str(), write.row.dedup_key.as_str())) {
@@ -112,7 +119,7 @@ pub async fn write(
                 }
             }
         }
-        write_usage(tx, tenant_id, &batch.host_id, &replacing, Conflict::Replace).await?;
+        write_usage(tx, tenant_id, batch, &replacing, Conflict::Replace).await?;
     }
     if !pending.is_empty() {
         // Deleted under us round after round: refuse rather than guess; the client resends.
@@ -125,11 +132,12 @@ pub async fn write(
 /// Insert-then-lock rounds before a key that keeps vanishing fails the upload.
 const MAX_ROUNDS: usize = 3;
 
-/// A row priced and placed: where it counts (its session's project, its agent's kind).
+/// A row priced and placed: where it counts (its session's project, its agent's kind, the
+/// uploading host and member).
 fn prepare<'a>(
     table: &PriceTable,
     coordinates: &HashMap<AgentKey, (String, String)>,
-    host_id: &str,
+    batch: &Batch,
     row: &'a Usage,
 ) -> Write<'a> {
     let (project, kind) = coordinates
@@ -145,8 +153,9 @@ fn prepare<'a>(
         bucket: rollups::bucket(row.at),
         model: rollups::model_coordinate(row.model.as_deref()),
         project_slug: project,
-        host_id: host_id.to_string(),
+        host_id: batch.host_id.clone(),
         agent_kind: kind,
+        member: batch.member.clone(),
     };
     Write { row, key, price }
 }
@@ -173,7 +182,8 @@ async fn stored_rows(
     distinct_agents.dedup();
     let keys: Vec<&str> = writes.iter().map(|w| w.row.dedup_key.as_str()).collect();
     let statement = format!(
-        "SELECT agent, session_id, agent_kind, project_slug, host_id, {PRICED_ROW_COLUMNS} \
+        "SELECT agent, session_id, agent_kind, project_slug, host_id, member, \
+           {PRICED_ROW_COLUMNS} \
          FROM usage.token_usage \
          WHERE tenant_id = $1 AND agent = ANY($2::text[]) AND dedup_key = ANY($3::text[]) \
          ORDER BY agent, dedup_key FOR UPDATE"
@@ -195,6 +205,7 @@ async fn stored_rows(
             project_slug: row.try_get("project_slug")?,
             host_id: row.try_get("host_id")?,
             agent_kind: row.try_get("agent_kind")?,
+            member: row.try_get("member")?,
         };
         let record = priced.record;
         let delta = Delta::of(&record.tokens, &record.server_tools, &priced.price);
@@ -333,9 +344,9 @@ const INSERT_USAGE: &str = "INSERT INTO usage.token_usage AS t (tenant_id, agent
        session_id, agent_id, agent_kind, project_slug, host_id, model, model_key, at, input, \
        output, cache_read, cache_write_5m, cache_write_1h, service_tier, speed, inference_geo, \
        sidechain, cost, priced, reasoning, web_search_requests, web_fetch_requests, \
-       server_tool_cost, unpriced_calls) \
+       server_tool_cost, unpriced_calls, member) \
      SELECT $1, a, d, s, i, k, p, $2, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, \
-       c::numeric, pr, rs, ws, wf, stc::numeric, uc \
+       c::numeric, pr, rs, ws, wf, stc::numeric, uc, $28::text \
      FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], \
        $9::text[], $10::text[], $11::timestamptz[], $12::int8[], $13::int8[], $14::int8[], \
        $15::int8[], $16::int8[], $17::text[], $18::text[], $19::text[], $20::bool[], \
@@ -347,10 +358,12 @@ const INSERT_USAGE: &str = "INSERT INTO usage.token_usage AS t (tenant_id, agent
 const ON_CONFLICT_SKIP: &str =
     "ON CONFLICT (tenant_id, agent, dedup_key) DO NOTHING RETURNING agent, dedup_key";
 
+/// The survivor's copy whole, its host and member included (see the module's attribution rule).
 const ON_CONFLICT_REPLACE: &str = "ON CONFLICT (tenant_id, agent, dedup_key) DO UPDATE SET \
        session_id = EXCLUDED.session_id, agent_id = EXCLUDED.agent_id, \
        agent_kind = EXCLUDED.agent_kind, project_slug = EXCLUDED.project_slug, \
-       host_id = EXCLUDED.host_id, model = EXCLUDED.model, model_key = EXCLUDED.model_key, \
+       host_id = EXCLUDED.host_id, member = EXCLUDED.member, model = EXCLUDED.model, \
+       model_key = EXCLUDED.model_key, \
        at = EXCLUDED.at, input = EXCLUDED.input, output = EXCLUDED.output, \
        cache_read = EXCLUDED.cache_read, cache_write_5m = EXCLUDED.cache_write_5m, \
        cache_write_1h = EXCLUDED.cache_write_1h, service_tier = EXCLUDED.service_tier, \
@@ -376,7 +389,7 @@ impl WrittenKeys {
 async fn write_usage(
     tx: &mut Tx,
     tenant_id: Uuid,
-    host_id: &str,
+    batch: &Batch,
     writes: &[Write<'_>],
     conflict: Conflict,
 ) -> Result<WrittenKeys, sqlx::Error> {
@@ -393,7 +406,7 @@ async fn write_usage(
     };
     let mut keys: Vec<(String, String)> = sqlx::query_as(AssertSqlSafe(statement))
         .bind(tenant_id)
-        .bind(host_id)
+        .bind(&batch.host_id)
         .bind(&columns.text[0])
         .bind(&columns.text[1])
         .bind(&columns.text[2])
@@ -419,6 +432,7 @@ async fn write_usage(
         .bind(&columns.counts[7])
         .bind(&columns.money[1])
         .bind(&columns.counts[8])
+        .bind(&batch.member)
         .fetch_all(&mut **tx)
         .await?;
     keys.sort_unstable();

@@ -173,6 +173,9 @@ pub struct Delivery {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Batch {
     pub host_id: String,
+    /// The member the uploading key speaks for, `""` when it has none (unattributed). It comes
+    /// with the call (checked by [`baton_kit::member::member_of`]), not in the body.
+    pub member: String,
     pub sessions: Vec<Session>,
     pub agents: Vec<Agent>,
     pub edges: Vec<Edge>,
@@ -252,8 +255,13 @@ impl Batch {
     }
 }
 
-/// Checks a whole batch; `now` bounds its instants.
-pub fn batch(request: &proto::UploadBatchRequest, now: DateTime<Utc>) -> Result<Batch, ApiError> {
+/// Checks a whole batch uploaded for `member` (the call's, already checked); `now` bounds its
+/// instants.
+pub fn batch(
+    request: &proto::UploadBatchRequest,
+    member: Option<String>,
+    now: DateTime<Utc>,
+) -> Result<Batch, ApiError> {
     let counts = [
         ("sessions", request.sessions.len(), MAX_SESSIONS),
         ("agents", request.agents.len(), MAX_AGENTS),
@@ -401,6 +409,7 @@ pub fn batch(request: &proto::UploadBatchRequest, now: DateTime<Utc>) -> Result<
 
     Ok(Batch {
         host_id,
+        member: member.unwrap_or_default(),
         sessions,
         agents,
         edges,

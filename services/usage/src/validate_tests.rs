@@ -87,7 +87,7 @@ fn batch_of(edit: impl FnOnce(&mut proto::UploadBatchRequest)) -> Result<Batch, 
         }],
     };
     edit(&mut request);
-    batch(&request, now())
+    batch(&request, None, now())
 }
 
 #[test]

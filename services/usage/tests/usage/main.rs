@@ -1,6 +1,7 @@
 //! The usage service against a real database: the gRPC handlers called in-process, one fresh
 //! Postgres database per test, migrated as `baton migrate` does, "now" set per call.
 
+mod members;
 mod periods;
 mod pricing;
 mod reads;

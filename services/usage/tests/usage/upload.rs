@@ -323,7 +323,7 @@ async fn an_upload_reports_the_newest_row_it_stored_and_none_when_it_stored_none
         let pool = harness.runtime.clone();
         let table = table.clone();
         async move {
-            let batch = baton_usage::validate::batch(&request, now).expect("valid");
+            let batch = baton_usage::validate::batch(&request, None, now).expect("valid");
             baton_usage::upload::upload(&pool, &table, tenant, now, &batch)
                 .await
                 .expect("stored")
