@@ -98,11 +98,21 @@ enum Command {
 enum KeyCommand {
     /// Mint one more key for a tenant and print `{"tenantId", "scope", "apiKey"}` once.
     /// `ingest` keys call the hook-facing API; `console` keys only sign in to `/console`.
+    /// `--member` names the person an ingest key speaks for: what it reports is attributed to
+    /// them (`groupBy=member`); without it, to "unattributed".
     Create {
         #[arg(long)]
         tenant: String,
         #[arg(long, value_parser = ["ingest", "console"])]
         scope: String,
+        #[arg(long)]
+        member: Option<String>,
+    },
+    /// List a tenant's keys, one JSON line each: prefix, scope, member, created, last used,
+    /// revoked. Never a secret.
+    List {
+        #[arg(long)]
+        tenant: String,
     },
 }
 
@@ -230,8 +240,16 @@ async fn main() -> anyhow::Result<()> {
             command: TenantCommand::Create { name },
         } => tenant::create(&env, &name).await,
         Command::Key {
-            command: KeyCommand::Create { tenant, scope },
-        } => tenant::create_key(&env, &tenant, &scope).await,
+            command:
+                KeyCommand::Create {
+                    tenant,
+                    scope,
+                    member,
+                },
+        } => tenant::create_key(&env, &tenant, &scope, member.as_deref()).await,
+        Command::Key {
+            command: KeyCommand::List { tenant },
+        } => tenant::list_keys(&env, &tenant).await,
         Command::Client {
             command:
                 ClientCommand::Create {

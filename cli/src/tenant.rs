@@ -37,21 +37,66 @@ pub async fn create(env: &Env, name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Mints one more key for a live tenant and prints it as one JSON line.
-pub async fn create_key(env: &Env, tenant: &str, scope: &str) -> anyhow::Result<()> {
-    let tenant_id = uuid::Uuid::parse_str(tenant.trim())
-        .map_err(|_| anyhow::anyhow!("--tenant must be a tenant id (a uuid)"))?;
+fn tenant_id(tenant: &str) -> anyhow::Result<uuid::Uuid> {
+    uuid::Uuid::parse_str(tenant.trim())
+        .map_err(|_| anyhow::anyhow!("--tenant must be a tenant id (a uuid)"))
+}
+
+/// Mints one more key for a live tenant and prints it as one JSON line. A member is for
+/// ingest keys only: a console key signs a person in and reports nothing.
+pub async fn create_key(
+    env: &Env,
+    tenant: &str,
+    scope: &str,
+    member: Option<&str>,
+) -> anyhow::Result<()> {
+    let tenant_id = tenant_id(tenant)?;
     let scope =
         Scope::parse(scope).ok_or_else(|| anyhow::anyhow!("--scope must be ingest or console"))?;
+    let member = member
+        .map(|name| {
+            baton_kit::member::member(name).map_err(|error| anyhow::anyhow!("--{}", error.detail))
+        })
+        .transpose()?;
+    anyhow::ensure!(
+        member.is_none() || scope == Scope::Ingest,
+        "--member is for ingest keys: a console key reports nothing to attribute"
+    );
     let pool = gateway_pool(env).await?;
-    let key = baton_gateway::tenants::create_key(&pool, tenant_id, scope)
+    let key = baton_gateway::tenants::create_key(&pool, tenant_id, scope, member.as_deref())
         .await
         .context("creating the key")?;
-    let line = serde_json::json!({
+    let mut line = serde_json::json!({
         "tenantId": tenant_id.to_string(),
         "scope": scope.as_str(),
         "apiKey": key,
     });
+    if let Some(member) = member {
+        line["member"] = serde_json::json!(member);
+    }
     println!("{line}");
+    Ok(())
+}
+
+/// Prints a tenant's keys, one JSON line each, newest first; never a secret.
+pub async fn list_keys(env: &Env, tenant: &str) -> anyhow::Result<()> {
+    let tenant_id = tenant_id(tenant)?;
+    let pool = gateway_pool(env).await?;
+    let keys = baton_gateway::tenants::list_keys(&pool, tenant_id)
+        .await
+        .context("listing the keys")?;
+    for key in keys {
+        let line = serde_json::json!({
+            "prefix": key.prefix,
+            "scope": key.scope().as_str(),
+            "member": key.member,
+            "createdAt": key.created_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            "lastUsedAt": key.last_used_at
+                .map(|at| at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+            "revokedAt": key.revoked_at
+                .map(|at| at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        });
+        println!("{line}");
+    }
     Ok(())
 }

@@ -41,9 +41,11 @@ pub const API_KEY_HEADER: &str = "x-api-key";
 const MAX_CACHED_KEYS: usize = 10_000;
 
 /// The authenticated caller, stored in request extensions for handlers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Principal {
     pub tenant_id: Uuid,
+    /// The member the key speaks for; `None`: unattributed.
+    pub member: Option<String>,
 }
 
 /// What to do with a presented key before any secret is compared.
@@ -69,10 +71,11 @@ pub fn plan(cached: Option<(bool, Duration)>, ttl: Duration, failures_left: bool
 }
 
 /// The outcome of checking a presented key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verification {
-    /// The secret verified: the key's tenant and scope (the caller checks the scope fits).
-    Verified(Uuid, Scope),
+    /// The secret verified: the key's tenant, scope (the caller checks the scope fits) and
+    /// member.
+    Verified(Uuid, Scope, Option<String>),
     /// Wrong secret, unknown or revoked: 401.
     Failed,
     /// Too many failed verifications from this client: 429 after this many seconds.
@@ -194,7 +197,11 @@ impl KeyResolver {
                 {
                     tracing::warn!(error = %error, "could not record api key use");
                 }
-                Ok(Verification::Verified(stored.tenant_id, stored.scope()))
+                Ok(Verification::Verified(
+                    stored.tenant_id,
+                    stored.scope(),
+                    stored.member.clone(),
+                ))
             }
             None => Ok(match failures.check(&client_key) {
                 Ok(()) => Verification::Failed,
@@ -265,9 +272,9 @@ pub async fn require_api_key(
             tracing::warn!(error = %error, "api key store unavailable");
             HttpError::new(ErrorCode::ServiceUnavailable, "key store unavailable").closing()
         })?;
-    let tenant_id = match verification {
-        Verification::Verified(tenant_id, Scope::Ingest) => tenant_id,
-        Verification::Verified(_, Scope::Console) => {
+    let (tenant_id, member) = match verification {
+        Verification::Verified(tenant_id, Scope::Ingest, member) => (tenant_id, member),
+        Verification::Verified(_, Scope::Console, _) => {
             return Err(HttpError::new(
                 ErrorCode::AccessDenied,
                 "a console key signs in to /console; the API needs an ingest key",
@@ -295,7 +302,9 @@ pub async fn require_api_key(
         );
     }
     let mut request = request;
-    request.extensions_mut().insert(Principal { tenant_id });
+    request
+        .extensions_mut()
+        .insert(Principal { tenant_id, member });
     Ok(next.run(request).await)
 }
 

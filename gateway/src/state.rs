@@ -70,6 +70,33 @@ pub struct Shared {
     pub schema: baton_kit::schema::Readiness,
 }
 
+/// The member the request's key speaks for (`None`: unattributed), for the calls that
+/// attribute work to it (session opens, heartbeats, pulses, usage uploads), which attach it
+/// with `baton_kit::member::attach`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member(pub Option<String>);
+
+impl FromRequestParts<AppState> for Member {
+    type Rejection = HttpError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &AppState) -> Result<Member, HttpError> {
+        parts
+            .extensions
+            .get::<Principal>()
+            .map(|principal| Member(principal.member.clone()))
+            .ok_or_else(|| HttpError::new(ErrorCode::Unauthorized, "no principal"))
+    }
+}
+
+impl Member {
+    /// `message` as a call for `call` that attributes its work to this member.
+    pub fn request<T>(&self, state: &Shared, call: &OutboundCall, message: T) -> tonic::Request<T> {
+        let mut request = state.outbound.request(call, message);
+        baton_kit::member::attach(&mut request, self.0.as_deref());
+        request
+    }
+}
+
 /// The caller of a request as outgoing RPCs see it: tenant from the key, and the test instant
 /// when the test clock is on (a malformed one is 400).
 #[derive(Debug, Clone)]
@@ -82,7 +109,7 @@ impl FromRequestParts<AppState> for Caller {
         let principal = parts
             .extensions
             .get::<Principal>()
-            .copied()
+            .cloned()
             .ok_or_else(|| HttpError::new(ErrorCode::Unauthorized, "no principal"))?;
         let test_now = if state.clock.test_mode() {
             match parts.headers.get(TEST_NOW_KEY) {

@@ -54,6 +54,8 @@ pub struct StoredKey {
     pub tenant_id: Uuid,
     pub secret_sha256: Vec<u8>,
     pub scopes: Vec<String>,
+    /// The person the key speaks for (ingest keys; `None` reads as unattributed).
+    pub member: Option<String>,
 }
 
 impl StoredKey {
@@ -71,22 +73,25 @@ pub enum CreateKeyError {
     Database(#[from] sqlx::Error),
 }
 
-/// Mints one more key for a live tenant; the text is returned once and never stored.
+/// Mints one more key for a live tenant, speaking for `member` when given (already
+/// validated with `baton_kit::member::member`); the text is returned once and never stored.
 pub async fn create_key(
     pool: &PgPool,
     tenant_id: Uuid,
     scope: Scope,
+    member: Option<&str>,
 ) -> Result<String, CreateKeyError> {
     let key = keys::generate();
     let inserted = sqlx::query(
-        "INSERT INTO gateway.api_keys (prefix, tenant_id, secret_sha256, scopes) \
-         SELECT $1, t.id, $3, ARRAY[$4] FROM gateway.tenants AS t \
+        "INSERT INTO gateway.api_keys (prefix, tenant_id, secret_sha256, scopes, member) \
+         SELECT $1, t.id, $3, ARRAY[$4], $5 FROM gateway.tenants AS t \
          WHERE t.id = $2 AND t.deleted_at IS NULL",
     )
     .bind(&key.prefix)
     .bind(tenant_id)
     .bind(&key.secret_sha256)
     .bind(scope.as_str())
+    .bind(member)
     .execute(pool)
     .await?;
     if inserted.rows_affected() == 0 {
@@ -133,7 +138,7 @@ pub async fn live_tenants(pool: &PgPool) -> Result<Vec<Uuid>, sqlx::Error> {
 #[tracing::instrument(name = "db.gateway.find_key", skip_all)]
 pub async fn find_live_key(pool: &PgPool, prefix: &str) -> Result<Option<StoredKey>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT k.tenant_id, k.secret_sha256, k.scopes \
+        "SELECT k.tenant_id, k.secret_sha256, k.scopes, k.member \
          FROM gateway.api_keys AS k JOIN gateway.tenants AS t ON t.id = k.tenant_id \
          WHERE k.prefix = $1 AND k.revoked_at IS NULL AND t.deleted_at IS NULL",
     )
@@ -150,4 +155,32 @@ pub async fn touch_key(pool: &PgPool, prefix: &str) -> Result<(), sqlx::Error> {
         .execute(pool)
         .await?;
     Ok(())
+}
+
+/// A key as the tenant's list shows it: never its secret.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ListedKey {
+    pub prefix: String,
+    pub scopes: Vec<String>,
+    pub member: Option<String>,
+    pub created_at: chrono::DateTime<chrono::Utc>,
+    pub last_used_at: Option<chrono::DateTime<chrono::Utc>>,
+    pub revoked_at: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+impl ListedKey {
+    pub fn scope(&self) -> Scope {
+        Scope::of_stored(&self.scopes)
+    }
+}
+
+/// Every key of a tenant, newest first (revoked ones too, marked), without secrets.
+pub async fn list_keys(pool: &PgPool, tenant_id: Uuid) -> Result<Vec<ListedKey>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT prefix, scopes, member, created_at, last_used_at, revoked_at \
+         FROM gateway.api_keys WHERE tenant_id = $1 ORDER BY created_at DESC, prefix",
+    )
+    .bind(tenant_id)
+    .fetch_all(pool)
+    .await
 }

@@ -12,6 +12,7 @@ pub struct RawFilters {
     pub project: Option<String>,
     pub harness: Option<String>,
     pub liveness: Option<String>,
+    pub member: Option<String>,
     pub from: Option<String>,
     pub to: Option<String>,
     pub cursor: Option<String>,
@@ -23,6 +24,8 @@ pub struct Filters {
     pub project: Option<String>,
     pub harness: Option<String>,
     pub liveness: Option<String>,
+    /// A member's sessions, or `unattributed`: those no member reported.
+    pub member: Option<String>,
     /// First day shown, and last day shown (inclusive), in the viewer's zone.
     pub from: Option<NaiveDate>,
     pub to: Option<NaiveDate>,
@@ -53,6 +56,15 @@ fn date(name: &str, value: Option<&String>) -> Result<Option<NaiveDate>, String>
 
 /// Validates what the form sent.
 pub fn parse(raw: &RawFilters) -> Result<Filters, String> {
+    let member = present(raw.member.as_ref())
+        .map(|text| {
+            if text == baton_kit::member::UNATTRIBUTED {
+                Ok(text.to_string())
+            } else {
+                baton_kit::member::member(text).map_err(|error| error.detail)
+            }
+        })
+        .transpose()?;
     let project = present(raw.project.as_ref())
         .map(|text| {
             if text.chars().count() > 256 || text.chars().any(char::is_control) {
@@ -95,6 +107,7 @@ pub fn parse(raw: &RawFilters) -> Result<Filters, String> {
         project,
         harness,
         liveness,
+        member,
         from,
         to,
         cursor,
@@ -140,6 +153,7 @@ pub fn query_string(filters: &Filters, cursor: Option<&str>) -> String {
     put("project", filters.project.as_deref());
     put("harness", filters.harness.as_deref());
     put("liveness", filters.liveness.as_deref());
+    put("member", filters.member.as_deref());
     let from = filters.from.map(|day| day.to_string());
     let to = filters.to.map(|day| day.to_string());
     put("from", from.as_deref());
@@ -163,6 +177,7 @@ mod tests {
             project: get("project"),
             harness: get("harness"),
             liveness: get("liveness"),
+            member: get("member"),
             from: get("from"),
             to: get("to"),
             cursor: get("cursor"),
@@ -175,7 +190,7 @@ mod tests {
             .expect("empty is any");
         assert_eq!(any, Filters::default());
         type Case<'a> = (&'a [(&'a str, &'a str)], Option<&'a str>);
-        let table: [Case<'_>; 8] = [
+        let table: [Case<'_>; 11] = [
             (&[("harness", "codex"), ("liveness", "disconnected")], None),
             (&[("harness", "vim")], Some("harness must be one of")),
             (&[("liveness", "dead")], Some("liveness must be one of")),
@@ -186,6 +201,9 @@ mod tests {
             ),
             (&[("project", "a\u{7}b")], Some("control characters")),
             (&[("cursor", "a b")], Some("damaged")),
+            (&[("member", "al ice")], Some("member must be")),
+            (&[("member", "unattributed")], None),
+            (&[("member", "alice@example.com")], None),
             (&[("from", "2026-12-01"), ("to", "2026-12-01")], None),
         ];
         for (pairs, error) in table {

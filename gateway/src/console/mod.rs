@@ -63,6 +63,7 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/transcripts/{agent}/{session_id}",
             get(pages::transcript_session::page),
         )
+        .route("/keys", get(pages::keys::page))
         .route("/usage", get(pages::usage::page))
         .route("/usage/export", get(pages::usage::export))
         .route("/sign-out", post(sign_in::sign_out))

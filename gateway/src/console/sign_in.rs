@@ -139,8 +139,8 @@ pub async fn sign_in(
         }
     };
     let tenant_id = match verification {
-        Verification::Verified(tenant_id, Scope::Console) => tenant_id,
-        Verification::Verified(_, Scope::Ingest) => {
+        Verification::Verified(tenant_id, Scope::Console, _) => tenant_id,
+        Verification::Verified(_, Scope::Ingest, _) => {
             return sign_in_page(
                 StatusCode::UNAUTHORIZED,
                 Some(

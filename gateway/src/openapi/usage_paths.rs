@@ -139,6 +139,7 @@ fn session_summary() -> Value {
     record(
         json!({"agent": {"type": "string"}, "sessionId": {"type": "string"},
         "projectSlug": {"type": "string"}, "hostIds": array(json!({"type": "string"}), None),
+        "members": array(json!({"type": "string"}), None),
         "clientVersions": array(json!({"type": "string"}), None),
         "outputUnderReported": boolean(), "firstActivityAt": nullable(iso()),
         "lastActivityAt": nullable(iso()), "agentCount": u32_count(),
@@ -191,6 +192,7 @@ pub fn usage_paths(paths: &mut Map<String, Value>) {
             "host",
             "session",
             "agentType",
+            "member",
         ]),
         false,
     ));
@@ -225,6 +227,12 @@ pub fn usage_paths(paths: &mut Map<String, Value>) {
         query("project", identifier(256), false),
         query("agent", agent(), false),
         query("hostId", id(128), false),
+        query(
+            "member",
+            json!({"type": "string", "maxLength": 64,
+                "description": "A member's sessions; `unattributed`: those no member uploaded."}),
+            false,
+        ),
         query("limit", integer(1, 200), false),
         query(
             "cursor",

@@ -12,7 +12,7 @@ use crate::path_ids::RunIdPath;
 use crate::response::HttpResult;
 use crate::routes::sessions::{key, observed, unknown_run_is_invalid};
 use crate::routes::{iso_of, optional_iso};
-use crate::state::{AppState, Caller};
+use crate::state::{AppState, Caller, Member};
 use crate::strict::{self, StrictJson};
 
 /// `POST /agent-sessions/pulse` body.
@@ -103,6 +103,7 @@ fn state_name(value: i32) -> &'static str {
 pub async fn pulse(
     State(state): State<AppState>,
     Caller(call): Caller,
+    member: Member,
     StrictJson(body): StrictJson<PulseBody>,
 ) -> HttpResult<Json<PulseAnswer>> {
     let request = proto::PulseRequest {
@@ -120,7 +121,7 @@ pub async fn pulse(
     let answer = state
         .registry
         .clone()
-        .pulse(state.outbound.request(&call, request))
+        .pulse(member.request(&state, &call, request))
         .await?
         .into_inner();
     Ok(Json(PulseAnswer {

@@ -13,7 +13,7 @@ use baton_proto::registry::v1 as proto;
 use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::{iso_of, optional_iso};
-use crate::state::{AppState, Caller};
+use crate::state::{AppState, Caller, Member};
 use crate::strict::{self, StrictJson};
 
 /// `source` of an open: `compact` and `clear` are not sources (400).
@@ -178,6 +178,7 @@ pub fn key(agent: String, session_id: String) -> Option<proto::SessionKey> {
 pub async fn open(
     State(state): State<AppState>,
     Caller(call): Caller,
+    member: Member,
     StrictJson(body): StrictJson<OpenBody>,
 ) -> HttpResult<Json<OpenAnswer>> {
     let request = proto::OpenRequest {
@@ -201,7 +202,7 @@ pub async fn open(
     let answer = state
         .registry
         .clone()
-        .open(state.outbound.request(&call, request))
+        .open(member.request(&state, &call, request))
         .await?
         .into_inner();
     Ok(Json(OpenAnswer {
@@ -220,6 +221,7 @@ pub async fn open(
 pub async fn heartbeat(
     State(state): State<AppState>,
     Caller(call): Caller,
+    member: Member,
     StrictJson(body): StrictJson<HeartbeatBody>,
 ) -> HttpResult<Json<HeartbeatAnswer>> {
     let request = proto::HeartbeatRequest {
@@ -230,7 +232,7 @@ pub async fn heartbeat(
     let answer = state
         .registry
         .clone()
-        .heartbeat(state.outbound.request(&call, request))
+        .heartbeat(member.request(&state, &call, request))
         .await?
         .into_inner();
     Ok(Json(HeartbeatAnswer {

@@ -191,6 +191,8 @@ pub struct SessionAnswer {
     pub session_id: String,
     pub project_slug: String,
     pub host_ids: Vec<String>,
+    /// The members whose keys uploaded the session's facts (empty: none had a member).
+    pub members: Vec<String>,
     pub client_versions: Vec<String>,
     pub output_under_reported: bool,
     pub first_activity_at: Option<String>,
@@ -207,6 +209,7 @@ fn session(summary: proto::SessionSummary) -> SessionAnswer {
         session_id: summary.session_id,
         project_slug: summary.project_slug,
         host_ids: summary.host_ids,
+        members: summary.members,
         client_versions: summary.client_versions,
         output_under_reported: summary.output_under_reported,
         agent_count: summary.agent_count,
@@ -235,7 +238,7 @@ pub async fn sessions(
     strict::only_keys(
         &pairs,
         &[
-            "from", "to", "project", "agent", "hostId", "limit", "cursor",
+            "from", "to", "project", "agent", "hostId", "member", "limit", "cursor",
         ],
     )?;
     let get = |key: &str| strict::single(&pairs, key);
@@ -251,6 +254,7 @@ pub async fn sessions(
         cursor: get("cursor").map(str::to_string),
         // The API's listing stays newest activity first (its contract).
         order: proto::SessionOrder::LastActivity.into(),
+        member: get("member").map(str::to_string),
     };
     let answer = state
         .usage

@@ -11,7 +11,7 @@ use baton_proto::usage::v1 as proto;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::usage::{instant, optional_instant};
 use crate::routes::usage_body;
-use crate::state::{AppState, Caller};
+use crate::state::{AppState, Caller, Member};
 use crate::strict;
 
 /// `POST /usage/batches` body: an `UploadBatchRequest`.
@@ -261,6 +261,7 @@ pub struct UploadAnswer {
 pub async fn upload(
     State(state): State<AppState>,
     Caller(call): Caller,
+    member: Member,
     request: Request,
 ) -> HttpResult<Json<UploadAnswer>> {
     let bytes = usage_body::read(request, state.usage_body_limit).await?;
@@ -269,7 +270,7 @@ pub async fn upload(
     let done = state
         .usage
         .clone()
-        .upload_batch(state.outbound.request(&call, message))
+        .upload_batch(member.request(&state, &call, message))
         .await?
         .into_inner();
     Ok(Json(UploadAnswer {

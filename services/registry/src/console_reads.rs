@@ -29,6 +29,8 @@ pub struct SessionSummary {
     /// The host of the newest episode, when a sidecar ever reported.
     pub host_id: Option<String>,
     pub follows: Option<Uuid>,
+    /// The members whose keys reported the session, first seen first.
+    pub members: Vec<String>,
 }
 
 /// One page of ListSessions.
@@ -72,6 +74,7 @@ impl Registry {
             bounds: session_list::bounds(query),
             project: query.project.as_deref(),
             agent: query.agent.as_deref(),
+            member: query.member.as_deref(),
             rows: session_list::rows_to_read(query),
         };
         let mut transaction = begin_tenant(self.pool(), tenant_id).await?;
@@ -80,7 +83,7 @@ impl Registry {
         let scanned: Vec<Uuid> = rows
             .iter()
             .take(scan_bound)
-            .map(|(session, _)| session.id)
+            .map(|listed| listed.session.id)
             .collect();
         let episodes = by_session(
             episodes::episodes_of_sessions(&mut transaction, tenant_id, &scanned).await?,
@@ -88,13 +91,16 @@ impl Registry {
         transaction.commit().await?;
         let summaries: Vec<SessionSummary> = rows
             .into_iter()
-            .map(|(session, follows)| {
-                let own = episodes.get(&session.id).map_or(&[][..], Vec::as_slice);
+            .map(|listed| {
+                let own = episodes
+                    .get(&listed.session.id)
+                    .map_or(&[][..], Vec::as_slice);
                 SessionSummary {
-                    state: self.state_of(&session, own, now),
+                    state: self.state_of(&listed.session, own, now),
                     host_id: own.first().map(|episode| episode.host_id.clone()),
-                    follows,
-                    session,
+                    follows: listed.follows,
+                    members: listed.members,
+                    session: listed.session,
                 }
             })
             .collect();
@@ -127,19 +133,22 @@ impl Registry {
         let rows =
             console_store::sessions_by_keys(&mut transaction, tenant_id, &agents, &session_ids)
                 .await?;
-        let ids: Vec<Uuid> = rows.iter().map(|(session, _)| session.id).collect();
+        let ids: Vec<Uuid> = rows.iter().map(|listed| listed.session.id).collect();
         let episodes =
             by_session(episodes::episodes_of_sessions(&mut transaction, tenant_id, &ids).await?);
         transaction.commit().await?;
         Ok(rows
             .into_iter()
-            .map(|(session, follows)| {
-                let own = episodes.get(&session.id).map_or(&[][..], Vec::as_slice);
+            .map(|listed| {
+                let own = episodes
+                    .get(&listed.session.id)
+                    .map_or(&[][..], Vec::as_slice);
                 SessionSummary {
-                    state: self.state_of(&session, own, now),
+                    state: self.state_of(&listed.session, own, now),
                     host_id: own.first().map(|episode| episode.host_id.clone()),
-                    follows,
-                    session,
+                    follows: listed.follows,
+                    members: listed.members,
+                    session: listed.session,
                 }
             })
             .collect())

@@ -16,6 +16,24 @@ struct ListedRecord {
     #[sqlx(flatten)]
     session: SessionRecord,
     follows_run_id: Option<Uuid>,
+    members: Vec<String>,
+}
+
+/// A listed session: the row, the run it follows and its members.
+pub struct Listed {
+    pub session: Session,
+    pub follows: Option<Uuid>,
+    pub members: Vec<String>,
+}
+
+impl From<ListedRecord> for Listed {
+    fn from(record: ListedRecord) -> Listed {
+        Listed {
+            session: Session::from(record.session),
+            follows: record.follows_run_id,
+            members: record.members,
+        }
+    }
 }
 
 /// The filters a page's query applies in SQL (the state filter cannot be: it is derived).
@@ -23,6 +41,8 @@ pub struct SessionScan<'a> {
     pub bounds: Bounds,
     pub project: Option<&'a str>,
     pub agent: Option<&'a str>,
+    /// A member's sessions; [`baton_kit::member::UNATTRIBUTED`]: those no member reported.
+    pub member: Option<&'a str>,
     pub rows: i64,
 }
 
@@ -33,14 +53,16 @@ pub async fn sessions_page(
     connection: &mut PgConnection,
     tenant_id: Uuid,
     scan: &SessionScan<'_>,
-) -> Result<Vec<(Session, Option<Uuid>)>, sqlx::Error> {
+) -> Result<Vec<Listed>, sqlx::Error> {
     let records: Vec<ListedRecord> = sqlx::query_as(
         "SELECT id, agent, session_id, source, project, scope, selector, opened_at, closed_at, \
            last_seen_at, activation_epoch, briefing_delivered_at, \
-           '[]'::jsonb AS briefed_memories, follows_run_id \
+           '[]'::jsonb AS briefed_memories, follows_run_id, members \
          FROM registry.agent_sessions \
          WHERE tenant_id = $1 AND (opened_at, id) < ($2, $3) AND opened_at >= $4 \
            AND ($5::text IS NULL OR project = $5) AND ($6::text IS NULL OR agent = $6) \
+           AND ($8::text IS NULL \
+             OR ($8 = $9 AND cardinality(members) = 0) OR ($8 <> $9 AND $8 = ANY(members))) \
          ORDER BY opened_at DESC, id DESC LIMIT $7",
     )
     .bind(tenant_id)
@@ -50,12 +72,11 @@ pub async fn sessions_page(
     .bind(scan.project)
     .bind(scan.agent)
     .bind(scan.rows)
+    .bind(scan.member)
+    .bind(baton_kit::member::UNATTRIBUTED)
     .fetch_all(connection)
     .await?;
-    Ok(records
-        .into_iter()
-        .map(|record| (Session::from(record.session), record.follows_run_id))
-        .collect())
+    Ok(records.into_iter().map(Listed::from).collect())
 }
 
 /// The sessions of these natural keys (`agents[i]`, `session_ids[i]`), each with the run it
@@ -66,11 +87,12 @@ pub async fn sessions_by_keys(
     tenant_id: Uuid,
     agents: &[String],
     session_ids: &[String],
-) -> Result<Vec<(Session, Option<Uuid>)>, sqlx::Error> {
+) -> Result<Vec<Listed>, sqlx::Error> {
     let records: Vec<ListedRecord> = sqlx::query_as(
         "SELECT s.id, s.agent, s.session_id, s.source, s.project, s.scope, s.selector, \
            s.opened_at, s.closed_at, s.last_seen_at, s.activation_epoch, \
-           s.briefing_delivered_at, '[]'::jsonb AS briefed_memories, s.follows_run_id \
+           s.briefing_delivered_at, '[]'::jsonb AS briefed_memories, s.follows_run_id, \
+           s.members \
          FROM unnest($2::text[], $3::text[]) AS k(agent, session_id) \
          JOIN registry.agent_sessions AS s \
            ON s.tenant_id = $1 AND s.agent = k.agent AND s.session_id = k.session_id",
@@ -80,10 +102,7 @@ pub async fn sessions_by_keys(
     .bind(session_ids)
     .fetch_all(connection)
     .await?;
-    Ok(records
-        .into_iter()
-        .map(|record| (Session::from(record.session), record.follows_run_id))
-        .collect())
+    Ok(records.into_iter().map(Listed::from).collect())
 }
 
 /// One episode pulsed since an instant, with its session.

@@ -6,6 +6,7 @@ use tonic::{Request, Response, Status};
 use baton_kit::clock::{Clock, to_timestamp};
 use baton_kit::error::ApiError;
 use baton_kit::grpc::CallContext;
+use baton_kit::member::member_of;
 use baton_kit::selector::Selector;
 use baton_proto::common::v1 as common;
 use baton_proto::registry::v1 as proto;
@@ -23,6 +24,8 @@ pub struct RegistryGrpc {
     pub(crate) registry: Registry,
     sweeper: Sweeper,
     clock: Clock,
+    /// Records the calling key's member on the sessions it reports.
+    pub(crate) members: crate::members::Attribution,
 }
 
 impl RegistryGrpc {
@@ -31,6 +34,7 @@ impl RegistryGrpc {
             registry,
             sweeper,
             clock,
+            members: crate::members::Attribution::default(),
         }
     }
 }
@@ -126,11 +130,20 @@ impl SessionRegistry for RegistryGrpc {
         request: Request<proto::OpenRequest>,
     ) -> Result<Response<proto::OpenResponse>, Status> {
         let call = CallContext::from_request(&request, &self.clock)?;
+        let member = member_of(&request)?;
         let command = open_command(request.get_ref())?;
         let opened = self
             .registry
             .open(call.tenant_id, &command, call.now)
             .await?;
+        self.members
+            .record(
+                self.registry.pool(),
+                call.tenant_id,
+                opened.session.id,
+                member.as_deref(),
+            )
+            .await;
         tracing::Span::current()
             .record("created", opened.created)
             .record("reopened", opened.reopened);
@@ -153,6 +166,7 @@ impl SessionRegistry for RegistryGrpc {
         request: Request<proto::HeartbeatRequest>,
     ) -> Result<Response<proto::HeartbeatResponse>, Status> {
         let call = CallContext::from_request(&request, &self.clock)?;
+        let member = member_of(&request)?;
         let message = request.get_ref();
         let (agent, session_id) = key_of(message.key.as_ref())?;
         if let Some(excerpt) = &message.last_message_excerpt {
@@ -178,6 +192,14 @@ impl SessionRegistry for RegistryGrpc {
                     .await?
             }
         };
+        self.members
+            .record(
+                self.registry.pool(),
+                call.tenant_id,
+                beat.id,
+                member.as_deref(),
+            )
+            .await;
         tracing::Span::current().record("resurrected", beat.resurrected);
         Ok(Response::new(proto::HeartbeatResponse {
             session_run_id: beat.id.to_string(),
@@ -340,9 +362,14 @@ impl SessionRegistry for RegistryGrpc {
         request: Request<proto::PulseRequest>,
     ) -> Result<Response<proto::PulseResponse>, Status> {
         let call = CallContext::from_request(&request, &self.clock)?;
-        Ok(Response::new(
-            self.pulse_rpc(&call, request.get_ref()).await?,
-        ))
+        let member = member_of(&request)?;
+        let answer = self.pulse_rpc(&call, request.get_ref()).await?;
+        if let Ok(id) = answer.session_run_id.parse() {
+            self.members
+                .record(self.registry.pool(), call.tenant_id, id, member.as_deref())
+                .await;
+        }
+        Ok(Response::new(answer))
     }
 
     #[tracing::instrument(name = "registry.get_liveness", skip_all, fields(state))]

@@ -42,6 +42,14 @@ fn state_filter(value: i32) -> Result<Option<State>, ApiError> {
     }
 }
 
+/// A member filter: a member name, or the reserved word for sessions no member reported.
+pub fn member_filter(text: &str) -> Result<String, ApiError> {
+    if text == baton_kit::member::UNATTRIBUTED {
+        return Ok(text.to_string());
+    }
+    baton_kit::member::member(text)
+}
+
 /// Validates a ListSessions request.
 pub fn session_query_of(request: &proto::ListSessionsRequest) -> Result<SessionQuery, ApiError> {
     let opened_from = optional_instant("openedFrom", request.opened_from.as_ref())?;
@@ -53,6 +61,7 @@ pub fn session_query_of(request: &proto::ListSessionsRequest) -> Result<SessionQ
         state: state_filter(request.state)?,
         opened_from,
         opened_to,
+        member: request.member.as_deref().map(member_filter).transpose()?,
         limit: session_list::limit(request.limit)?,
         cursor: request.cursor.as_deref().map(Cursor::parse).transpose()?,
     })
@@ -73,6 +82,7 @@ fn summary_to_proto(
         host_id: summary.host_id.clone(),
         follows_session_run_id: summary.follows.map(|id| id.to_string()),
         position,
+        members: summary.members.clone(),
     }
 }
 

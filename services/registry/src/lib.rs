@@ -17,6 +17,7 @@ pub mod grpc_liveness;
 pub mod live_batch;
 pub mod liveness;
 pub mod machines;
+pub mod members;
 pub mod messages;
 pub mod report;
 pub mod service;

@@ -29,6 +29,8 @@ pub struct SessionQuery {
     pub state: Option<State>,
     pub opened_from: Option<DateTime<Utc>>,
     pub opened_to: Option<DateTime<Utc>>,
+    /// A member's sessions ([`baton_kit::member::UNATTRIBUTED`]: no member's).
+    pub member: Option<String>,
     pub limit: u32,
     pub cursor: Option<Cursor>,
 }
@@ -171,6 +173,7 @@ mod tests {
             state: None,
             opened_from: None,
             opened_to: None,
+            member: None,
             limit: 3,
             cursor: None,
         }

@@ -56,7 +56,7 @@ fn rows_of(html: &str) -> (Vec<(String, Listed)>, Option<String>) {
         let harness = harness
             [harness.find('>').expect(">") + 1..harness.find("</td>").expect("</td>")]
             .to_string();
-        let state_cell = cells.get(5).expect("liveness cell");
+        let state_cell = cells.get(6).expect("liveness cell");
         let state = state_cell
             .split('>')
             .nth(2)
@@ -213,7 +213,7 @@ async fn sessions_known_from_hooks_transcripts_or_both_are_listed_once_each() {
         .collect();
     let downloaded: BTreeMap<String, String> = records
         .iter()
-        .map(|record| (format!("{}/{}", record[0], record[1]), record[3].clone()))
+        .map(|record| (format!("{}/{}", record[0], record[1]), record[4].clone()))
         .collect();
     assert_eq!(records.len(), by_key.len(), "one line per listed session");
     for (key, row) in &by_key {

@@ -35,6 +35,7 @@ mod hostile_input;
 mod internal_clients;
 mod lease;
 mod liveness_routes;
+mod members;
 mod memories;
 mod openapi_contract;
 mod otlp;

@@ -1,6 +1,7 @@
 //! The console's pages, one module each.
 
 pub mod fleet;
+pub mod keys;
 pub mod session;
 pub mod session_list;
 pub mod session_sources;

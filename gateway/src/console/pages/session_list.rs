@@ -38,6 +38,17 @@ pub struct Row {
     pub unpriced: String,
     /// All tokens as a plain number (empty when none were uploaded or usage did not answer).
     pub total_tokens: String,
+    /// The members who reported it, or `unattributed`.
+    pub members: String,
+}
+
+/// Members as the list shows them: their names, or `unattributed` when none had one.
+pub fn members_text(members: &[String]) -> String {
+    if members.is_empty() {
+        baton_kit::member::UNATTRIBUTED.to_string()
+    } else {
+        members.join(", ")
+    }
 }
 
 /// A page of the list: its rows, where the next page starts and which figures could not be read.
@@ -253,6 +264,7 @@ fn hook_row(
         cost_usd,
         unpriced,
         total_tokens,
+        members: members_text(&summary.members),
     })
 }
 
@@ -283,5 +295,6 @@ fn transcript_row(viewer: &Viewer, summary: &usage::SessionSummary) -> Row {
         cost_usd,
         unpriced,
         total_tokens,
+        members: members_text(&summary.members),
     }
 }

@@ -59,6 +59,7 @@ pub async fn hook_sessions(
         opened_to: window.opened_to.map(to_timestamp),
         limit: window.limit,
         cursor: cursor_of(stream),
+        member: window.filters.member.clone(),
     };
     let listed = state
         .registry
@@ -108,6 +109,7 @@ pub async fn transcript_sessions(
         limit: Some(window.limit),
         cursor: cursor_of(stream),
         order: usage::SessionOrder::FirstActivity.into(),
+        member: window.filters.member.clone(),
     };
     let listed = state
         .usage

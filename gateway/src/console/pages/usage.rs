@@ -241,6 +241,8 @@ pub struct UsagePage {
     pub days: Vec<FigureRow>,
     pub projects: Vec<FigureRow>,
     pub machines: Vec<FigureRow>,
+    /// Per member (`unattributed`: keys without a member).
+    pub members: Vec<FigureRow>,
     pub sessions: Vec<FigureRow>,
     pub savings_total: String,
 }
@@ -275,6 +277,7 @@ fn blank(viewer: &Viewer, query: &UsageQuery, error: Option<String>) -> UsagePag
         days: Vec::new(),
         projects: Vec::new(),
         machines: Vec::new(),
+        members: Vec::new(),
         sessions: Vec::new(),
         savings_total: String::new(),
     }
@@ -375,10 +378,11 @@ fn rows(answer: &usage::QueryUsageResponse) -> Vec<FigureRow> {
 }
 
 /// The tables the usage page offers as CSV, by their `table` name.
-const EXPORTS: [(&str, &str); 4] = [
+const EXPORTS: [(&str, &str); 5] = [
     ("periods", ""),
     ("projects", "project"),
     ("machines", "host"),
+    ("members", "member"),
     ("sessions", "session"),
 ];
 
@@ -464,19 +468,26 @@ pub async fn page(
             );
         }
     };
-    let (by_day, by_project, by_host, by_session) = tokio::join!(
+    let (by_day, by_project, by_host, by_member, by_session) = tokio::join!(
         grouped(&state, &viewer, &range, range.period.name()),
         grouped(&state, &viewer, &range, "project"),
         grouped(&state, &viewer, &range, "host"),
+        grouped(&state, &viewer, &range, "member"),
         grouped(&state, &viewer, &range, "session"),
     );
-    let (by_day, by_project, by_host, by_session) = match (by_day, by_project, by_host, by_session)
-    {
-        (Ok(day), Ok(project), Ok(host), Ok(session)) => (day, project, host, session),
-        (Err(status), ..) | (_, Err(status), ..) | (_, _, Err(status), _) | (.., Err(status)) => {
-            return page::from_status(&viewer, "usage", &status);
-        }
-    };
+    let (by_day, by_project, by_host, by_member, by_session) =
+        match (by_day, by_project, by_host, by_member, by_session) {
+            (Ok(day), Ok(project), Ok(host), Ok(member), Ok(session)) => {
+                (day, project, host, member, session)
+            }
+            (Err(status), ..)
+            | (_, Err(status), ..)
+            | (_, _, Err(status), ..)
+            | (_, _, _, Err(status), _)
+            | (.., Err(status)) => {
+                return page::from_status(&viewer, "usage", &status);
+            }
+        };
     let day_names = periods(&range);
     let cost_chart = stacked(&day_names, &by_day.groups, |figures| figures.cost_usd);
     let token_chart = stacked(&day_names, &by_day.groups, |figures| {
@@ -515,6 +526,7 @@ pub async fn page(
         .collect();
     page.projects = rows(&by_project);
     page.machines = rows(&by_host);
+    page.members = rows(&by_member);
     page.sessions = sessions;
     page.savings_total = view::usd(savings_total);
     page::render(StatusCode::OK, &page)

@@ -51,6 +51,8 @@ pub struct Console {
     client: SessionRegistryClient<Channel>,
     outbound: Outbound,
     pub tenant_id: Uuid,
+    /// The member every call speaks for (`x-baton-member`), when set.
+    member: Option<String>,
 }
 
 /// A pulse, with the fields most tests leave at their defaults.
@@ -102,6 +104,7 @@ impl Console {
             client: SessionRegistryClient::new(baton_kit::grpc::channel(address).expect("channel")),
             outbound: Outbound::new(baton_kit::Secret::new(TOKEN.into())),
             tenant_id,
+            member: None,
         }
     }
 
@@ -113,12 +116,46 @@ impl Console {
         )
     }
 
+    /// The same tenant's calls, speaking for `member` (raw: an invalid name goes out as is).
+    pub fn as_member(&self, member: &str) -> Console {
+        Console {
+            client: self.client.clone(),
+            outbound: self.outbound.clone(),
+            tenant_id: self.tenant_id,
+            member: Some(member.to_string()),
+        }
+    }
+
     fn request<T>(&self, at: DateTime<Utc>, message: T) -> tonic::Request<T> {
         let call = OutboundCall {
             tenant_id: self.tenant_id,
             test_now: Some(iso(at)),
         };
-        self.outbound.request(&call, message)
+        let mut request = self.outbound.request(&call, message);
+        if let Some(value) = self
+            .member
+            .as_deref()
+            .and_then(|member| member.parse().ok())
+        {
+            request
+                .metadata_mut()
+                .insert(baton_kit::member::MEMBER_KEY, value);
+        }
+        request
+    }
+
+    /// Opens `session_id` as [`Console::open`] does, answering the status instead of failing.
+    pub async fn try_open(&mut self, session_id: &str, at: DateTime<Utc>) -> Result<(), Status> {
+        let request = self.request(
+            at,
+            proto::OpenRequest {
+                key: Some(key(session_id)),
+                source: proto::Source::Startup.into(),
+                project: Some("baton".to_string()),
+                ..Default::default()
+            },
+        );
+        self.client.open(request).await.map(|_| ())
     }
 
     /// Opens `request` at `at`; answers the run id.

@@ -7,6 +7,7 @@ mod console_machines;
 mod console_sessions;
 mod grpc;
 mod lifecycle;
+mod members;
 mod security;
 mod sweep;
 
