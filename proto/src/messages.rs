@@ -12,6 +12,11 @@ pub const SESSION_CLOSED: &str = "registry.session.closed";
 /// Routing key (and envelope `type`) of [`SessionResurrected`].
 pub const SESSION_RESURRECTED: &str = "registry.session.resurrected";
 
+/// Routing key (and envelope `type`) of [`BudgetCrossed`].
+pub const BUDGET_CROSSED: &str = "usage.budget.crossed";
+/// Routing key (and envelope `type`) of [`RunawayFlagged`].
+pub const RUNAWAY_FLAGGED: &str = "usage.runaway.flagged";
+
 /// The envelope around every message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -48,7 +53,50 @@ pub struct SessionResurrected {
     pub activation_epoch: i64,
 }
 
-/// Version of both payloads above.
+/// A budget's spend in one period reached one of its thresholds. Published once per (budget,
+/// period, threshold), in the transaction of the upload whose usage made it so.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BudgetCrossed {
+    pub budget_id: Uuid,
+    /// `tenant`, `project` or `member`.
+    pub scope: String,
+    /// The project slug or member name a scoped budget watches; absent for `tenant`.
+    pub subject: Option<String>,
+    /// `month` or `day`.
+    pub period: String,
+    /// The period's first local day (`YYYY-MM-DD`) in `timezone`.
+    pub period_start: String,
+    pub timezone: String,
+    /// Percent of the limit: 50, 80, 100 by default.
+    pub threshold_percent: u32,
+    pub limit_usd: f64,
+    /// The period's spend when the crossing was seen.
+    pub spent_usd: f64,
+    pub crossed_at: DateTime<Utc>,
+}
+
+/// A session was flagged as running away: its spend over a sliding window passed the tenant's
+/// limit (`reason = spend`), or its main agent kept working past the limit without a user
+/// prompt (`reason = unattended`). Published once per session and episode of runaway.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RunawayFlagged {
+    pub agent: String,
+    pub session_id: String,
+    /// `spend` or `unattended`.
+    pub reason: String,
+    /// When the episode began (the window's end, or the last prompt plus the limit).
+    pub started_at: DateTime<Utc>,
+    /// The spend inside the window (`spend`), or the session's spend since its last prompt.
+    pub spent_usd: f64,
+    /// The window (`spend`) or the unattended limit (`unattended`), in minutes.
+    pub minutes: u32,
+    /// The limit that was passed, in USD (`spend`); 0 for `unattended`.
+    pub limit_usd: f64,
+}
+
+/// Version of every payload above.
 pub const VERSION: u32 = 1;
 
 impl Envelope {
