@@ -12,6 +12,7 @@ const PROTOS: &[&str] = &[
     "baton/triage/v1/triage.proto",
     "baton/closer/v1/closer.proto",
     "baton/usage/v1/usage.proto",
+    "baton/notify/v1/notify.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -60,6 +60,7 @@ PROGRAM_SOURCES = {
     "serve triage": ["services/triage/src/config.rs"],
     "serve closer": ["services/closer/src/config.rs"],
     "serve usage": ["services/usage/src/config.rs"],
+    "serve notify": ["services/notify/src/config.rs"],
     "serve gateway": ["gateway/src/config.rs"],
     "migrate": ["cli/src/migrate.rs"],
 }

@@ -45,6 +45,13 @@ pub mod usage {
     }
 }
 
+/// The notify context.
+pub mod notify {
+    pub mod v1 {
+        tonic::include_proto!("baton.notify.v1");
+    }
+}
+
 pub mod messages;
 
 /// The protobuf timestamp type every context uses.

@@ -294,7 +294,53 @@ def usage():
     )
 
 
-BOARDS = {"hook-api": hook_api, "rpc": rpcs, "bus": bus, "closer": closer, "sweep": sweep, "usage": usage}
+def notify():
+    failures = "baton_notify_attempt_failures_total"
+    return dashboard(
+        "baton-notify",
+        "Baton / Notify",
+        "Webhook deliveries of budget and runaway alerts: settled deliveries by outcome, failed attempts by reason, attempt latency, and the backlog of pending deliveries (how many are retrying).",
+        [
+            panel(
+                "Deliveries settled per second by outcome",
+                [("sum by (baton_notify_outcome) (rate(baton_notify_deliveries_total[$__rate_interval]))", "{{baton_notify_outcome}}")],
+                "ops",
+                description="delivered: a receiver answered 2xx. failed: every attempt (BATON_NOTIFY__MAX_ATTEMPTS) failed; the tenant's delivery log shows why.",
+            ),
+            panel(
+                "Failed attempts per second by reason",
+                [(f"sum by (baton_notify_reason) (rate({failures}[$__rate_interval]))", "{{baton_notify_reason}}")],
+                "ops",
+                description="http_status: the receiver answered, not 2xx. timeout, dns, connect: it did not answer. address_refused: the URL resolved only to private or otherwise non-public addresses (hosted mode). A failed attempt is retried with backoff.",
+            ),
+            panel(
+                "Pending deliveries (retry depth)",
+                [("sum by (baton_notify_retrying) (baton_notify_backlog)", "retrying={{baton_notify_retrying}}")],
+                "short",
+                description="Deliveries waiting for an attempt, across tenants. retrying=true: already failed at least once and waiting for a backoff. A growing retrying=false line means the workers are not keeping up.",
+            ),
+            panel(
+                "Attempt latency (p50, p99)",
+                [
+                    ("histogram_quantile(0.5, sum by (le) (rate(baton_notify_attempt_duration_seconds_bucket[$__rate_interval])))", "p50"),
+                    ("histogram_quantile(0.99, sum by (le) (rate(baton_notify_attempt_duration_seconds_bucket[$__rate_interval])))", "p99"),
+                ],
+                "s",
+                description="One POST: connecting, TLS and the receiver's answer, bounded by BATON_NOTIFY__REQUEST_TIMEOUT.",
+            ),
+        ],
+    )
+
+
+BOARDS = {
+    "hook-api": hook_api,
+    "rpc": rpcs,
+    "bus": bus,
+    "closer": closer,
+    "sweep": sweep,
+    "usage": usage,
+    "notify": notify,
+}
 
 
 def render() -> dict[str, str]:

@@ -31,8 +31,22 @@ pub const CLOSER_SESSION_CLOSED: ConsumerSpec = ConsumerSpec {
     prefetch: 16,
 };
 
+/// Notify's queue: the alerts it delivers to tenants' webhooks.
+pub const NOTIFY_ALERTS: ConsumerSpec = ConsumerSpec {
+    owner: crate::telemetry::Component::Notify,
+    name: "notify.alerts",
+    routing_keys: &[
+        baton_proto::messages::BUDGET_CROSSED,
+        baton_proto::messages::RUNAWAY_FLAGGED,
+    ],
+    delivery_limit: 30,
+    // Handling a message is one short transaction (the HTTP calls happen later, from the
+    // deliveries table), so a small prefetch keeps up.
+    prefetch: 16,
+};
+
 /// Every consumer queue of the system.
-pub const CONSUMERS: &[ConsumerSpec] = &[CLOSER_SESSION_CLOSED];
+pub const CONSUMERS: &[ConsumerSpec] = &[CLOSER_SESSION_CLOSED, NOTIFY_ALERTS];
 
 /// Names within one namespace.
 #[derive(Debug, Clone, PartialEq, Eq)]

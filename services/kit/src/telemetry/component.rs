@@ -26,16 +26,18 @@ pub enum Component {
     Triage,
     Closer,
     Usage,
+    Notify,
 }
 
 impl Component {
-    pub const ALL: [Component; 6] = [
+    pub const ALL: [Component; 7] = [
         Component::Gateway,
         Component::Registry,
         Component::Provenance,
         Component::Triage,
         Component::Closer,
         Component::Usage,
+        Component::Notify,
     ];
 
     /// The OpenTelemetry `service.name` this component reports.
@@ -47,6 +49,7 @@ impl Component {
             Component::Triage => "baton-triage",
             Component::Closer => "baton-closer",
             Component::Usage => "baton-usage",
+            Component::Notify => "baton-notify",
         }
     }
 
@@ -58,6 +61,7 @@ impl Component {
             Component::Triage => 3,
             Component::Closer => 4,
             Component::Usage => 5,
+            Component::Notify => 6,
         }
     }
 
@@ -84,11 +88,11 @@ pub fn within<F: std::future::Future>(
 }
 
 /// One lazily-built value per component (an instrument, typically).
-pub struct PerComponent<T>([OnceLock<T>; 6]);
+pub struct PerComponent<T>([OnceLock<T>; Component::ALL.len()]);
 
 impl<T> PerComponent<T> {
     pub const fn new() -> PerComponent<T> {
-        PerComponent([const { OnceLock::new() }; 6])
+        PerComponent([const { OnceLock::new() }; Component::ALL.len()])
     }
 
     pub fn get_or_init(&self, component: Component, init: impl FnOnce(Meter) -> T) -> &T {
