@@ -46,6 +46,8 @@ pub fn components(targets: &[Target]) -> Vec<Component> {
                 Component::Triage => Target::Triage,
                 Component::Closer => Target::Closer,
                 Component::Usage => Target::Usage,
+                // Until `serve notify` exists, notify runs only under `serve all`.
+                Component::Notify => Target::All,
             })
         })
         .collect()

@@ -47,7 +47,8 @@ use crate::auth::KeyResolver;
 use crate::http_layers::Limits;
 use crate::rate_limit::RateLimiter;
 use crate::routes::{
-    briefing, closer, events, liveness, memories, sessions, triage, usage, usage_upload,
+    briefing, budgets, closer, events, liveness, memories, runaway, sessions, triage, usage,
+    usage_upload,
 };
 use crate::state::AppState;
 
@@ -114,6 +115,9 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         .route("/memories/{id}/archive", post(memories::archive))
         .route("/briefing", get(briefing::briefing))
         .route("/usage", get(usage::query))
+        .route("/budgets", get(budgets::list).post(budgets::create))
+        .route("/budgets/{id}", axum::routing::delete(budgets::delete))
+        .route("/runaway-policy", get(runaway::get).put(runaway::put))
         .route("/usage/batches", post(usage_upload::upload))
         .route("/usage/sessions", get(usage::sessions))
         .route("/agent-sessions/{session_run_id}/tree", get(usage::tree))

@@ -21,6 +21,10 @@ pub struct RunIdPath(pub String);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryIdPath(pub String);
 
+/// A budget `{id}` segment: a contract uuid, lower-cased; anything else is 404 (no such budget).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BudgetIdPath(pub String);
+
 /// The id a segment names, or the route's refusal.
 pub fn decide(segment: Option<&str>, malformed: ErrorCode) -> Result<String, HttpError> {
     segment
@@ -51,6 +55,15 @@ impl<S: Send + Sync> FromRequestParts<S> for MemoryIdPath {
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<MemoryIdPath, HttpError> {
         let segment = segment(parts, state).await;
         decide(segment.as_deref(), ErrorCode::NotFound).map(MemoryIdPath)
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for BudgetIdPath {
+    type Rejection = HttpError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<BudgetIdPath, HttpError> {
+        let segment = segment(parts, state).await;
+        decide(segment.as_deref(), ErrorCode::NotFound).map(BudgetIdPath)
     }
 }
 

@@ -483,6 +483,20 @@ impl Client {
             .await
     }
 
+    pub async fn put(&self, path: &str, body: &Value) -> Answer {
+        let request = self
+            .http
+            .put(format!("{}{path}", self.base_url))
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        self.send(request).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Answer {
+        self.send(self.http.delete(format!("{}{path}", self.base_url)))
+            .await
+    }
+
     /// A GET with an `Accept` header (a body that is not JSON comes back as a JSON string).
     pub async fn get_accepting(&self, path: &str, accept: &str) -> Answer {
         let request = self

@@ -7,6 +7,7 @@
 //! keys) and the auth scheme. The end-to-end test `openapi_contract` checks it against the
 //! handlers, and Schemathesis (`make test`) fuzzes the running stack from it.
 
+mod budget_paths;
 mod memory_paths;
 mod paths;
 pub mod schemas;
@@ -107,7 +108,7 @@ mod tests {
         let paths = document["paths"].as_object().expect("paths");
         assert_eq!(
             paths.len(),
-            24,
+            27,
             "every route but the test-clock one, and the document"
         );
         for (path, item) in paths {

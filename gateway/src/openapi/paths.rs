@@ -407,6 +407,7 @@ pub fn paths() -> Value {
     triage_paths(&mut paths);
     super::memory_paths::memory_paths(&mut paths);
     super::usage_paths::usage_paths(&mut paths);
+    super::budget_paths::budget_paths(&mut paths);
     paths.insert(
         "/api/v1/openapi.json".into(),
         json!({"get": {"summary": "This document", "security": [],

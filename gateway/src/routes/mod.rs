@@ -1,10 +1,12 @@
 //! The `/api/v1` routes, one module per resource.
 
 pub mod briefing;
+pub mod budgets;
 pub mod closer;
 pub mod events;
 pub mod liveness;
 pub mod memories;
+pub mod runaway;
 pub mod sessions;
 pub mod triage;
 pub mod usage;

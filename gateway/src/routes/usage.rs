@@ -193,6 +193,8 @@ pub struct SessionAnswer {
     pub host_ids: Vec<String>,
     /// The members whose keys uploaded the session's facts (empty: none had a member).
     pub members: Vec<String>,
+    /// Why it is flagged as running away now (`spend`, `unattended`); empty when not.
+    pub runaway: Vec<String>,
     pub client_versions: Vec<String>,
     pub output_under_reported: bool,
     pub first_activity_at: Option<String>,
@@ -210,6 +212,7 @@ fn session(summary: proto::SessionSummary) -> SessionAnswer {
         project_slug: summary.project_slug,
         host_ids: summary.host_ids,
         members: summary.members,
+        runaway: summary.runaway,
         client_versions: summary.client_versions,
         output_under_reported: summary.output_under_reported,
         agent_count: summary.agent_count,
@@ -238,7 +241,7 @@ pub async fn sessions(
     strict::only_keys(
         &pairs,
         &[
-            "from", "to", "project", "agent", "hostId", "member", "limit", "cursor",
+            "from", "to", "project", "agent", "hostId", "member", "runaway", "limit", "cursor",
         ],
     )?;
     let get = |key: &str| strict::single(&pairs, key);
@@ -255,6 +258,16 @@ pub async fn sessions(
         // The API's listing stays newest activity first (its contract).
         order: proto::SessionOrder::LastActivity.into(),
         member: get("member").map(str::to_string),
+        runaway: match get("runaway") {
+            None | Some("false") => false,
+            Some("true") => true,
+            Some(_) => {
+                return Err(HttpError::new(
+                    ErrorCode::InvalidInput,
+                    "runaway must be true or false",
+                ));
+            }
+        },
     };
     let answer = state
         .usage

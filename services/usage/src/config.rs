@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use baton_kit::bus::BusConfig;
 use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl};
 
 /// Everything the usage service needs to start.
@@ -18,6 +19,8 @@ pub struct UsageConfig {
     /// A non-terminal agent quiet for longer reads `unknown` (`BATON_WATCHDOG_WINDOW`, 10 min).
     pub watchdog_window: Duration,
     pub retention: RetentionConfig,
+    /// The broker the outbox relay publishes `usage.budget.crossed` to (`BATON_BUS__…`).
+    pub bus: BusConfig,
 }
 
 /// Hook-delivery retention (seed 002: 90 days by default).
@@ -68,6 +71,7 @@ impl UsageConfig {
                 .optional_secret_url("BATON_USAGE__MAINTENANCE_DATABASE_URL"),
             watchdog_window: watchdog_window(env)?,
             retention: RetentionConfig::from_env(env)?,
+            bus: BusConfig::from_env(env)?,
         })
     }
 }

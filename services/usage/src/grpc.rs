@@ -15,6 +15,7 @@ use baton_proto::Timestamp;
 use baton_proto::usage::v1 as proto;
 use baton_proto::usage::v1::usage_server;
 
+use crate::budgets::service as budgets;
 use crate::metrics::{self, Accepted, Instruments, UploadMeasure};
 use crate::pricing::PriceCache;
 use crate::query::{self, GroupBy};
@@ -28,6 +29,8 @@ pub struct UsageGrpc {
     prices: PriceCache,
     clock: Clock,
     watchdog: chrono::Duration,
+    /// Wakes the outbox relay when an upload enqueued a message.
+    relay: Option<std::sync::Arc<tokio::sync::Notify>>,
 }
 
 impl UsageGrpc {
@@ -37,7 +40,14 @@ impl UsageGrpc {
             prices: PriceCache::default(),
             clock,
             watchdog: chrono::Duration::from_std(watchdog).unwrap_or(chrono::Duration::MAX),
+            relay: None,
         }
+    }
+
+    /// Wakes `relay` whenever an upload's commit wrote an outbox message.
+    pub fn with_relay(mut self, relay: std::sync::Arc<tokio::sync::Notify>) -> UsageGrpc {
+        self.relay = Some(relay);
+        self
     }
 
     fn call<T>(&self, request: &Request<T>) -> Result<CallContext, Status> {
@@ -57,6 +67,11 @@ impl UsageGrpc {
         measure.store_begins();
         let table = self.prices.table(&self.pool).await.map_err(db)?;
         let done = upload::upload(&self.pool, &table, call.tenant_id, call.now, &batch).await?;
+        if done.budget_crossings + done.runaway_flags > 0
+            && let Some(relay) = &self.relay
+        {
+            relay.notify_one();
+        }
         let accepted = Accepted {
             rows: batch.usage.len(),
             ingest_delay: done
@@ -216,11 +231,68 @@ impl usage_server::Usage for UsageGrpc {
                 .as_deref()
                 .map(sessions::MemberFilter::parse)
                 .transpose()?,
+            runaway: message.runaway,
             limit: sessions::limit(message.limit)?,
             after: message.cursor.as_deref().map(Cursor::decode).transpose()?,
         };
         Ok(Response::new(
             sessions::list(&self.pool, call.tenant_id, &filter).await?,
+        ))
+    }
+
+    #[tracing::instrument(name = "usage.create_budget", skip_all)]
+    async fn create_budget(
+        &self,
+        request: Request<proto::CreateBudgetRequest>,
+    ) -> Result<Response<proto::Budget>, Status> {
+        let call = self.call(&request)?;
+        let budget = budgets::budget_of(request.get_ref(), uuid::Uuid::now_v7(), call.now)?;
+        Ok(Response::new(
+            budgets::create(&self.pool, call.tenant_id, &budget, call.now).await?,
+        ))
+    }
+
+    #[tracing::instrument(name = "usage.list_budgets", skip_all)]
+    async fn list_budgets(
+        &self,
+        request: Request<proto::ListBudgetsRequest>,
+    ) -> Result<Response<proto::ListBudgetsResponse>, Status> {
+        let call = self.call(&request)?;
+        Ok(Response::new(proto::ListBudgetsResponse {
+            budgets: budgets::list(&self.pool, call.tenant_id, call.now).await?,
+        }))
+    }
+
+    #[tracing::instrument(name = "usage.delete_budget", skip_all)]
+    async fn delete_budget(
+        &self,
+        request: Request<proto::DeleteBudgetRequest>,
+    ) -> Result<Response<proto::DeleteBudgetResponse>, Status> {
+        let call = self.call(&request)?;
+        budgets::delete(&self.pool, call.tenant_id, &request.get_ref().id).await?;
+        Ok(Response::new(proto::DeleteBudgetResponse {}))
+    }
+
+    #[tracing::instrument(name = "usage.get_runaway_policy", skip_all)]
+    async fn get_runaway_policy(
+        &self,
+        request: Request<proto::GetRunawayPolicyRequest>,
+    ) -> Result<Response<proto::RunawayPolicy>, Status> {
+        let call = self.call(&request)?;
+        Ok(Response::new(
+            crate::runaway::service::get(&self.pool, call.tenant_id).await?,
+        ))
+    }
+
+    #[tracing::instrument(name = "usage.set_runaway_policy", skip_all)]
+    async fn set_runaway_policy(
+        &self,
+        request: Request<proto::RunawayPolicy>,
+    ) -> Result<Response<proto::RunawayPolicy>, Status> {
+        let call = self.call(&request)?;
+        let policy = crate::runaway::service::policy_of(request.get_ref())?;
+        Ok(Response::new(
+            crate::runaway::service::set(&self.pool, call.tenant_id, &policy, call.now).await?,
         ))
     }
 }

@@ -14,6 +14,7 @@
 //! the uploads.
 
 pub mod aggregate;
+pub mod budgets;
 pub mod config;
 pub mod decide;
 pub mod figures;
@@ -24,6 +25,7 @@ pub mod query;
 pub mod reprice;
 pub mod retention;
 pub mod rollups;
+pub mod runaway;
 pub mod savings;
 pub mod session_figures;
 pub mod sessions;
@@ -38,6 +40,7 @@ pub mod validate;
 use tokio::net::TcpListener;
 use tonic::codec::CompressionEncoding;
 
+use baton_kit::bus::outbox::Relay;
 use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
 use baton_kit::grpc::ServerSettings;
@@ -93,19 +96,28 @@ pub async fn serve(
     // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
     let readiness = baton_kit::schema::gate(pool.clone(), &DB, migrator(), shutdown.clone());
     let clock = Clock::new(config.common.test_clock);
+    let maintenance = db::connect_maintenance(
+        base,
+        config
+            .maintenance_database_url
+            .as_ref()
+            .map(baton_kit::config::SecretUrl::expose),
+        &DB,
+        3,
+    )
+    .await?;
+    // The outbox relay publishes usage.budget.crossed (and later messages) to the bus.
+    let relay = Relay::new(
+        Component::Usage,
+        maintenance.clone(),
+        budgets::check::OUTBOX,
+        config.bus.clone(),
+    );
+    let relay_waker = relay.waker();
+    let relay_task = tokio::spawn(relay.run(shutdown.clone()));
     let retention = if config.common.test_clock {
         None
     } else {
-        let maintenance = db::connect_maintenance(
-            base,
-            config
-                .maintenance_database_url
-                .as_ref()
-                .map(baton_kit::config::SecretUrl::expose),
-            &DB,
-            2,
-        )
-        .await?;
         Some(tokio::spawn(retention::run_periodically(
             maintenance,
             config.retention,
@@ -115,14 +127,17 @@ pub async fn serve(
     let settings = ServerSettings::new(Component::Usage, config.common.service_token.clone())
         .with_readiness(readiness)
         .with_tls(config.common.grpc_tls.clone());
-    let service = UsageServer::new(grpc::UsageGrpc::new(pool, clock, config.watchdog_window))
-        .accept_compressed(CompressionEncoding::Gzip)
-        .accept_compressed(CompressionEncoding::Zstd)
-        .max_decoding_message_size(MAX_MESSAGE_BYTES);
+    let service = UsageServer::new(
+        grpc::UsageGrpc::new(pool, clock, config.watchdog_window).with_relay(relay_waker),
+    )
+    .accept_compressed(CompressionEncoding::Gzip)
+    .accept_compressed(CompressionEncoding::Zstd)
+    .max_decoding_message_size(MAX_MESSAGE_BYTES);
     let served = baton_kit::grpc::serve(listener, settings, service, shutdown.wait()).await;
     if let Some(retention) = retention {
         let _ = retention.await;
     }
+    let _ = relay_task.await;
     served?;
     Ok(())
 }

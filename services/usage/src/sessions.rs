@@ -115,6 +115,8 @@ pub struct Filter {
     pub agent: Option<String>,
     pub host_id: Option<String>,
     pub member: Option<MemberFilter>,
+    /// Only sessions flagged as running away now.
+    pub runaway: bool,
     pub limit: u32,
     pub after: Option<Cursor>,
     pub order: Order,
@@ -132,6 +134,9 @@ fn statement(order: Order) -> &'static str {
                AND ($6::text IS NULL OR $6 = ANY(host_ids)) \
                AND ($11::text IS NULL OR CASE WHEN $11 = '' THEN cardinality(members) = 0 \
                  ELSE $11 = ANY(members) END) \
+               AND (NOT $12 OR EXISTS (SELECT 1 FROM usage.runaway_episodes e \
+                 WHERE e.tenant_id = $1 AND e.agent = sessions.agent \
+                   AND e.session_id = sessions.session_id AND e.ended_at IS NULL)) \
                AND ($7::timestamptz IS NULL OR (last_activity_at, agent, session_id) < ($7, $8, $9)) \
              ORDER BY last_activity_at DESC, agent DESC, session_id DESC LIMIT $10"
         }
@@ -144,6 +149,9 @@ fn statement(order: Order) -> &'static str {
                AND ($6::text IS NULL OR $6 = ANY(host_ids)) \
                AND ($11::text IS NULL OR CASE WHEN $11 = '' THEN cardinality(members) = 0 \
                  ELSE $11 = ANY(members) END) \
+               AND (NOT $12 OR EXISTS (SELECT 1 FROM usage.runaway_episodes e \
+                 WHERE e.tenant_id = $1 AND e.agent = sessions.agent \
+                   AND e.session_id = sessions.session_id AND e.ended_at IS NULL)) \
                AND ($7::timestamptz IS NULL OR (first_activity_at, agent, session_id) < ($7, $8, $9)) \
              ORDER BY first_activity_at DESC, agent DESC, session_id DESC LIMIT $10"
         }
@@ -227,6 +235,7 @@ pub async fn list(
         .bind(after_s)
         .bind(i64::from(filter.limit) + 1)
         .bind(filter.member.as_ref().map(MemberFilter::bound))
+        .bind(filter.runaway)
         .fetch_all(&mut *tx)
         .await
         .map_err(db_error)?;

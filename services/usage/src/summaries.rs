@@ -89,6 +89,14 @@ pub async fn summarise(
             .or_default()
             .add(&figure.model, &figure.sums.delta());
     }
+    let mut runaway: HashMap<(String, String), Vec<String>> = HashMap::new();
+    for (agent, session_id, reason) in
+        crate::runaway::store::open_reasons(&mut *connection, tenant_id, &agents, &ids)
+            .await
+            .map_err(db_error)?
+    {
+        runaway.entry((agent, session_id)).or_default().push(reason);
+    }
     // The main agent is counted whether or not its row arrived.
     let agent_counts: HashMap<(String, String), u32> = counts
         .into_iter()
@@ -100,11 +108,13 @@ pub async fn summarise(
         .iter()
         .map(|session| {
             let key = (session.agent.clone(), session.session_id.clone());
-            summary(
+            let mut summary = summary(
                 session,
                 agent_counts.get(&key).copied().unwrap_or(1),
                 &sums.get(&key).cloned().unwrap_or_default(),
-            )
+            );
+            summary.runaway = runaway.remove(&key).unwrap_or_default();
+            summary
         })
         .collect())
 }

@@ -42,6 +42,8 @@ pub struct SessionRow {
     pub last_activity_at: Option<DateTime<Utc>>,
     pub last_prompt_at: Option<DateTime<Utc>>,
     pub last_stop_at: Option<DateTime<Utc>>,
+    /// Why it is flagged as running away now (open episodes' reasons).
+    pub runaway: Vec<String>,
 }
 
 /// A stored agent.
@@ -116,6 +118,7 @@ pub fn summary(session: &SessionRow, agent_count: u32, sums: &Sums) -> proto::Se
         figures: Some(sums.figures()),
         // Set by ListSessions only.
         position: String::new(),
+        runaway: session.runaway.clone(),
     }
 }
 
@@ -291,6 +294,17 @@ pub async fn load(
         last_activity_at: session.try_get("last_activity_at").map_err(db_error)?,
         last_prompt_at: session.try_get("last_prompt_at").map_err(db_error)?,
         last_stop_at: session.try_get("last_stop_at").map_err(db_error)?,
+        runaway: crate::runaway::store::open_reasons(
+            &mut tx,
+            tenant_id,
+            &[agent.to_string()],
+            &[session_id.to_string()],
+        )
+        .await
+        .map_err(db_error)?
+        .into_iter()
+        .map(|(_, _, reason)| reason)
+        .collect(),
     };
     let agents = sqlx::query(
         "SELECT agent_id, kind, parent_agent_id, subagent_type, spawn_tool, model, \

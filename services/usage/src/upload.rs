@@ -49,6 +49,10 @@ pub struct Uploaded {
     /// The latest activity instant among the usage rows this upload inserted or replaced:
     /// how far the rollups (written in this transaction) trail the activity they count.
     pub newest_usage_at: Option<DateTime<Utc>>,
+    /// Budget thresholds this upload crossed (each with its message in the outbox).
+    pub budget_crossings: u32,
+    /// Runaway episodes this upload opened (each with its message in the outbox).
+    pub runaway_flags: u32,
 }
 
 /// Times an upload runs when Postgres rolls it back for a deadlock or serialization failure.
@@ -125,11 +129,38 @@ async fn upload_once(
     let inserted = deliveries(&mut tx, tenant_id, now, batch).await?;
     uploaded.deliveries_inserted = inserted;
     uploaded.deliveries_duplicate = batch.deliveries.len() as u32 - inserted;
+    // Spend moved only if usage was written; budgets see it in this same transaction.
+    if written.inserted + written.replaced > 0 {
+        uploaded.budget_crossings =
+            crate::budgets::check::evaluate(&mut tx, tenant_id, now).await?;
+    }
+    // Runaway: the sessions this batch carried usage or a prompt for (a prompt can end an
+    // unattended episode); nothing to read when neither moved.
+    let touched = runaway_keys(batch);
+    if written.inserted + written.replaced > 0 || inserted > 0 {
+        uploaded.runaway_flags =
+            crate::runaway::check::evaluate(&mut tx, tenant_id, &touched, now).await?;
+    }
     tx.commit().await?;
     Ok(uploaded)
 }
 
 pub(crate) type Tx = Transaction<'static, Postgres>;
+
+/// The sessions a batch carries usage rows or deliveries for.
+fn runaway_keys(batch: &Batch) -> std::collections::BTreeSet<(String, String)> {
+    batch
+        .usage
+        .iter()
+        .map(|row| (row.agent.clone(), row.session_id.clone()))
+        .chain(
+            batch
+                .deliveries
+                .iter()
+                .map(|delivery| (delivery.agent.clone(), delivery.session_id.clone())),
+        )
+        .collect()
+}
 
 fn split2(keys: &[SessionKey]) -> (Vec<String>, Vec<String>) {
     keys.iter().cloned().unzip()

@@ -4,6 +4,8 @@
 mod abuse;
 mod amqp_tls;
 mod auth;
+mod budgets;
+mod bus_messages;
 mod claude_hooks_real;
 mod claude_real;
 mod closer;
@@ -43,6 +45,7 @@ mod otlp_tls;
 mod outbox_stall;
 mod ownership;
 mod real_client;
+mod runaway;
 mod schema_gate;
 mod schemathesis;
 mod secrets_in_logs;

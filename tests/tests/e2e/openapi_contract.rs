@@ -197,6 +197,8 @@ const ORDER: &[&str] = &[
     "post /api/v1/memories",
     "post /api/v1/memories/{id}/resolve",
     "post /api/v1/memories/{id}/revise",
+    "post /api/v1/budgets",
+    "delete /api/v1/budgets/{id}",
 ];
 /// Operations whose example cannot succeed on its own (no armed attempt to complete).
 const EXAMPLE_REFUSED: &[&str] = &["post /api/v1/agent-sessions/triage/complete"];
@@ -229,7 +231,7 @@ async fn the_document_states_what_the_handlers_enforce() {
             path.ends_with("/archive"),
         )
     });
-    let (mut run_id, mut memory_id) = (String::new(), String::new());
+    let (mut run_id, mut memory_id, mut budget_id) = (String::new(), String::new(), String::new());
     for (method, path, operation) in operations {
         if operation["security"] == json!([]) {
             continue;
@@ -262,17 +264,28 @@ async fn the_document_states_what_the_handlers_enforce() {
                 format!("{}={value}", parameter["name"].as_str().unwrap_or_default())
             })
             .collect();
+        let own_id = if path.starts_with("/api/v1/budgets/") {
+            &budget_id
+        } else {
+            &memory_id
+        };
         let mut url = path
             .replace("{sessionRunId}", &run_id)
-            .replace("{id}", &memory_id);
+            .replace("{id}", own_id);
         if !required_query.is_empty() {
             url = format!("{url}?{}", required_query.join("&"));
         }
         let body = &operation["requestBody"]["content"]["application/json"];
-        let send = |who: Client, url: String, body: Option<Value>| async move {
-            match body {
-                Some(body) => who.post(&url, &body).await,
-                None => who.get(&url).await,
+        let verb = method.clone();
+        let send = move |who: Client, url: String, body: Option<Value>| {
+            let verb = verb.clone();
+            async move {
+                match (verb.as_str(), body) {
+                    ("put", Some(body)) => who.put(&url, &body).await,
+                    (_, Some(body)) => who.post(&url, &body).await,
+                    ("delete", None) => who.delete(&url).await,
+                    (_, None) => who.get(&url).await,
+                }
             }
         };
         let example = body.get("example").cloned();
@@ -282,7 +295,7 @@ async fn the_document_states_what_the_handlers_enforce() {
         // Refusals first: they must change nothing the example then relies on.
         if let Some(example) = &example {
             for (case, bad) in violations(&document, &body["schema"], example) {
-                let refused = client.post(&url, &bad).await;
+                let refused = send(client.clone(), url.clone(), Some(bad)).await;
                 assert_eq!(
                     (refused.status, refused.body["error"].clone()),
                     (400, json!("invalid_input")),
@@ -292,7 +305,7 @@ async fn the_document_states_what_the_handlers_enforce() {
         } else {
             let separator = if url.contains('?') { '&' } else { '?' };
             let strict_url = format!("{url}{separator}zzUnknown=1");
-            let refused = client.get(&strict_url).await;
+            let refused = send(client.clone(), strict_url, None).await;
             assert_eq!(refused.status, 400, "{name}: unknown query key");
         }
         let answer = send(client.clone(), url.clone(), example.clone()).await;
@@ -312,14 +325,20 @@ async fn the_document_states_what_the_handlers_enforce() {
             );
             let schema = &operation["responses"][answer.status.to_string()]["content"]["application/json"]
                 ["schema"];
-            validate(&document, schema, &answer.body, &name)
-                .unwrap_or_else(|error| panic!("{error}"));
+            // A 204 has no content to validate.
+            if !(schema.is_null() && answer.body.is_null()) {
+                validate(&document, schema, &answer.body, &name)
+                    .unwrap_or_else(|error| panic!("{error}"));
+            }
         }
         if path == "/api/v1/agent-sessions/open" {
             run_id = answer.body["sessionRunId"]
                 .as_str()
                 .expect("run id")
                 .to_string();
+        }
+        if name == "post /api/v1/budgets" {
+            budget_id = answer.body["id"].as_str().expect("budget id").to_string();
         }
         if path == "/api/v1/memories" {
             memory_id = answer.body["memory"]["id"]

@@ -29,6 +29,14 @@ const EXEMPT_GRANTS: &[(&str, &str, Grants)] = &[
         ],
     ),
     (
+        "usage.outbox",
+        "the runtime role may only INSERT; the relay reads it as the maintenance role",
+        &[
+            ("baton_usage", "INSERT", &[]),
+            ("baton_usage_maint", "DELETE,INSERT,SELECT,UPDATE", &[]),
+        ],
+    ),
+    (
         "gateway.tenants",
         "read before any tenant is known; the runtime role has no DELETE and updates only deleted_at",
         &[("baton_gateway", "INSERT,SELECT", &["deleted_at"])],

@@ -54,6 +54,10 @@ const EXEMPT: &[(&str, &str)] = &[
         "the runtime role may only INSERT; the relay reads it as the maintenance role",
     ),
     (
+        "usage.outbox",
+        "the runtime role may only INSERT; the relay reads it as the maintenance role",
+    ),
+    (
         "closer.inbox",
         "message ids only, no tenant data (the consumer's idempotence record)",
     ),

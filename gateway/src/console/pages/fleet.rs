@@ -61,6 +61,63 @@ pub struct FleetLive {
 pub struct FleetPage {
     pub chrome: Chrome,
     pub live_html: String,
+    /// Sessions flagged as running away now (`None`: usage could not say).
+    pub runaway: Option<Vec<RunawayRow>>,
+}
+
+/// A session flagged as running away, as the fleet lists it.
+pub struct RunawayRow {
+    pub agent: String,
+    pub session_id: String,
+    pub reasons: String,
+    pub cost: String,
+    pub cost_usd: String,
+    pub last_activity: String,
+    pub link: String,
+}
+
+/// The sessions flagged as running away now, newest activity first (the last 30 days).
+async fn runaway(state: &AppState, viewer: &Viewer) -> Option<Vec<RunawayRow>> {
+    let request = baton_proto::usage::v1::ListSessionsRequest {
+        runaway: true,
+        limit: Some(50),
+        ..Default::default()
+    };
+    match state
+        .usage
+        .clone()
+        .list_sessions(state.outbound.request(&viewer.call, request))
+        .await
+    {
+        Ok(answer) => Some(
+            answer
+                .into_inner()
+                .sessions
+                .iter()
+                .map(|summary| {
+                    let text = view::figure_text(&summary.figures.clone().unwrap_or_default());
+                    RunawayRow {
+                        agent: summary.agent.clone(),
+                        session_id: summary.session_id.clone(),
+                        reasons: summary.runaway.join(", "),
+                        cost: text.cost,
+                        cost_usd: text.cost_usd,
+                        last_activity: summary
+                            .last_activity_at
+                            .as_ref()
+                            .and_then(from_timestamp)
+                            .map(|at| view::ago(at, viewer.now))
+                            .unwrap_or_default(),
+                        link: super::transcript_session::link(&summary.agent, &summary.session_id),
+                    }
+                })
+                .collect(),
+        ),
+        Err(status) => {
+            tracing::warn!(code = ?status.code(), "console: runaway sessions unavailable");
+            None
+        }
+    }
 }
 
 /// `host-client` names, with versions, as one line per harness.
@@ -189,6 +246,7 @@ pub async fn page(State(state): State<AppState>, viewer: Viewer) -> Response {
         &FleetPage {
             chrome: Chrome::new(&viewer, "fleet", "Fleet"),
             live_html,
+            runaway: runaway(&state, &viewer).await,
         },
     )
 }

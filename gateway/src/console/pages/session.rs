@@ -112,6 +112,8 @@ pub struct SessionPage {
     pub agents: Vec<AgentRow>,
     pub figures: Option<Figures>,
     pub tree_error: Option<String>,
+    /// Why it is flagged as running away now, empty when not.
+    pub runaway: String,
     pub attempts: Vec<AttemptRow>,
     pub attempts_count: u32,
     pub attempts_error: Option<String>,
@@ -391,15 +393,30 @@ pub async fn page(
             None,
         ),
     };
-    let (agents, figures, tree_error) = match tree {
+    let (agents, figures, tree_error, runaway) = match tree {
         Ok(answer) => {
             let answer = answer.into_inner();
-            (agent_rows(&answer), Some(session_figures(&answer)), None)
+            let runaway = answer
+                .session
+                .as_ref()
+                .map(|session| session.runaway.join(", "))
+                .unwrap_or_default();
+            (
+                agent_rows(&answer),
+                Some(session_figures(&answer)),
+                None,
+                runaway,
+            )
         }
         Err(status) if ErrorCode::from_status(&status) == ErrorCode::NotFound => {
-            (Vec::new(), None, None)
+            (Vec::new(), None, None, String::new())
         }
-        Err(status) => (Vec::new(), None, Some(unavailable("usage", &status))),
+        Err(status) => (
+            Vec::new(),
+            None,
+            Some(unavailable("usage", &status)),
+            String::new(),
+        ),
     };
     let (attempt_rows, attempts_count, attempts_error) = match attempts {
         Ok(answer) => {
@@ -458,6 +475,7 @@ pub async fn page(
         agents,
         figures,
         tree_error,
+        runaway,
         attempts: attempt_rows,
         attempts_count,
         attempts_error,

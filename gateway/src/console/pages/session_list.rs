@@ -40,6 +40,8 @@ pub struct Row {
     pub total_tokens: String,
     /// The members who reported it, or `unattributed`.
     pub members: String,
+    /// Why it is flagged as running away now (`spend`, `unattended`), empty when not.
+    pub runaway: String,
 }
 
 /// Members as the list shows them: their names, or `unattributed` when none had one.
@@ -223,7 +225,7 @@ fn hook_row(
     viewer: &Viewer,
     summary: &registry::SessionSummary,
     triaged: Option<&HashMap<String, triage::RunState>>,
-    figures: Option<&HashMap<Key, usage::Figures>>,
+    figures: Option<&HashMap<Key, usage::SessionSummary>>,
 ) -> Option<Row> {
     let session = summary.session.as_ref()?;
     let (_, label, class) = state_of(summary.state);
@@ -233,8 +235,12 @@ fn hook_row(
         .and_then(from_timestamp)
         .unwrap_or(chrono::DateTime::<chrono::Utc>::UNIX_EPOCH);
     let run = triaged.and_then(|states| states.get(&session.session_run_id));
-    let usage =
-        figures.map(|figures| figures.get(&(session.agent.clone(), session.session_id.clone())));
+    let summary_of = figures
+        .and_then(|figures| figures.get(&(session.agent.clone(), session.session_id.clone())));
+    let usage = figures.map(|_| summary_of.and_then(|summary| summary.figures.as_ref()));
+    let runaway = summary_of
+        .map(|summary| summary.runaway.join(", "))
+        .unwrap_or_default();
     let (tokens, cost, cost_usd, unpriced) = figure_columns(usage);
     let total_tokens = total_of(usage);
     Some(Row {
@@ -265,6 +271,7 @@ fn hook_row(
         unpriced,
         total_tokens,
         members: members_text(&summary.members),
+        runaway,
     })
 }
 
@@ -296,5 +303,6 @@ fn transcript_row(viewer: &Viewer, summary: &usage::SessionSummary) -> Row {
         unpriced,
         total_tokens,
         members: members_text(&summary.members),
+        runaway: summary.runaway.join(", "),
     }
 }

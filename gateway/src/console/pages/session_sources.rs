@@ -110,6 +110,7 @@ pub async fn transcript_sessions(
         cursor: cursor_of(stream),
         order: usage::SessionOrder::FirstActivity.into(),
         member: window.filters.member.clone(),
+        runaway: false,
     };
     let listed = state
         .usage
@@ -198,12 +199,12 @@ pub async fn triage_states(
     }
 }
 
-/// Usage's figures of each session; `None` when usage cannot answer.
+/// Usage's summary (figures, runaway flags) of each session; `None` when usage cannot answer.
 pub async fn usage_figures(
     state: &AppState,
     viewer: &Viewer,
     keys: Vec<Key>,
-) -> Option<HashMap<Key, usage::Figures>> {
+) -> Option<HashMap<Key, usage::SessionSummary>> {
     if keys.is_empty() {
         return Some(HashMap::new());
     }
@@ -224,12 +225,7 @@ pub async fn usage_figures(
                 .into_inner()
                 .sessions
                 .into_iter()
-                .map(|summary| {
-                    (
-                        (summary.agent, summary.session_id),
-                        summary.figures.unwrap_or_default(),
-                    )
-                })
+                .map(|summary| ((summary.agent.clone(), summary.session_id.clone()), summary))
                 .collect(),
         ),
         Err(status) => {

@@ -32,6 +32,8 @@ pub struct TranscriptSessionPage {
     pub agents: Vec<AgentRow>,
     pub figures: Option<Figures>,
     pub tree_error: Option<String>,
+    /// Why it is flagged as running away now, empty when not.
+    pub runaway: String,
 }
 
 /// The page of `(agent, session_id)`, path segments percent-encoded.
@@ -91,6 +93,7 @@ pub async fn page(
         agents: Vec::new(),
         figures: None,
         tree_error: None,
+        runaway: String::new(),
     };
     match tree {
         Ok(answer) => {
@@ -105,6 +108,7 @@ pub async fn page(
             };
             page.project = session.project_slug.clone();
             page.hosts = session.host_ids.join(", ");
+            page.runaway = session.runaway.join(", ");
             page.first_activity = moment(session.first_activity_at.as_ref());
             page.last_activity = moment(session.last_activity_at.as_ref());
             page.agents = agent_rows(&answer);

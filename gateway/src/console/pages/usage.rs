@@ -194,6 +194,55 @@ pub fn stacked(
     })
 }
 
+/// A budget as the usage page shows it.
+pub struct BudgetRow {
+    pub watches: String,
+    pub period: String,
+    pub limit: String,
+    pub spent: String,
+    pub forecast: String,
+    /// Percent of the limit spent so far.
+    pub percent: String,
+    pub crossed: String,
+    pub over: bool,
+}
+
+fn budget_row(budget: &usage::Budget) -> BudgetRow {
+    let current = budget.current.clone().unwrap_or_default();
+    let watches = match (budget.scope.as_str(), &budget.subject) {
+        ("tenant", _) => "whole tenant".to_string(),
+        (scope, Some(subject)) => format!("{scope} {subject}"),
+        (scope, None) => scope.to_string(),
+    };
+    let percent = if budget.limit_usd > 0.0 {
+        100.0 * current.spent_usd / budget.limit_usd
+    } else {
+        0.0
+    };
+    BudgetRow {
+        watches,
+        period: format!(
+            "{} from {} ({})",
+            budget.period, current.start_day, budget.timezone
+        ),
+        limit: view::usd(budget.limit_usd),
+        spent: view::usd(current.spent_usd),
+        forecast: view::usd(current.forecast_usd),
+        percent: format!("{percent:.0}%"),
+        crossed: if current.crossed.is_empty() {
+            "none".to_string()
+        } else {
+            current
+                .crossed
+                .iter()
+                .map(|threshold| format!("{threshold}%"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+        over: current.forecast_usd > budget.limit_usd,
+    }
+}
+
 pub struct FigureRow {
     pub key: String,
     pub cost: String,
@@ -243,6 +292,8 @@ pub struct UsagePage {
     pub machines: Vec<FigureRow>,
     /// Per member (`unattributed`: keys without a member).
     pub members: Vec<FigureRow>,
+    /// The tenant's budgets in their current periods (`None`: usage could not list them).
+    pub budgets: Option<Vec<BudgetRow>>,
     pub sessions: Vec<FigureRow>,
     pub savings_total: String,
 }
@@ -278,6 +329,7 @@ fn blank(viewer: &Viewer, query: &UsageQuery, error: Option<String>) -> UsagePag
         projects: Vec::new(),
         machines: Vec::new(),
         members: Vec::new(),
+        budgets: Some(Vec::new()),
         sessions: Vec::new(),
         savings_total: String::new(),
     }
@@ -494,6 +546,20 @@ pub async fn page(
         tokens_of(figures) as f64
     });
     let (sessions, savings_total) = top_sessions(&state, &viewer, &by_session.groups).await;
+    let budgets = state
+        .usage
+        .clone()
+        .list_budgets(
+            state
+                .outbound
+                .request(&viewer.call, usage::ListBudgetsRequest {}),
+        )
+        .await
+        .map(|answer| answer.into_inner().budgets.iter().map(budget_row).collect())
+        .map_err(|status| {
+            tracing::warn!(code = ?status.code(), "console: budgets unavailable");
+        })
+        .ok();
     let mut page = blank(&viewer, &query, None);
     page.from = range.from.to_string();
     page.to = range.to.to_string();
@@ -527,6 +593,7 @@ pub async fn page(
     page.projects = rows(&by_project);
     page.machines = rows(&by_host);
     page.members = rows(&by_member);
+    page.budgets = budgets;
     page.sessions = sessions;
     page.savings_total = view::usd(savings_total);
     page::render(StatusCode::OK, &page)
