@@ -44,6 +44,9 @@ pub async fn migrate_all(admin_url: &str) -> anyhow::Result<()> {
     db::migrate_context(admin_url, &baton_usage::DB, baton_usage::migrator())
         .await
         .context("migrating usage")?;
+    db::migrate_context(admin_url, &baton_notify::DB, baton_notify::migrator())
+        .await
+        .context("migrating notify")?;
     db::migrate_context(admin_url, &baton_gateway::DB, baton_gateway::migrator())
         .await
         .context("migrating gateway")?;
@@ -70,7 +73,7 @@ struct Checked {
     url_key: &'static str,
 }
 
-const CONTEXTS: [Checked; 6] = [
+const CONTEXTS: [Checked; 7] = [
     Checked {
         target: Target::Registry,
         db: &baton_registry::DB,
@@ -100,6 +103,12 @@ const CONTEXTS: [Checked; 6] = [
         db: &baton_usage::DB,
         migrator: baton_usage::migrator,
         url_key: "BATON_USAGE__DATABASE_URL",
+    },
+    Checked {
+        target: Target::Notify,
+        db: &baton_notify::DB,
+        migrator: baton_notify::migrator,
+        url_key: "BATON_NOTIFY__DATABASE_URL",
     },
     Checked {
         target: Target::Gateway,

@@ -14,6 +14,7 @@ use baton_kit::config::Env;
 use baton_kit::shutdown::{self, Shutdown};
 use baton_kit::telemetry::Component;
 use baton_kit::telemetry::component::within;
+use baton_notify::NotifyConfig;
 use baton_provenance::ProvenanceConfig;
 use baton_registry::RegistryConfig;
 use baton_triage::TriageConfig;
@@ -30,6 +31,7 @@ pub enum Target {
     Triage,
     Closer,
     Usage,
+    Notify,
     Gateway,
 }
 
@@ -46,8 +48,7 @@ pub fn components(targets: &[Target]) -> Vec<Component> {
                 Component::Triage => Target::Triage,
                 Component::Closer => Target::Closer,
                 Component::Usage => Target::Usage,
-                // Until `serve notify` exists, notify runs only under `serve all`.
-                Component::Notify => Target::All,
+                Component::Notify => Target::Notify,
             })
         })
         .collect()
@@ -86,6 +87,7 @@ struct Plan {
     triage: Option<TriageConfig>,
     closer: Option<CloserConfig>,
     usage: Option<UsageConfig>,
+    notify: Option<NotifyConfig>,
     gateway: Option<GatewayConfig>,
 }
 
@@ -106,6 +108,9 @@ fn plan(env: &Env, targets: &[Target]) -> anyhow::Result<Plan> {
             .transpose()?,
         usage: wants(Target::Usage)
             .then(|| UsageConfig::from_env(env))
+            .transpose()?,
+        notify: wants(Target::Notify)
+            .then(|| NotifyConfig::from_env(env))
             .transpose()?,
         gateway: wants(Target::Gateway)
             .then(|| GatewayConfig::from_env(env))
@@ -140,6 +145,14 @@ async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> any
         Some(config) => Some(bind("usage", config.listen).await?),
         None => None,
     };
+    let notify = match &plan.notify {
+        Some(config) => Some(bind("notify", config.listen).await?),
+        None => None,
+    };
+    // The gateway calls a co-located notify (webhooks, the delivery log) at its bound address.
+    if let (Some((_, address)), Some(gateway)) = (&notify, plan.gateway.as_mut()) {
+        gateway.notify_addr.clone_from(address);
+    }
     if let (Some((_, address)), Some(gateway)) = (&usage, plan.gateway.as_mut()) {
         gateway.usage_addr.clone_from(address);
     }
@@ -237,6 +250,14 @@ async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> any
             baton_usage::serve(config, listener, stop)
                 .await
                 .context("usage")
+        }));
+    }
+    if let (Some(config), Some((listener, _))) = (plan.notify, notify) {
+        let stop = stop.clone();
+        services.spawn(within(Component::Notify, async move {
+            baton_notify::serve(config, listener, stop)
+                .await
+                .context("notify")
         }));
     }
     if let (Some(config), Some((listener, _))) = (plan.gateway, gateway) {

@@ -25,6 +25,8 @@ pub struct GatewayConfig {
     pub closer_addr: String,
     /// Usage's gRPC address (`BATON_USAGE__ADDR`).
     pub usage_addr: String,
+    /// Notify's gRPC address (`BATON_NOTIFY__ADDR`): webhooks and their delivery log.
+    pub notify_addr: String,
     /// Largest usage upload after decompression (`BATON_GATEWAY__USAGE_BODY_LIMIT`, 8 MiB).
     pub usage_body_limit: usize,
     /// Requests per key per window (`BATON_RATE_LIMIT__REQUESTS`, 300).
@@ -58,6 +60,7 @@ pub const DEFAULT_REGISTRY_ADDR: &str = "127.0.0.1:50051";
 pub const DEFAULT_PROVENANCE_ADDR: &str = "127.0.0.1:50052";
 pub const DEFAULT_TRIAGE_ADDR: &str = "127.0.0.1:50053";
 pub const DEFAULT_CLOSER_ADDR: &str = "127.0.0.1:50054";
+pub const DEFAULT_NOTIFY_ADDR: &str = "127.0.0.1:50056";
 pub const DEFAULT_USAGE_ADDR: &str = "127.0.0.1:50055";
 
 impl GatewayConfig {
@@ -71,6 +74,7 @@ impl GatewayConfig {
             triage_addr: env.string("BATON_TRIAGE__ADDR", DEFAULT_TRIAGE_ADDR),
             closer_addr: env.string("BATON_CLOSER__ADDR", DEFAULT_CLOSER_ADDR),
             usage_addr: env.string("BATON_USAGE__ADDR", DEFAULT_USAGE_ADDR),
+            notify_addr: env.string("BATON_NOTIFY__ADDR", DEFAULT_NOTIFY_ADDR),
             usage_body_limit: env.bounded_u64(
                 "BATON_GATEWAY__USAGE_BODY_LIMIT",
                 8 << 20,

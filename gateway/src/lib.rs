@@ -36,6 +36,7 @@ use baton_kit::error::ApiError;
 use baton_kit::grpc::{self, Outbound};
 use baton_kit::telemetry::Component;
 use baton_proto::closer::v1::closer_client::CloserClient;
+use baton_proto::notify::v1::notify_client::NotifyClient;
 use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
 use baton_proto::triage::v1::triage_client::TriageClient;
@@ -48,7 +49,7 @@ use crate::http_layers::Limits;
 use crate::rate_limit::RateLimiter;
 use crate::routes::{
     briefing, budgets, closer, events, liveness, memories, runaway, sessions, triage, usage,
-    usage_upload,
+    usage_upload, webhooks,
 };
 use crate::state::AppState;
 
@@ -118,6 +119,9 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         .route("/budgets", get(budgets::list).post(budgets::create))
         .route("/budgets/{id}", axum::routing::delete(budgets::delete))
         .route("/runaway-policy", get(runaway::get).put(runaway::put))
+        .route("/webhooks", get(webhooks::list).post(webhooks::create))
+        .route("/webhooks/deliveries", get(webhooks::deliveries))
+        .route("/webhooks/{id}", axum::routing::delete(webhooks::delete))
         .route("/usage/batches", post(usage_upload::upload))
         .route("/usage/sessions", get(usage::sessions))
         .route("/agent-sessions/{session_run_id}/tree", get(usage::tree))
@@ -185,6 +189,11 @@ pub async fn state(config: &GatewayConfig) -> Result<AppState, ServeError> {
             config.common.grpc_tls.as_ref(),
         )?)
         .max_decoding_message_size(16 << 20),
+        notify: NotifyClient::new(grpc::traced_channel_with_tls(
+            Component::Gateway,
+            &config.notify_addr,
+            config.common.grpc_tls.as_ref(),
+        )?),
         usage_body_limit: config.usage_body_limit,
         triage_channel,
         keys: KeyResolver::new(pool.clone(), config.key_cache_ttl),

@@ -21,7 +21,8 @@ pub struct RunIdPath(pub String);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryIdPath(pub String);
 
-/// A budget `{id}` segment: a contract uuid, lower-cased; anything else is 404 (no such budget).
+/// A budget's or webhook's `{id}` segment: a contract uuid, lower-cased; anything else is 404
+/// (no such budget or webhook).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BudgetIdPath(pub String);
 

@@ -11,6 +11,7 @@ use baton_kit::clock::{Clock, TEST_NOW_KEY, test_instant};
 use baton_kit::error::ErrorCode;
 use baton_kit::grpc::{Outbound, OutboundCall, TracedChannel};
 use baton_proto::closer::v1::closer_client::CloserClient;
+use baton_proto::notify::v1::notify_client::NotifyClient;
 use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
 use baton_proto::triage::v1::triage_client::TriageClient;
@@ -50,6 +51,7 @@ pub struct Shared {
     pub triage: TriageClient<TracedChannel>,
     pub closer: CloserClient<TracedChannel>,
     pub usage: UsageClient<TracedChannel>,
+    pub notify: NotifyClient<TracedChannel>,
     /// Largest usage upload after decompression.
     pub usage_body_limit: usize,
     /// Channels to the services behind the gateway, kept (untraced) for readiness probes.

@@ -278,6 +278,7 @@ pub fn base_env(database_url: &str, namespace: &str) -> Vec<(String, String)> {
         ("BATON_TRIAGE__LISTEN", "127.0.0.1:0"),
         ("BATON_CLOSER__LISTEN", "127.0.0.1:0"),
         ("BATON_USAGE__LISTEN", "127.0.0.1:0"),
+        ("BATON_NOTIFY__LISTEN", "127.0.0.1:0"),
         ("BATON_LOG", "info"),
         // Hermetic whatever the caller's environment: tests that want the closer say so.
         ("BATON_CLOSER_ENABLED", "false"),

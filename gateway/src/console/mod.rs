@@ -64,6 +64,7 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(pages::transcript_session::page),
         )
         .route("/keys", get(pages::keys::page))
+        .route("/alerts", get(pages::alerts::page))
         .route("/usage", get(pages::usage::page))
         .route("/usage/export", get(pages::usage::export))
         .route("/sign-out", post(sign_in::sign_out))

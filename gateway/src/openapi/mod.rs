@@ -12,6 +12,7 @@ mod memory_paths;
 mod paths;
 pub mod schemas;
 mod usage_paths;
+mod webhook_paths;
 
 use axum::Json;
 use serde_json::{Value, json};
@@ -108,7 +109,7 @@ mod tests {
         let paths = document["paths"].as_object().expect("paths");
         assert_eq!(
             paths.len(),
-            27,
+            30,
             "every route but the test-clock one, and the document"
         );
         for (path, item) in paths {

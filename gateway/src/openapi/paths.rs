@@ -408,6 +408,7 @@ pub fn paths() -> Value {
     super::memory_paths::memory_paths(&mut paths);
     super::usage_paths::usage_paths(&mut paths);
     super::budget_paths::budget_paths(&mut paths);
+    super::webhook_paths::webhook_paths(&mut paths);
     paths.insert(
         "/api/v1/openapi.json".into(),
         json!({"get": {"summary": "This document", "security": [],

@@ -12,6 +12,7 @@ pub mod triage;
 pub mod usage;
 pub mod usage_body;
 pub mod usage_upload;
+pub mod webhooks;
 
 use chrono::{DateTime, Utc};
 

@@ -68,6 +68,7 @@ mod usage_reads;
 mod usage_real;
 mod usage_upload;
 mod validation;
+mod webhooks;
 
 use serde_json::{Value, json};
 

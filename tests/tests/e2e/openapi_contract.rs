@@ -199,6 +199,8 @@ const ORDER: &[&str] = &[
     "post /api/v1/memories/{id}/revise",
     "post /api/v1/budgets",
     "delete /api/v1/budgets/{id}",
+    "post /api/v1/webhooks",
+    "delete /api/v1/webhooks/{id}",
 ];
 /// Operations whose example cannot succeed on its own (no armed attempt to complete).
 const EXAMPLE_REFUSED: &[&str] = &["post /api/v1/agent-sessions/triage/complete"];
@@ -232,6 +234,7 @@ async fn the_document_states_what_the_handlers_enforce() {
         )
     });
     let (mut run_id, mut memory_id, mut budget_id) = (String::new(), String::new(), String::new());
+    let mut webhook_id = String::new();
     for (method, path, operation) in operations {
         if operation["security"] == json!([]) {
             continue;
@@ -266,6 +269,8 @@ async fn the_document_states_what_the_handlers_enforce() {
             .collect();
         let own_id = if path.starts_with("/api/v1/budgets/") {
             &budget_id
+        } else if path.starts_with("/api/v1/webhooks/") {
+            &webhook_id
         } else {
             &memory_id
         };
@@ -339,6 +344,12 @@ async fn the_document_states_what_the_handlers_enforce() {
         }
         if name == "post /api/v1/budgets" {
             budget_id = answer.body["id"].as_str().expect("budget id").to_string();
+        }
+        if name == "post /api/v1/webhooks" {
+            webhook_id = answer.body["webhook"]["id"]
+                .as_str()
+                .expect("webhook id")
+                .to_string();
         }
         if path == "/api/v1/memories" {
             memory_id = answer.body["memory"]["id"]

@@ -31,6 +31,7 @@ pub(crate) const SCHEMAS: &[&str] = &[
     "triage",
     "closer",
     "usage",
+    "notify",
     "gateway",
 ];
 
@@ -108,7 +109,15 @@ const RUNTIME: &[(&str, &[&str])] = &[
             "usage.token_usage",
             "usage.rollups",
             "usage.hook_deliveries",
+            "usage.budgets",
+            "usage.budget_crossings",
+            "usage.runaway_policies",
+            "usage.runaway_episodes",
         ],
+    ),
+    (
+        "baton_notify",
+        &["notify.webhooks", "notify.deliveries", "notify.attempts"],
     ),
 ];
 
@@ -378,14 +387,56 @@ async fn populate(baton: &Baton, tenant: &baton_tests::Tenant, admin: &PgPool, a
     .execute(admin)
     .await
     .expect("usage");
-    // The usage context's tables, from a real upload (every table gets a row).
+    // Alerts: a webhook (to a name that resolves to loopback, so its delivery is refused and
+    // logged as an attempt), a budget the upload below crosses, a runaway policy it passes.
+    let hook = client
+        .post(
+            "/api/v1/webhooks",
+            &json!({"url": "https://localhost:9/rls", "events": ["budget.crossed"]}),
+        )
+        .await;
+    assert_eq!(hook.status, 201, "{:?}", hook.body);
+    let budget = client
+        .post(
+            "/api/v1/budgets",
+            &json!({"scope": "tenant", "period": "month", "limitUsd": 0.01, "thresholds": [1]}),
+        )
+        .await;
+    assert_eq!(budget.status, 201, "{:?}", budget.body);
+    let policy = client
+        .put(
+            "/api/v1/runaway-policy",
+            &json!({"windowMinutes": 15, "spendUsd": 0.01, "unattendedMinutes": 60}),
+        )
+        .await;
+    assert_eq!(policy.status, 200, "{:?}", policy.body);
+    // The usage context's tables, from a real upload (every table gets a row); in the
+    // upload's month, so the budget's current period holds it.
     let uploaded = client
+        .at(crate::usage_upload::NOW)
         .post(
             "/api/v1/usage/batches",
             &crate::usage_upload::tree_batch("rls-1", &Uuid::now_v7().to_string()),
         )
         .await;
     assert_eq!(uploaded.status, 200, "{:?}", uploaded.body);
+    // A session that spends past the runaway policy's $0.01 inside its window.
+    let burner = client
+        .post(
+            "/api/v1/usage/batches",
+            &crate::budgets::batch("rls-burner", "rls", 0..1),
+        )
+        .await;
+    assert_eq!(burner.status, 200, "{:?}", burner.body);
+    // The crossing travels the bus to notify, whose refused attempt is the last row written.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while count_as_admin(admin, "notify.attempts", a).await == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "notify never attempted the delivery"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// Copies every tenant table's rows of `from` under tenant `to`, as the superuser (which

@@ -1,5 +1,6 @@
 //! The console's pages, one module each.
 
+pub mod alerts;
 pub mod fleet;
 pub mod keys;
 pub mod session;
