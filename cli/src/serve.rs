@@ -1,6 +1,7 @@
 //! `baton serve <target>...`: bind every listener first and announce the bound addresses (so a
-//! test can ask for port 0), wire co-located services to each other's bound addresses, then run
-//! until SIGTERM or Ctrl-C and drain.
+//! test can ask for port 0), wire co-located services to each other's bound addresses (their
+//! calls then stay in process unless `BATON_GRPC_IN_PROCESS=false`), then run until SIGTERM or
+//! Ctrl-C and drain.
 
 use std::time::Duration;
 
@@ -89,6 +90,9 @@ struct Plan {
     usage: Option<UsageConfig>,
     notify: Option<NotifyConfig>,
     gateway: Option<GatewayConfig>,
+    /// Calls between co-located services skip the socket and go straight to the callee's call
+    /// stack (`BATON_GRPC_IN_PROCESS`, default on; see `baton_kit::grpc_local`).
+    grpc_in_process: bool,
 }
 
 fn plan(env: &Env, targets: &[Target]) -> anyhow::Result<Plan> {
@@ -115,7 +119,24 @@ fn plan(env: &Env, targets: &[Target]) -> anyhow::Result<Plan> {
         gateway: wants(Target::Gateway)
             .then(|| GatewayConfig::from_env(env))
             .transpose()?,
+        grpc_in_process: env.bool("BATON_GRPC_IN_PROCESS", true)?,
     })
+}
+
+/// Points each co-located caller's address setting for `callee` at the address just bound,
+/// and names the hop (`caller→callee`) for the start-up line.
+fn wire<'a>(
+    callee: &str,
+    address: &str,
+    callers: impl IntoIterator<Item = (&'static str, Option<&'a mut String>)>,
+    hops: &mut Vec<String>,
+) {
+    for (caller, setting) in callers {
+        if let Some(setting) = setting {
+            address.clone_into(setting);
+            hops.push(format!("{caller}→{callee}"));
+        }
+    }
 }
 
 async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> anyhow::Result<()> {
@@ -153,57 +174,105 @@ async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> any
     if let (Some((_, address)), Some(gateway)) = (&notify, plan.gateway.as_mut()) {
         gateway.notify_addr.clone_from(address);
     }
-    if let (Some((_, address)), Some(gateway)) = (&usage, plan.gateway.as_mut()) {
-        gateway.usage_addr.clone_from(address);
+    // Each hop between co-located services: its caller's address setting, then its name.
+    let mut hops = Vec::new();
+    if let Some((_, address)) = &usage {
+        let callers = [(
+            "gateway",
+            plan.gateway.as_mut().map(|config| &mut config.usage_addr),
+        )];
+        wire("usage", address, callers, &mut hops);
     }
     if let Some((_, address)) = &registry {
-        for slot in [
-            plan.provenance
-                .as_mut()
-                .map(|config| &mut config.registry_addr),
-            plan.triage.as_mut().map(|config| &mut config.registry_addr),
-            plan.closer.as_mut().map(|config| &mut config.registry_addr),
-            plan.gateway
-                .as_mut()
-                .map(|config| &mut config.registry_addr),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            slot.clone_from(address);
-        }
+        let callers = [
+            (
+                "provenance",
+                plan.provenance
+                    .as_mut()
+                    .map(|config| &mut config.registry_addr),
+            ),
+            (
+                "triage",
+                plan.triage.as_mut().map(|config| &mut config.registry_addr),
+            ),
+            (
+                "closer",
+                plan.closer.as_mut().map(|config| &mut config.registry_addr),
+            ),
+            (
+                "gateway",
+                plan.gateway
+                    .as_mut()
+                    .map(|config| &mut config.registry_addr),
+            ),
+        ];
+        wire("registry", address, callers, &mut hops);
     }
     if let Some((_, address)) = &provenance {
-        for slot in [
-            plan.triage
-                .as_mut()
-                .map(|config| &mut config.provenance_addr),
-            plan.closer
-                .as_mut()
-                .map(|config| &mut config.provenance_addr),
-            plan.gateway
-                .as_mut()
-                .map(|config| &mut config.provenance_addr),
-        ]
-        .into_iter()
-        .flatten()
-        {
-            slot.clone_from(address);
-        }
+        let callers = [
+            (
+                "triage",
+                plan.triage
+                    .as_mut()
+                    .map(|config| &mut config.provenance_addr),
+            ),
+            (
+                "closer",
+                plan.closer
+                    .as_mut()
+                    .map(|config| &mut config.provenance_addr),
+            ),
+            (
+                "gateway",
+                plan.gateway
+                    .as_mut()
+                    .map(|config| &mut config.provenance_addr),
+            ),
+        ];
+        wire("provenance", address, callers, &mut hops);
     }
     if let Some((_, address)) = &triage {
-        for slot in [
-            plan.closer.as_mut().map(|config| &mut config.triage_addr),
-            plan.gateway.as_mut().map(|config| &mut config.triage_addr),
-        ]
-        .into_iter()
-        .flatten()
+        let callers = [
+            (
+                "closer",
+                plan.closer.as_mut().map(|config| &mut config.triage_addr),
+            ),
+            (
+                "gateway",
+                plan.gateway.as_mut().map(|config| &mut config.triage_addr),
+            ),
+        ];
+        wire("triage", address, callers, &mut hops);
+    }
+    if let Some((_, address)) = &closer {
+        let callers = [(
+            "gateway",
+            plan.gateway.as_mut().map(|config| &mut config.closer_addr),
+        )];
+        wire("closer", address, callers, &mut hops);
+    }
+    if plan.grpc_in_process {
+        // Before any client is built: a client to an offered address calls in process.
+        for (listener, _) in [&registry, &provenance, &triage, &closer, &usage]
+            .into_iter()
+            .flatten()
         {
-            slot.clone_from(address);
+            baton_kit::grpc_local::offer(listener.local_addr()?);
         }
     }
-    if let (Some((_, address)), Some(gateway)) = (&closer, plan.gateway.as_mut()) {
-        gateway.closer_addr.clone_from(address);
+    if !hops.is_empty() {
+        if plan.grpc_in_process {
+            tracing::info!(
+                hops = hops.join(", "),
+                "grpc calls between co-located services stay in process"
+            );
+        } else {
+            tracing::info!(
+                hops = hops.join(", "),
+                "grpc calls between co-located services go over the network \
+                 (BATON_GRPC_IN_PROCESS=false)"
+            );
+        }
     }
     let gateway = match &plan.gateway {
         Some(config) => Some(bind("gateway", config.listen).await?),

@@ -1,13 +1,14 @@
 //! gRPC plumbing every service and client shares.
 //!
-//! Inbound: [`serve`] wraps a service's routes in one tower stack (trace, service token, global
-//! concurrency limit, per-request timeout, load shedding) and registers health and reflection.
-//! Handlers read the caller's tenant and "now" with [`CallContext::from_request`].
+//! Inbound: [`serve`] wraps a service's routes in one tower stack ([`CallStack`]: per-request
+//! timeout, load shedding, trace, service token, global concurrency limit) and registers health
+//! and reflection. Handlers read the caller's tenant and "now" with [`CallContext::from_request`].
 //!
 //! Outbound: [`Outbound::request`] stamps every call with the service token, the tenant, the
 //! test instant (when the test clock is on) and the current W3C trace context; [`traced`]
-//! wraps a [`channel`] so that each call is a CLIENT span. Spans and metrics of both directions
-//! live in [`crate::grpc_trace`].
+//! wraps a [`channel`] so that each call is a CLIENT span, and goes in process to a co-located
+//! server ([`crate::grpc_local`]). Spans and metrics of both directions live in
+//! [`crate::grpc_trace`].
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -28,12 +29,15 @@ use uuid::Uuid;
 
 use crate::clock::{Clock, TEST_NOW_KEY};
 use crate::error::ApiError;
+use crate::grpc_local;
+use crate::grpc_stack::CallStack;
 use crate::grpc_tls::GrpcTls;
 use crate::schema::Readiness;
 use crate::service_tokens::{Caller, ServiceTokens};
 use crate::telemetry;
 use crate::telemetry::Component;
 
+pub use crate::grpc_local::Transport;
 pub use crate::grpc_trace::{ClientTrace, TraceLayer, TracedChannel, traced};
 
 /// Metadata key naming the tenant a call acts for.
@@ -132,25 +136,24 @@ where
     if let Some(reflection) = reflection {
         routes = routes.add_service(reflection);
     }
+    // Timeout, load shedding, trace, service token, concurrency limit: see `CallStack`.
+    let stack = CallStack::new(&settings);
+    // A co-located caller gets the same stack without the wire, when the process offered this
+    // address (`grpc_local`); it stops at the stop signal, as the listener does.
+    let in_process = listener
+        .local_addr()
+        .ok()
+        .and_then(|address| grpc_local::provide(address, stack.layer(routes.clone().prepare())));
+    let shutdown = async move {
+        shutdown.await;
+        drop(in_process);
+    };
     let mut builder = Server::builder();
     if let Some(tls) = &settings.tls {
         builder = builder.tls_config(tls.server())?;
     }
     builder
-        // Cancel a call that outlives its budget rather than hold a connection forever.
-        .timeout(settings.request_timeout)
-        // Refuse work when the limit below is saturated instead of queueing without bound.
-        .load_shed(true)
-        // Span first so that refusals and auth failures are traced too.
-        .layer(TraceLayer {
-            component: settings.component,
-        })
-        // Then the service token: nothing unauthenticated reaches a handler.
-        .layer(ServiceTokenLayer::new(settings.service_token))
-        // Bound the calls in flight across every connection.
-        .layer(tower::limit::GlobalConcurrencyLimitLayer::new(
-            settings.max_concurrent_requests,
-        ))
+        .layer(stack)
         .add_routes(routes)
         // Nagle off: replies are small and latency-bound.
         .serve_with_incoming_shutdown(
@@ -254,6 +257,9 @@ impl Outbound {
     }
 }
 
+/// Longest an outgoing call may take, on the wire or in process.
+pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// A lazily-connecting plaintext channel to `address` (`host:port` or a full URI). Untraced:
 /// wrap it with [`traced`] for calls (health probes use it bare).
 pub fn channel(address: &str) -> Result<Channel, ApiError> {
@@ -282,7 +288,7 @@ pub fn channel_with_tls(address: &str, tls: Option<&GrpcTls>) -> Result<Channel,
     }
     let endpoint = endpoint
         .connect_timeout(Duration::from_secs(3))
-        .timeout(Duration::from_secs(10))
+        .timeout(CLIENT_TIMEOUT)
         .tcp_nodelay(true)
         .http2_keep_alive_interval(Duration::from_secs(30))
         .keep_alive_while_idle(true);

@@ -28,6 +28,7 @@ use tower::{Layer, Service};
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
+use crate::grpc_local::Transport;
 use crate::telemetry::component::{Component, PerComponent};
 use crate::telemetry::status::{self, Side};
 use crate::telemetry::{self, buckets};
@@ -180,14 +181,16 @@ where
     }
 }
 
-/// A channel whose every call is a CLIENT span and an `rpc.client.duration` measurement.
-pub type TracedChannel = ClientTrace<Channel>;
+/// A channel whose every call is a CLIENT span and an `rpc.client.duration` measurement. Its
+/// calls stay in process when `address` is served by this process ([`crate::grpc_local`]).
+pub type TracedChannel = ClientTrace<Transport>;
 
-/// Wraps `channel` (to `address`, as configured) for calls made by `component`.
+/// Wraps `channel` (to `address`, as configured) for calls made by `component`; calls go to
+/// the co-located server's stack instead while this process serves `address` in process.
 pub fn traced(component: Component, address: &str, channel: Channel) -> TracedChannel {
     let (host, port) = server_address(address);
     ClientTrace {
-        inner: channel,
+        inner: Transport::new(address, channel, crate::grpc::CLIENT_TIMEOUT),
         component,
         host: Arc::from(host),
         port,

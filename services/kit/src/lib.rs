@@ -11,6 +11,8 @@ pub mod config;
 pub mod db;
 pub mod error;
 pub mod grpc;
+pub mod grpc_local;
+pub mod grpc_stack;
 pub mod grpc_tls;
 pub mod grpc_trace;
 pub mod internal_clients;

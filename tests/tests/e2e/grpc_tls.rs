@@ -1,6 +1,8 @@
 //! Mutual TLS on the internal gRPC hops: every service serves TLS only and asks for a client
 //! certificate; the gateway presents its own. A caller without a certificate is turned away at
-//! the handshake; the hook-facing API works end to end over the encrypted hops.
+//! the handshake; the hook-facing API works end to end over the encrypted hops. With calls
+//! between co-located services in process (the default), those calls cross no wire and so no
+//! TLS, while the ports still serve mutual TLS only.
 
 use serde_json::json;
 use tonic::transport::{Certificate, ClientTlsConfig, Endpoint, Identity};
@@ -29,6 +31,16 @@ async fn health(address: &str, tls: ClientTlsConfig) -> Result<i32, String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_internal_hops_use_mutual_tls_and_refuse_a_caller_without_a_certificate() {
+    // The gateway's calls go over the wire, so they are the mTLS handshakes under test.
+    check_mutual_tls("false").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_process_hops_work_beside_ports_that_serve_mutual_tls_only() {
+    check_mutual_tls("true").await;
+}
+
+async fn check_mutual_tls(in_process: &str) {
     let dir = std::env::temp_dir().join(format!("baton-grpc-tls-{}", uuid::Uuid::new_v4()));
     let ca = TestCa::new(&dir);
     let services = ca.issue("services");
@@ -42,6 +54,7 @@ async fn the_internal_hops_use_mutual_tls_and_refuse_a_caller_without_a_certific
         ("BATON_GRPC_TLS_CERT", cert.as_str()),
         ("BATON_GRPC_TLS_KEY", key.as_str()),
         ("BATON_GRPC_TLS_CA", ca_file.as_str()),
+        ("BATON_GRPC_IN_PROCESS", in_process),
     ])
     .await;
     let tenant = baton.create_tenant("mtls").await;
