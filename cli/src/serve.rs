@@ -170,12 +170,16 @@ async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> any
         Some(config) => Some(bind("notify", config.listen).await?),
         None => None,
     };
-    // The gateway calls a co-located notify (webhooks, the delivery log) at its bound address.
-    if let (Some((_, address)), Some(gateway)) = (&notify, plan.gateway.as_mut()) {
-        gateway.notify_addr.clone_from(address);
-    }
     // Each hop between co-located services: its caller's address setting, then its name.
     let mut hops = Vec::new();
+    if let Some((_, address)) = &notify {
+        // The gateway calls notify for webhooks and the delivery log.
+        let callers = [(
+            "gateway",
+            plan.gateway.as_mut().map(|config| &mut config.notify_addr),
+        )];
+        wire("notify", address, callers, &mut hops);
+    }
     if let Some((_, address)) = &usage {
         let callers = [(
             "gateway",
@@ -253,7 +257,7 @@ async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> any
     }
     if plan.grpc_in_process {
         // Before any client is built: a client to an offered address calls in process.
-        for (listener, _) in [&registry, &provenance, &triage, &closer, &usage]
+        for (listener, _) in [&registry, &provenance, &triage, &closer, &usage, &notify]
             .into_iter()
             .flatten()
         {
