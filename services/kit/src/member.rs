@@ -67,7 +67,14 @@ mod tests {
 
     #[test]
     fn member_names_are_handles_or_addresses_and_never_the_reserved_word() {
-        for good in ["alice", "Bob.Smith", "a", "dev_1", "alice@example.com", &"a".repeat(64)] {
+        for good in [
+            "alice",
+            "Bob.Smith",
+            "a",
+            "dev_1",
+            "alice@example.com",
+            &"a".repeat(64),
+        ] {
             assert_eq!(member(good).as_deref().ok(), Some(good), "{good}");
         }
         for bad in [
@@ -90,7 +97,10 @@ mod tests {
         let mut request = Request::new(());
         assert_eq!(member_of(&request).expect("absent"), None);
         attach(&mut request, Some("alice"));
-        assert_eq!(member_of(&request).expect("present").as_deref(), Some("alice"));
+        assert_eq!(
+            member_of(&request).expect("present").as_deref(),
+            Some("alice")
+        );
         let mut bad = Request::new(());
         bad.metadata_mut()
             .insert(MEMBER_KEY, "two words".parse().expect("ascii"));
