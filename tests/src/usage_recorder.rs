@@ -36,6 +36,8 @@ struct Shared {
     seen: Arc<Mutex<Vec<Upload>>>,
     known: Arc<Mutex<Known>>,
     status: Arc<AtomicU16>,
+    /// Paths of the calls forwarded upstream, in arrival order.
+    forwarded: Arc<Mutex<Vec<String>>>,
     /// Where every other path goes (a running Baton), when set.
     upstream: Option<String>,
     http: reqwest::Client,
@@ -64,6 +66,7 @@ impl UsageRecorder {
             seen: Arc::default(),
             known: Arc::default(),
             status: Arc::new(AtomicU16::new(200)),
+            forwarded: Arc::default(),
             upstream,
             http: reqwest::Client::new(),
         };
@@ -89,6 +92,12 @@ impl UsageRecorder {
         self.shared.seen.lock().expect("log").clone()
     }
 
+    /// How many calls to `path` were forwarded upstream so far (a sidecar's pulses, say).
+    pub fn forwarded(&self, path: &str) -> usize {
+        let forwarded = self.shared.forwarded.lock().expect("log");
+        forwarded.iter().filter(|seen| *seen == path).count()
+    }
+
     /// Forgets the recorded uploads (what was accepted stays known).
     pub fn clear(&self) {
         self.shared.seen.lock().expect("log").clear();
@@ -109,7 +118,10 @@ async fn handle(State(shared): State<Shared>, request: Request) -> Response {
     if let Some(upstream) = &shared.upstream
         && parts.uri.path() != "/api/v1/usage/batches"
     {
-        return forward(&shared.http, upstream, &parts, bytes).await;
+        let path = parts.uri.path().to_string();
+        let answer = forward(&shared.http, upstream, &parts, bytes).await;
+        shared.forwarded.lock().expect("log").push(path);
+        return answer;
     }
     let raw = String::from_utf8_lossy(&bytes).into_owned();
     let body: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);

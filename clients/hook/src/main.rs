@@ -29,6 +29,7 @@ mod context;
 mod drain;
 mod drainer;
 mod end;
+mod exit_shield;
 mod fsutil;
 mod harness;
 mod http;
@@ -89,6 +90,8 @@ fn hook(args: &[String], started: Instant) {
     let state_dir = env.state_dir();
     let format = args.first().and_then(|name| Harness::parse(name));
     let word = args.get(1).and_then(|word| Event::parse(word));
+    // Up before anything else when the command names the end; else once the payload does.
+    let mut shield = (word == Some(Event::SessionEnd)).then(exit_shield::Shield::raise);
     let budget = word.map_or(Duration::from_secs(8), context::budget);
     let deadline = started + budget;
     let Some(bytes) = payload::read_stdin(deadline.saturating_duration_since(Instant::now()))
@@ -111,6 +114,9 @@ fn hook(args: &[String], started: Instant) {
     };
     if subagent(&env, &input) {
         return;
+    }
+    if input.event == Event::SessionEnd && shield.is_none() {
+        shield = Some(exit_shield::Shield::raise());
     }
     let deadline = started + context::budget(input.event);
     let harness = harness::detect(
@@ -155,6 +161,9 @@ fn hook(args: &[String], started: Instant) {
         drainer::Urgency::Now
     };
     drainer::start_if_needed(&state_dir, urgency);
+    if shield.is_some_and(|shield| shield.outlived_a_signal()) {
+        log::line(&state_dir, "hook", harness.name(), "end_outlived_a_signal");
+    }
 }
 
 /// The event's own work; what it prints.

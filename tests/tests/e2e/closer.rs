@@ -106,6 +106,30 @@ async fn excerpt(admin: &sqlx::PgPool, run: &str) -> Option<String> {
         .expect("row")
 }
 
+/// Waits until the registry's outbox has published everything and the closer's inbox holds
+/// `messages` processed message ids: past this point no message is on its way that could start
+/// another pass, so a pass count read now is final (a wait on the event, not a pause).
+async fn every_close_consumed(admin: &sqlx::PgPool, messages: i64) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let (unpublished, processed): (i64, i64) = sqlx::query_as(
+            "SELECT (SELECT count(*) FROM registry.outbox), (SELECT count(*) FROM closer.inbox)",
+        )
+        .fetch_one(admin)
+        .await
+        .expect("outbox and inbox");
+        if unpublished == 0 && processed >= messages {
+            assert_eq!(processed, messages, "one processed message per close");
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{unpublished} unpublished, {processed} of {messages} processed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 async fn passes_of(admin: &sqlx::PgPool, run: &str) -> i64 {
     let run: Uuid = run.parse().expect("uuid");
     sqlx::query_scalar("SELECT count(*) FROM closer.passes WHERE session_run_id = $1")
@@ -180,7 +204,7 @@ async fn an_explicit_close_resolves_what_the_session_completed_in_one_pass() {
         None,
         "cleared once the verdict is durable"
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    every_close_consumed(&admin, 1).await;
     assert_eq!(passes_of(&admin, &run).await, 1, "exactly one pass");
 
     // Undo is a plain unresolve.
@@ -232,8 +256,8 @@ async fn an_implicit_close_by_the_sweep_leads_to_exactly_one_pass_and_grace_hold
     assert_eq!((outcome.as_str(), resolved), ("completed", 1));
     let again = past.post("/api/v1/_test/sweep", &json!({})).await;
     assert_eq!(again.body["closed"], 0, "each row closes once");
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(passes_of(&admin, &run).await, 1);
+    every_close_consumed(&admin, 1).await;
+    assert_eq!(passes_of(&admin, &run).await, 1, "exactly one pass");
 
     // Implicitly closed, so a later heartbeat resurrects it.
     let back = heartbeat(&client.at("2026-09-03T09:00:00.000Z"), "s-1", "back").await;

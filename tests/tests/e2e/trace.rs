@@ -279,25 +279,37 @@ async fn one_trace_spans_the_close_request_the_bus_and_the_closers_resolve() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let _ = provider.force_flush();
-    let spans = exporter.get_finished_spans().expect("spans");
-    let in_trace: Vec<String> = spans
-        .iter()
-        .filter(|span| span.span_context.trace_id().to_string() == CLOSE_TRACE)
-        .map(|span| span.name.to_string())
-        .collect();
-    for expected in [
+    // The consumer's span ends after its pass is settled and acked: flush until the whole
+    // chain is in, within a deadline, instead of pausing and hoping.
+    let expected = [
         "POST /api/v1/agent-sessions/close",
         "baton.registry.v1.SessionRegistry/Close",
         "registry.session.closed publish",
         "registry.session.closed process",
         "baton.provenance.v1.Provenance/Transition",
-    ] {
+    ];
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let _ = provider.force_flush();
+        let spans = exporter.get_finished_spans().expect("spans");
+        let in_trace: Vec<String> = spans
+            .iter()
+            .filter(|span| span.span_context.trace_id().to_string() == CLOSE_TRACE)
+            .map(|span| span.name.to_string())
+            .collect();
+        let missing: Vec<&str> = expected
+            .iter()
+            .copied()
+            .filter(|name| !in_trace.iter().any(|seen| seen == name))
+            .collect();
+        if missing.is_empty() {
+            break;
+        }
         assert!(
-            in_trace.iter().any(|name| name == expected),
-            "{expected} missing from {in_trace:?}"
+            tokio::time::Instant::now() < deadline,
+            "{missing:?} missing from {in_trace:?}"
         );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     baton_kit::testing::delete_bus_namespace(&namespace);
 }

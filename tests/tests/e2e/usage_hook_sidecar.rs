@@ -40,6 +40,8 @@ fn stand_in(dir: &Path) -> Child {
         .expect("stand-in client")
 }
 
+const PULSE: &str = "/api/v1/agent-sessions/pulse";
+
 fn rows(recorder: &UsageRecorder) -> Vec<Value> {
     recorder
         .uploads()
@@ -103,7 +105,12 @@ async fn the_sidecar_uploads_its_session_and_a_request_appended_mid_session() {
         rows(&recorder).len() >= expected
     })
     .await;
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Three more pulses, each followed by a look at the transcript, send nothing again.
+    let pulses = recorder.forwarded(PULSE);
+    until("three more pulses", || {
+        recorder.forwarded(PULSE) >= pulses + 3
+    })
+    .await;
     assert_eq!(
         rows(&recorder).len(),
         expected,
