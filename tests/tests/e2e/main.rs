@@ -40,6 +40,7 @@ mod hostile_input;
 mod internal_clients;
 mod lease;
 mod liveness_routes;
+mod lost_commit;
 mod members;
 mod memories;
 mod openapi_contract;
