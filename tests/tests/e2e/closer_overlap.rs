@@ -76,9 +76,9 @@ fn uuids(ids: &[String]) -> Vec<Uuid> {
 /// `Sweeper::sweep_once`) turns the second sweeper away, so one sweeper runs the due list.
 /// Without it both run it, and a pass the first already retried (refused again, so `failed`,
 /// not `finished`) is run a second time by the other: its `failures` goes from 1 to 3, and the
-/// two reports retry more passes than were due. "Each row closed once" is registry's sweep
-/// re-asserting `closed_at IS NULL` on the row it locks; with the sweep lock only one sweeper
-/// reaches it.
+/// two reports retry more passes than were due (16 for 10, broken by hand). "Each row closed
+/// once" is registry's sweep re-asserting `closed_at IS NULL` on the row it locks; with the
+/// sweep lock only one sweeper reaches it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_sweeps_released_at_once_close_each_lapsed_row_once_and_retry_each_due_pass_once() {
     const DUE: usize = 10;
@@ -282,9 +282,9 @@ impl Bus {
 ///
 /// What makes it pass: the per-pass advisory lock (`pg_try_advisory_xact_lock` on
 /// `closer.pass:tenant:run:epoch` in `Passes::run`) turns the second copy away while the first
-/// runs. Without it the second copy claims the run again over the first's attempt, asks the
-/// judge a second time, and fences the first's write-back: the wait for "every second copy
-/// turned away" times out with the judge asked twice per run.
+/// runs. Without it the second copy claims the run again over the first's attempt (or loses
+/// the claim and settles the row `claim-lost`), asks the judge a second time and fences the
+/// first's write-back: broken by hand, the judge was asked 31 times for 20 runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_closer_replicas_on_one_queue_run_each_pass_once_though_every_close_arrives_twice() {
     const SESSIONS: usize = 20;

@@ -104,7 +104,8 @@ enum KillPoint {
 ///   completed and settles the pass `completed` without asking the judge again. Without it the
 ///   re-run finds the run not eligible (its watermark covers every event) and the pass ends
 ///   `not-eligible`; nothing else settles a pass `completed` without a generation, so "completed
-///   and the judge not asked again" is the trace of `recovered()` having run.
+///   and the judge not asked again" is the trace of `recovered()` having run (broken by hand,
+///   run 0 settled `("finished", "not-eligible")`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killing_the_closer_between_its_resolves_and_its_write_back_resolves_each_commitment_once_and_recovers()
  {
