@@ -3,6 +3,7 @@
 //! every domain answer comes from a service.
 
 pub mod auth;
+pub mod call_keys;
 pub mod client_addr;
 pub mod config;
 pub mod console;
@@ -127,6 +128,8 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         .route("/agent-sessions/{session_run_id}/tree", get(usage::tree))
         .fallback(response::not_found)
         .method_not_allowed_fallback(response::method_not_allowed)
+        // Inside the auth layer: it needs the caller's tenant.
+        .layer(from_fn_with_state(state.clone(), call_keys::record))
         .layer(from_fn_with_state(state.clone(), auth::require_api_key))
         // Added after the auth layer, so it stays public.
         .route("/openapi.json", get(openapi::document));

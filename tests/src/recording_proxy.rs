@@ -3,6 +3,7 @@
 //! "superseded", a repeated close "already closed", so the server's state cannot show them).
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -21,6 +22,8 @@ pub struct Recorded {
     /// Path and query.
     pub path: String,
     pub body: String,
+    /// Its `Idempotency-Key` header, when it had one.
+    pub key: Option<String>,
 }
 
 /// Handle to a running proxy.
@@ -28,6 +31,7 @@ pub struct Recorded {
 pub struct RecordingProxy {
     pub url: String,
     seen: Arc<Mutex<Vec<Recorded>>>,
+    lose: Arc<AtomicUsize>,
 }
 
 #[derive(Clone)]
@@ -35,16 +39,20 @@ struct ProxyState {
     upstream: String,
     http: reqwest::Client,
     seen: Arc<Mutex<Vec<Recorded>>>,
+    /// Answers still to lose: the request reaches the server, its answer is replaced by a 503.
+    lose: Arc<AtomicUsize>,
 }
 
 impl RecordingProxy {
     /// Starts a proxy forwarding to `upstream` (e.g. `http://127.0.0.1:8080`).
     pub async fn start(upstream: &str) -> RecordingProxy {
         let seen = Arc::new(Mutex::new(Vec::new()));
+        let lose = Arc::new(AtomicUsize::new(0));
         let state = ProxyState {
             upstream: upstream.trim_end_matches('/').to_string(),
             http: reqwest::Client::new(),
             seen: seen.clone(),
+            lose: lose.clone(),
         };
         let app = Router::new().fallback(forward).with_state(state);
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
@@ -55,7 +63,14 @@ impl RecordingProxy {
         RecordingProxy {
             url: format!("http://{address}"),
             seen,
+            lose,
         }
+    }
+
+    /// The next `count` answers are lost: each request is forwarded and the server's answer
+    /// (a committed write, say) replaced by `503` with `Retry-After: 0`.
+    pub fn lose_answers(&self, count: usize) {
+        self.lose.store(count, Ordering::SeqCst);
     }
 
     /// Every request received so far, in arrival order.
@@ -83,6 +98,11 @@ async fn forward(State(state): State<ProxyState>, request: Request) -> Response 
     state.seen.lock().expect("proxy log").push(Recorded {
         path: path.clone(),
         body: String::from_utf8_lossy(&bytes).into_owned(),
+        key: parts
+            .headers
+            .get("idempotency-key")
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_string),
     });
     let mut outgoing = state
         .http
@@ -101,6 +121,19 @@ async fn forward(State(state): State<ProxyState>, request: Request) -> Response 
     let Ok(body) = answer.bytes().await else {
         return status_only(StatusCode::BAD_GATEWAY);
     };
+    let lost = state
+        .lose
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |left| {
+            left.checked_sub(1)
+        })
+        .is_ok();
+    if lost {
+        let mut response = status_only(StatusCode::SERVICE_UNAVAILABLE);
+        response
+            .headers_mut()
+            .insert("retry-after", axum::http::HeaderValue::from_static("0"));
+        return response;
+    }
     let mut response = Response::new(Body::from(body));
     *response.status_mut() = status;
     for (name, value) in &headers {

@@ -60,10 +60,7 @@ impl Hook {
 
     /// Appends a call for the drain to deliver later; a refusal is one log line.
     pub fn spool(&self, path: &str, body: Value) {
-        let entry = Entry {
-            path: path.to_string(),
-            body,
-        };
+        let entry = Entry::new(path, body);
         if let Err(error) = Spool::in_state(&self.state_dir).append(&entry) {
             self.log(error.code());
         }

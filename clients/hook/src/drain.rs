@@ -89,7 +89,7 @@ impl Spool {
                 }
                 crate::upload::session::flush(&state_dir, client, &entry.body)
             } else {
-                verdict(client.post(&entry.path, &entry.body))
+                verdict(client.post_keyed(&entry.path, &entry.body, entry.key.as_deref()))
             };
             if let Sent::Refused(status) = sent {
                 on_refused(status);
@@ -265,10 +265,7 @@ mod tests {
     use serde_json::json;
 
     fn entry(n: u64) -> Entry {
-        Entry {
-            path: "/api/v1/agent-sessions/close".into(),
-            body: json!({"n": n}),
-        }
+        Entry::new("/api/v1/agent-sessions/close", json!({"n": n}))
     }
 
     fn n_of(entry: &Entry) -> u64 {
@@ -399,10 +396,10 @@ mod tests {
     fn an_inline_drain_leaves_a_final_flush_to_the_detached_one() {
         let dir = tempfile::tempdir().expect("dir");
         let spool = Spool::usage_in_state(dir.path());
-        let flush = Entry {
-            path: crate::upload::session::FLUSH.into(),
-            body: json!({"agent": "claude-code", "sessionId": "s", "transcriptPath": "/nowhere/s.jsonl"}),
-        };
+        let flush = Entry::new(
+            crate::upload::session::FLUSH,
+            json!({"agent": "claude-code", "sessionId": "s", "transcriptPath": "/nowhere/s.jsonl"}),
+        );
         spool.append(&flush).expect("append");
         let server = crate::config::Server {
             url: "http://127.0.0.1:9".into(),

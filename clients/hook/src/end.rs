@@ -27,10 +27,7 @@ pub fn run(hook: &Hook, input: &Input) -> Option<Value> {
     if let Some(path) = &input.transcript_path {
         let mut flush = hook.key(&input.session_id);
         flush["transcriptPath"] = json!(path);
-        let entry = crate::spool::Entry {
-            path: crate::upload::session::FLUSH.to_string(),
-            body: flush,
-        };
+        let entry = crate::spool::Entry::new(crate::upload::session::FLUSH, flush);
         if let Err(error) = crate::spool::Spool::usage_in_state(&hook.state_dir).append(&entry) {
             hook.log(error.code());
         }

@@ -86,17 +86,29 @@ impl Client {
 
     /// `POST <url><path>` with a JSON body.
     pub fn post(&self, path: &str, body: &Value) -> Result<Answer, Failure> {
+        self.post_keyed(path, body, None)
+    }
+
+    /// As [`Client::post`], with the call's `Idempotency-Key` when it has one (a spooled line).
+    pub fn post_keyed(
+        &self,
+        path: &str,
+        body: &Value,
+        key: Option<&str>,
+    ) -> Result<Answer, Failure> {
         let budget = self.budget()?;
         let url = format!("{}{path}", self.server.url);
-        let response = self
+        let mut request = self
             .agent
             .post(&url)
             .config()
             .timeout_global(Some(budget))
             .build()
-            .header("X-API-Key", &self.server.api_key)
-            .send_json(body);
-        answer(response)
+            .header("X-API-Key", &self.server.api_key);
+        if let Some(key) = key {
+            request = request.header("Idempotency-Key", key);
+        }
+        answer(request.send_json(body))
     }
 
     /// `GET <url><path_and_query>`.

@@ -145,10 +145,7 @@ impl Sidecar {
         };
         if end_reason.is_some() {
             // The last pulse must arrive: the drain delivers it with its time.
-            let entry = Entry {
-                path: PULSE.into(),
-                body,
-            };
+            let entry = Entry::new(PULSE, body);
             if let Err(error) = Spool::in_state(&self.state_dir).append(&entry) {
                 self.log(error.code());
             }

@@ -33,11 +33,29 @@ pub const MAX_ENTRY_BYTES: usize = 32 * 1024;
 pub const MAX_JOURNAL_BYTES: u64 = 8 * 1024 * 1024;
 
 /// One spooled call: a POST of `body` to `path`.
+///
+/// `key` is the call's idempotence key, given once when the line is appended and sent with
+/// every attempt as `Idempotency-Key`: the server records the keys it has accepted, so a line
+/// the drain sends twice (killed after the send, before it recorded its progress) is seen
+/// there as a resend and counted. Lines spooled before keys existed have none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
     pub path: String,
     pub body: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+impl Entry {
+    /// A call to spool; its key is given when it is appended.
+    pub fn new(path: impl Into<String>, body: Value) -> Entry {
+        Entry {
+            path: path.into(),
+            body,
+            key: None,
+        }
+    }
 }
 
 /// Why an entry was not spooled.
@@ -92,8 +110,18 @@ impl Spool {
         self.dir.join("journal")
     }
 
-    /// Appends one entry durably.
+    /// Appends one entry durably, giving it an idempotence key when it has none.
     pub fn append(&self, entry: &Entry) -> Result<(), SpoolError> {
+        let keyed;
+        let entry = if entry.key.is_some() {
+            entry
+        } else {
+            keyed = Entry {
+                key: Some(uuid::Uuid::new_v4().to_string()),
+                ..entry.clone()
+            };
+            &keyed
+        };
         let mut line = serde_json::to_vec(entry).map_err(|_| SpoolError::Io)?;
         line.push(b'\n');
         if line.len() > MAX_ENTRY_BYTES {
@@ -177,10 +205,35 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     pub(crate) fn entry(n: u64) -> Entry {
-        Entry {
-            path: "/api/v1/agent-sessions/close".into(),
-            body: serde_json::json!({"n": n}),
-        }
+        Entry::new("/api/v1/agent-sessions/close", serde_json::json!({"n": n}))
+    }
+
+    #[test]
+    fn each_appended_line_gets_its_own_key_and_keeps_a_given_one() {
+        let dir = tempfile::tempdir().expect("dir");
+        let spool = Spool::in_state(&dir.path().join("state"));
+        spool.append(&entry(1)).expect("one");
+        spool.append(&entry(1)).expect("two");
+        let mut given = entry(2);
+        given.key = Some("k-given".into());
+        spool.append(&given).expect("three");
+        let lines: Vec<Entry> = std::fs::read_to_string(spool.journal())
+            .expect("journal")
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("line"))
+            .collect();
+        assert_eq!(lines.len(), 3);
+        let first = lines[0].key.clone().expect("keyed");
+        let second = lines[1].key.clone().expect("keyed");
+        assert_ne!(
+            first, second,
+            "the same call appended twice: two lines, two keys"
+        );
+        assert!(uuid::Uuid::parse_str(&first).is_ok(), "{first}");
+        assert_eq!(lines[2].key.as_deref(), Some("k-given"));
+        let before_keys: Entry =
+            serde_json::from_str(r#"{"path":"/p","body":{}}"#).expect("a line without a key");
+        assert_eq!(before_keys.key, None);
     }
 
     #[test]
@@ -207,10 +260,7 @@ mod tests {
             |path: &Path| std::fs::metadata(path).expect("meta").permissions().mode() & 0o777;
         assert_eq!(mode(&spool.dir), 0o700);
         assert_eq!(mode(&spool.journal()), 0o600);
-        let huge = Entry {
-            path: "/x".into(),
-            body: Value::String("x".repeat(MAX_ENTRY_BYTES)),
-        };
+        let huge = Entry::new("/x", Value::String("x".repeat(MAX_ENTRY_BYTES)));
         assert_eq!(spool.append(&huge), Err(SpoolError::TooLarge));
     }
 

@@ -32,6 +32,7 @@ mod hook_end_signals;
 mod hook_install;
 mod hook_liveness;
 mod hook_spool;
+mod hook_spool_keys;
 mod hook_start;
 mod hook_stop;
 mod hook_usage;

@@ -119,6 +119,7 @@ const RUNTIME: &[(&str, &[&str])] = &[
         "baton_notify",
         &["notify.webhooks", "notify.deliveries", "notify.attempts"],
     ),
+    ("baton_gateway", &["gateway.call_keys"]),
 ];
 
 #[tokio::test]
@@ -354,6 +355,16 @@ async fn populate(baton: &Baton, tenant: &baton_tests::Tenant, admin: &PgPool, a
         "client": "claude-code", "hostId": "h-rls", "pid": 4242});
     let pulsed = client.post("/api/v1/agent-sessions/pulse", &pulse).await;
     assert_eq!(pulsed.status, 200, "{:?}", pulsed.body);
+    // A spooled call's idempotence key, which the gateway records per tenant.
+    let keyed = reqwest::Client::new()
+        .post(format!("{}/api/v1/agent-sessions/pulse", baton.base_url))
+        .header("x-api-key", &tenant.api_key)
+        .header("idempotency-key", Uuid::new_v4().to_string())
+        .json(&pulse)
+        .send()
+        .await
+        .expect("keyed pulse");
+    assert_eq!(keyed.status(), 200);
     let armed = client
         .post(
             "/api/v1/agent-sessions/triage/begin",

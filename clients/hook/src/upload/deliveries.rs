@@ -32,6 +32,7 @@ pub fn entry(host_id: &str, delivery: &DeliveryFact, session: Option<SessionFact
             "agents": [], "edges": [], "usage": [],
             "deliveries": [delivery],
         }),
+        key: None,
     }
 }
 
@@ -127,6 +128,7 @@ pub fn merge(entries: &[Entry], known: impl Fn(&str) -> bool + Copy) -> Entry {
             "agents": [], "edges": [], "usage": [],
             "deliveries": deliveries,
         }),
+        key: None,
     }
 }
 
@@ -191,10 +193,7 @@ mod tests {
             "the server has the session"
         );
         assert_eq!(known.body["deliveries"].as_array().expect("d").len(), 3);
-        let close = Entry {
-            path: "/api/v1/agent-sessions/close".into(),
-            body: json!({}),
-        };
+        let close = Entry::new("/api/v1/agent-sessions/close", json!({}));
         assert!(!is_delivery(&close));
     }
 }
