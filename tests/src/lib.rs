@@ -324,6 +324,17 @@ pub async fn spawn(
     spawn_until(args, env, Ready::Listening(last)).await
 }
 
+/// As [`spawn`], also returning the process's stdout lines (its JSON logs) as they arrive.
+pub async fn spawn_with_logs(
+    args: &[&str],
+    env: &[(String, String)],
+    last: &str,
+) -> (Child, HashMap<String, String>, Logs) {
+    let logs = Logs::default();
+    let (child, addresses) = spawn_logged(args, env, Ready::Listening(last), logs.clone()).await;
+    (child, addresses, logs)
+}
+
 async fn spawn_until(
     args: &[&str],
     env: &[(String, String)],

@@ -12,7 +12,7 @@ use sqlx::PgPool;
 use tokio::process::Command;
 
 use baton_kit::testing::TestDatabase;
-use baton_tests::{base_env, binary, spawn};
+use baton_tests::{base_env, binary, spawn_with_logs};
 
 async fn migrate(url: &str, args: &[&str]) -> std::process::Output {
     Command::new(binary("baton"))
@@ -67,10 +67,22 @@ async fn services_on_a_schema_one_migration_behind_stay_unready_until_it_matches
 
     let namespace = format!("t{}", uuid::Uuid::new_v4().simple());
     let env = base_env(database.url(), &namespace);
-    let (child, addresses) = spawn(&["all", "--no-migrate"], &env, "gateway").await;
+    let (child, addresses, logs) = spawn_with_logs(&["all", "--no-migrate"], &env, "gateway").await;
     let base_url = format!("http://{}", addresses["gateway"]);
-    // The gate looks every 2 s; give it several looks before concluding it refuses.
-    tokio::time::sleep(Duration::from_secs(5)).await;
+    // Wait for the registry's gate to have looked and refused (it logs its first refusal);
+    // until the schema changes every later look finds the same state.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !logs.json().iter().any(|line| {
+        line["message"] == "schema not ready; refusing traffic until it matches"
+            && line["schema"] == "registry"
+    }) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the registry's gate never logged its refusal: {:?}",
+            logs.raw()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let (status, body) = readyz(&base_url).await;
     assert_eq!(status, 503, "{body}");
     assert_eq!(body["checks"]["registry"], false, "{body}");

@@ -20,7 +20,10 @@ use baton_tests::{base_env, binary, spawn};
 const OLD: &str = "rotation-old-token-0001";
 const NEW: &str = "rotation-new-token-0002";
 const STRAY: &str = "rotation-stray-token-0003";
-/// Longer than the reload interval, so a step is in force in both processes.
+/// Longer than the reload interval, so a step is in force in both processes. This pause is
+/// the rotation procedure itself, not a test's guess: the operator (or the kubelet's sync)
+/// cannot see when each replica re-read its files either, and the documented rule is to wait
+/// longer than `BATON_SERVICE_TOKEN_RELOAD` between steps. The test runs exactly that rule.
 const SETTLE: Duration = Duration::from_millis(600);
 
 struct Files {
