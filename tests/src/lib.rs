@@ -14,6 +14,7 @@ pub mod messages_standin;
 pub mod otlp_receiver;
 pub mod pg_cut_proxy;
 pub mod private_postgres;
+pub mod private_rabbitmq;
 pub mod recording_proxy;
 pub mod responses_standin;
 pub mod standin;

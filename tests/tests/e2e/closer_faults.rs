@@ -1,18 +1,22 @@
-//! The closer under faults: killed mid-work, a broker restart, a poison message.
+//! The closer under faults: killed mid-work, a broker killed mid-stream, a poison message.
 
 use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use lapin::BasicProperties;
 use lapin::options::{BasicPublishOptions, QueueDeclareOptions};
 use lapin::types::FieldTable;
 use rand::Rng;
+use tokio::task::JoinSet;
 use uuid::Uuid;
 
 use baton_kit::bus::topology::{CLOSER_SESSION_CLOSED, Names};
 use baton_kit::bus::{BusConfig, DEFAULT_AMQP_URL, connect};
 use baton_tests::Baton;
 use baton_tests::judge::FakeJudge;
+use baton_tests::private_rabbitmq::PrivateRabbitmq;
 
 use crate::closer::{close, commitment, heartbeat, open_briefed};
 
@@ -157,9 +161,14 @@ async fn killing_the_closer_mid_pass_twenty_times_redoes_the_interrupted_work_an
 
 /// Waits until the judge holds an unanswered request.
 async fn until_in_flight(judge: &FakeJudge, timeout: Duration) -> bool {
+    until_in_flight_at_least(judge, 1, timeout).await
+}
+
+/// Waits until the judge holds at least `count` unanswered requests.
+async fn until_in_flight_at_least(judge: &FakeJudge, count: usize, timeout: Duration) -> bool {
     let deadline = tokio::time::Instant::now() + timeout;
     while tokio::time::Instant::now() < deadline {
-        if judge.in_flight() > 0 {
+        if judge.in_flight() >= count {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
@@ -167,25 +176,37 @@ async fn until_in_flight(judge: &FakeJudge, timeout: Duration) -> bool {
     false
 }
 
-fn rabbitmqctl(command: &str) {
-    let output = std::process::Command::new("rabbitmqctl")
-        .arg(command)
-        .output()
-        .expect("rabbitmqctl");
-    assert!(output.status.success(), "{command}: {output:?}");
-}
-
-/// Sessions closed while the broker is down: each close commits with its outbox row (the HTTP
-/// call does not depend on the broker), nothing reaches the closer during the outage, and once
-/// the broker is back every close arrives, as one delivery per run in the closer's inbox.
+/// Sessions closed by several clients at once while the broker is SIGKILLed and started again:
+/// every close reaches the closer, and none is handled twice.
 ///
-/// "One pass per run" is also the `passes` key; what only the outbox can give is that closes
-/// made during the outage arrive at all, and the inbox count shows each message id was handled
-/// once.
+/// The kill lands while the closer holds deliveries mid-pass (the judge has a request open, so
+/// they are unacknowledged) and while closes are still being made, so the relay may have a
+/// batch on the wire unconfirmed. What makes it pass: each close commits with its outbox row
+/// (the HTTP call never touches the broker), the relay deletes a row only after the broker's
+/// publisher confirm (an unconfirmed one is published again, same message id), the queue is a
+/// durable quorum queue and messages are persistent (a confirmed message survives the kill),
+/// and the closer acks only after its pass is settled (an unacked delivery comes back). What
+/// keeps the copies from being handled twice is the closer's inbox of message ids and the
+/// finished pass it finds: the judge is asked again only for generations the kill cut short,
+/// never for a run whose pass had settled, and each commitment is resolved once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sessions_closed_while_the_broker_is_down_all_reach_the_closer_once_it_returns() {
-    const SESSIONS: usize = 30;
-    let baton = Baton::start_with(&[("BATON_CLOSER_ENABLED", "true")]).await;
+async fn sessions_closing_while_the_broker_is_killed_all_reach_the_closer_once_it_returns() {
+    const SESSIONS: usize = 60;
+    const CLOSING_TASKS: usize = 6;
+    /// The consumer's prefetch: the most generations one broker kill can cut short.
+    const PREFETCH: usize = 16;
+    let mut broker = PrivateRabbitmq::start().await;
+    // A slow judge keeps passes (and their deliveries) in flight when the broker dies.
+    let judge = FakeJudge::start(Duration::from_millis(200), false).await;
+    let amqp_url = broker.amqp_url();
+    let baton = Baton::start_with(&[
+        ("BATON_CLOSER_ENABLED", "true"),
+        ("BATON_CLOSER_JUDGE", "openai"),
+        ("BATON_CLOSER_JUDGE_URL", judge.url.as_str()),
+        ("BATON_AMQP_URL", amqp_url.as_str()),
+        ("BATON_RATE_LIMIT__REQUESTS", "100000"),
+    ])
+    .await;
     let tenant = baton.create_tenant("broker").await;
     let client = baton.client(&tenant);
     let admin = baton.admin().await;
@@ -201,31 +222,78 @@ async fn sessions_closed_while_the_broker_is_down_all_reach_the_closer_once_it_r
         runs.insert(open_briefed(&client, &session, &[(&memory, "orders-uuid")]).await);
         heartbeat(&client, &session, DONE).await;
     }
-    tokio::task::spawn_blocking(|| rabbitmqctl("stop_app"))
-        .await
-        .expect("stop");
-    for index in 0..SESSIONS {
-        close(&client, &format!("broker-{index}")).await;
+
+    // Each task closes its first half, waits for the gate, then closes its second half.
+    let closed = Arc::new(AtomicUsize::new(0));
+    let (gate, gate_open) = tokio::sync::watch::channel(false);
+    let mut closing = JoinSet::new();
+    for task in 0..CLOSING_TASKS {
+        let (client, closed, mut gate_open) = (client.clone(), closed.clone(), gate_open.clone());
+        closing.spawn(async move {
+            let mine: Vec<usize> = (task..SESSIONS).step_by(CLOSING_TASKS).collect();
+            let (first, second) = mine.split_at(mine.len() / 2);
+            for index in first {
+                close(&client, &format!("broker-{index}")).await;
+                closed.fetch_add(1, Ordering::SeqCst);
+            }
+            let _ = gate_open.wait_for(|open| *open).await;
+            for index in second {
+                close(&client, &format!("broker-{index}")).await;
+                closed.fetch_add(1, Ordering::SeqCst);
+            }
+        });
     }
-    let queued: i64 = sqlx::query_scalar("SELECT count(*) FROM registry.outbox")
+    assert!(
+        until_in_flight_at_least(&judge, PREFETCH / 2, Duration::from_secs(60)).await,
+        "the closer never held {} passes at the judge: no deliveries to cut",
+        PREFETCH / 2
+    );
+    let _ = gate.send(true);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while closed.load(Ordering::SeqCst) < SESSIONS / 2 + CLOSING_TASKS {
+        assert!(tokio::time::Instant::now() < deadline, "the closes stalled");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    let unacked_at_kill = judge.in_flight();
+    let closed_at_kill = closed.load(Ordering::SeqCst);
+    broker.kill().await;
+    while let Some(task) = closing.join_next().await {
+        task.expect("every close answered while the broker was down");
+    }
+    let waiting: i64 = sqlx::query_scalar("SELECT count(*) FROM registry.outbox")
         .fetch_one(&admin)
         .await
         .expect("outbox");
-    let passes_during: i64 = sqlx::query_scalar("SELECT count(*) FROM closer.passes")
-        .fetch_one(&admin)
-        .await
-        .expect("passes");
-    tokio::task::spawn_blocking(|| rabbitmqctl("start_app"))
-        .await
-        .expect("start");
-    assert_eq!(
-        queued, SESSIONS as i64,
-        "every close made during the outage waits in the outbox"
+    // The relay learns of the kill only from a round that publishes and gets no confirm (it
+    // gives up on it after its round timeout, 15 s).
+    let relay_rounds_cut = logged(
+        &baton,
+        "outbox relay round failed; starting over",
+        Duration::from_secs(40),
+    )
+    .await;
+    println!(
+        "closed before the kill: {closed_at_kill}, judge requests open at the kill: \
+         {unacked_at_kill}, relay rounds cut: {relay_rounds_cut}, closes waiting in the outbox: \
+         {waiting}"
     );
-    assert_eq!(
-        passes_during, 0,
-        "nothing reached the closer while the broker was down"
+    assert!(
+        unacked_at_kill > 0,
+        "the kill landed while the closer held unacknowledged deliveries"
     );
+    assert!(
+        closed_at_kill < SESSIONS,
+        "the kill landed while closes were still being made"
+    );
+    assert!(
+        relay_rounds_cut > 0,
+        "the relay had publishes without confirms when the broker died"
+    );
+    assert!(
+        waiting > 0,
+        "closes made during the outage wait in the outbox"
+    );
+    broker.restart().await;
 
     wait_until_finished(&admin, SESSIONS as i64, Duration::from_secs(120)).await;
     let per_run: Vec<(Uuid, i64)> = sqlx::query_as(
@@ -236,16 +304,43 @@ async fn sessions_closed_while_the_broker_is_down_all_reach_the_closer_once_it_r
     .expect("passes");
     let arrived: HashSet<String> = per_run.iter().map(|(run, _)| run.to_string()).collect();
     assert_eq!(arrived, runs, "every session.closed arrived");
+    let (finished, completed, most_resolves) = tally(&admin).await;
+    assert_eq!(finished, SESSIONS as i64, "one finished pass per run");
+    assert_eq!(completed, SESSIONS as i64, "and every one completed");
+    assert_eq!(most_resolves, 1, "each commitment was resolved once");
     let handled: i64 = sqlx::query_scalar("SELECT count(*) FROM closer.inbox")
         .fetch_one(&admin)
         .await
         .expect("inbox");
     assert_eq!(handled, SESSIONS as i64, "one message id handled per close");
+    let redone = judge.requests() - SESSIONS;
+    println!("judge requests beyond one per run: {redone}");
+    assert!(
+        redone <= PREFETCH,
+        "only generations the kill cut short were asked again: {redone} extra requests"
+    );
     let outbox: i64 = sqlx::query_scalar("SELECT count(*) FROM registry.outbox")
         .fetch_one(&admin)
         .await
         .expect("outbox");
     assert_eq!(outbox, 0, "the outbox drained");
+}
+
+/// How many times `message` was logged, once it was at least once (or 0 after `timeout`).
+async fn logged(baton: &Baton, message: &str, timeout: Duration) -> usize {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let count = baton
+            .logs
+            .json()
+            .iter()
+            .filter(|line| line["message"] == message)
+            .count();
+        if count > 0 || tokio::time::Instant::now() >= deadline {
+            return count;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// The inbox, directly: the same envelope delivered again (a broker redelivery, a relay that
