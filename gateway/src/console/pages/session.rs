@@ -21,10 +21,17 @@ use baton_proto::usage::v1 as usage;
 
 use crate::console::page::{self, Chrome};
 use crate::console::pages::fleet::state_of;
-use crate::console::tree;
 use crate::console::view::{self, Moment};
 use crate::console::viewer::Viewer;
 use crate::state::AppState;
+
+mod agents;
+mod passes;
+
+pub use agents::{AgentRow, Figures};
+pub(crate) use agents::{agent_rows, session_figures};
+use passes::pass_rows;
+pub use passes::{EvidenceRow, PassRow, VerdictRow};
 
 pub struct EpisodeRow {
     pub client: String,
@@ -36,58 +43,10 @@ pub struct EpisodeRow {
     pub end: String,
 }
 
-pub struct AgentRow {
-    pub indent: String,
-    pub depth: usize,
-    pub name: String,
-    pub model: String,
-    pub status: String,
-    pub own_cost: String,
-    pub own_cost_usd: String,
-    pub cost: String,
-    pub cost_usd: String,
-    pub tokens: String,
-    pub unpriced: String,
-}
-
-pub struct EvidenceRow {
-    pub quote: String,
-    pub source: String,
-}
-
-pub struct VerdictRow {
-    pub memory_id: String,
-    pub verdict: String,
-    pub reason: String,
-    pub judge: String,
-    pub evidence: Vec<EvidenceRow>,
-    pub resolved_at: Option<Moment>,
-    pub undone_at: Option<Moment>,
-    pub can_undo: bool,
-}
-
-pub struct PassRow {
-    pub epoch: i64,
-    pub state: String,
-    pub outcome: String,
-    pub resolved: u32,
-    pub rejected: u32,
-    pub verdicts: Vec<VerdictRow>,
-}
-
 pub struct AttemptRow {
     pub armed: Moment,
     pub finalized: Option<Moment>,
     pub outcome: String,
-}
-
-pub struct Figures {
-    pub cost: String,
-    pub cost_usd: String,
-    pub tokens: String,
-    pub unpriced: String,
-    pub savings: String,
-    pub savings_note: String,
 }
 
 #[derive(Template)]
@@ -181,122 +140,6 @@ fn episodes(viewer: &Viewer, read: &registry::GetLivenessResponse, state: &str) 
                     state,
                 ),
             }
-        })
-        .collect()
-}
-
-fn figures_text(figures: Option<&usage::Figures>) -> view::FigureText {
-    view::figure_text(&figures.cloned().unwrap_or_default())
-}
-
-pub(crate) fn agent_rows(answer: &usage::GetTreeResponse) -> Vec<AgentRow> {
-    let shape: Vec<(Option<&str>, Option<&str>)> = answer
-        .agents
-        .iter()
-        .map(|agent| (agent.agent_id.as_deref(), agent.parent_agent_id.as_deref()))
-        .collect();
-    tree::order(&shape)
-        .into_iter()
-        .map(|place| {
-            let agent = &answer.agents[place.index];
-            let name = match (&agent.agent_id, &agent.subagent_type) {
-                (None, _) => "main agent".to_string(),
-                (Some(id), Some(kind)) => format!("{kind} ({id})"),
-                (Some(id), None) => format!("{} ({id})", agent.kind),
-            };
-            let own = figures_text(agent.own.as_ref());
-            let view::FigureText {
-                cost,
-                cost_usd,
-                tokens,
-                unpriced,
-            } = figures_text(agent.rolled_up.as_ref());
-            AgentRow {
-                indent: if place.depth == 0 {
-                    String::new()
-                } else {
-                    format!("{}└ ", "  ".repeat(place.depth - 1))
-                },
-                depth: place.depth.min(6),
-                name,
-                model: agent.model.clone().unwrap_or_else(|| "—".to_string()),
-                status: agent.status.clone(),
-                own_cost: own.cost,
-                own_cost_usd: own.cost_usd,
-                cost,
-                cost_usd,
-                tokens,
-                unpriced,
-            }
-        })
-        .collect()
-}
-
-pub(crate) fn session_figures(answer: &usage::GetTreeResponse) -> Figures {
-    let summary = answer
-        .session
-        .as_ref()
-        .and_then(|session| session.figures.as_ref());
-    let view::FigureText {
-        cost,
-        cost_usd,
-        tokens,
-        unpriced,
-    } = figures_text(summary);
-    let savings = answer.delegation_savings.clone().unwrap_or_default();
-    let mut note = match &savings.counterfactual_model {
-        Some(model) => format!("had every agent run on {model}"),
-        None => "no counterfactual model: the main agent's model is unknown".to_string(),
-    };
-    if !savings.skipped_agent_ids.is_empty() {
-        note.push_str(&format!(
-            "; {} agent(s) left out (no price for their model)",
-            savings.skipped_agent_ids.len()
-        ));
-    }
-    Figures {
-        cost,
-        cost_usd,
-        tokens,
-        unpriced,
-        savings: view::usd(savings.savings_usd),
-        savings_note: note,
-    }
-}
-
-fn pass_rows(viewer: &Viewer, passes: &[closer::Pass]) -> Vec<PassRow> {
-    passes
-        .iter()
-        .map(|pass| PassRow {
-            epoch: pass.activation_epoch,
-            state: pass.state.clone(),
-            outcome: pass.outcome.clone().unwrap_or_else(|| "—".to_string()),
-            resolved: pass.resolved,
-            rejected: pass.rejected,
-            verdicts: pass
-                .verdicts
-                .iter()
-                .map(|verdict| VerdictRow {
-                    memory_id: verdict.memory_id.clone(),
-                    verdict: verdict.verdict.clone(),
-                    reason: verdict.reason.clone(),
-                    judge: verdict.judge.clone(),
-                    evidence: verdict
-                        .evidence
-                        .iter()
-                        .map(|evidence| EvidenceRow {
-                            quote: evidence.quote.clone(),
-                            source: match &evidence.memory_id {
-                                Some(id) => format!("{} {id}", evidence.source),
-                                None => evidence.source.clone(),
-                            },
-                        })
-                        .collect(),
-                    resolved_at: moment(viewer, verdict.resolved_at.as_ref()),
-                    undone_at: moment(viewer, verdict.undone_at.as_ref()),
-                    can_undo: verdict.verdict == "resolved" && !verdict.undone,
-                })
-                .collect(),
         })
         .collect()
 }
@@ -487,39 +330,5 @@ pub async fn page(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_episode_without_an_end_reads_outcome_unknown() {
-        // (ended, reason, newest, session state, contains)
-        let table = [
-            (
-                true,
-                Some("session_closed"),
-                true,
-                "closed",
-                "ended with the session",
-            ),
-            (
-                true,
-                Some("process_exited"),
-                true,
-                "disconnected",
-                "outcome unknown",
-            ),
-            (true, Some("stopped"), false, "live", "sidecar stopped"),
-            (false, None, true, "disconnected", "outcome unknown"),
-            (false, None, false, "disconnected", "running"),
-            (false, None, true, "live", "running"),
-            (false, None, true, "closed", "no end reported"),
-        ];
-        for (ended, reason, newest, state, expected) in table {
-            let text = episode_end(ended, reason, newest, state);
-            assert!(
-                text.contains(expected),
-                "{ended} {reason:?} {newest} {state}: {text}"
-            );
-        }
-    }
-}
+#[path = "session_tests.rs"]
+mod tests;
