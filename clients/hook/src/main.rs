@@ -38,6 +38,7 @@ mod install;
 mod last_message;
 mod log;
 mod output;
+mod package_version;
 mod payload;
 mod process;
 mod proctable;

@@ -3,8 +3,8 @@
 //!
 //! The client version is not in any payload (seed 004), and it can change under a running
 //! session when the client updates itself, so it is resolved per episode from the client's
-//! executable (`<exe> --version`) and cached by the executable's path, size and modification
-//! time.
+//! executable: a node-hosted script's from its npm package's manifest, else `<exe> --version`,
+//! cached by the executable's path, size and modification time.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -120,9 +120,13 @@ fn cache_key(exe: &Path) -> Option<String> {
     ))
 }
 
-/// The version of `exe`, from the cache in `state_dir` or by running `exe --version` (at most
-/// `timeout`).
+/// The version of `exe`: a node-hosted script's from the npm package that ships it
+/// ([`crate::package_version`]), else from the cache in `state_dir` or by running
+/// `exe --version` (at most `timeout`).
 pub fn version_of(exe: &Path, state_dir: &Path, timeout: Duration) -> Option<String> {
+    if let Some(version) = crate::package_version::of_script(exe) {
+        return Some(version);
+    }
     let key = cache_key(exe)?;
     let cache_path = state_dir.join("versions.json");
     let mut cache: BTreeMap<String, String> = std::fs::read(&cache_path)
