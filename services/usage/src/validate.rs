@@ -22,10 +22,12 @@ use uuid::Uuid;
 
 use baton_kit::error::ApiError;
 use baton_proto::usage::v1 as proto;
-use baton_transcripts::record::{Harness, Modifiers, ServerTools, Tokens};
-use baton_transcripts::{UsageRecord, dedup};
+use baton_transcripts::dedup;
+use baton_transcripts::record::{Modifiers, ServerTools, Tokens};
 
+mod facts;
 mod fields;
+pub use facts::{Agent, AgentKey, Batch, Delivery, Edge, Kind, Session, SessionKey, Usage};
 use fields::{
     bounded_count, instant, invalid, label, modifier, optional_label, ordered, required_instant,
     tokens,
@@ -42,33 +44,6 @@ pub const MAX_TOKENS: u64 = 1_000_000_000_000;
 pub const MAX_SERVER_TOOL_CALLS: u64 = 1_000_000;
 pub const MAX_CLIENT_VERSIONS: usize = 32;
 
-/// An agent's kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Kind {
-    Main,
-    Subagent,
-    Compaction,
-}
-
-impl Kind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Main => "main",
-            Kind::Subagent => "subagent",
-            Kind::Compaction => "compaction",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Kind> {
-        match text {
-            "main" => Some(Kind::Main),
-            "subagent" => Some(Kind::Subagent),
-            "compaction" => Some(Kind::Compaction),
-            _ => None,
-        }
-    }
-}
-
 /// The join paths an edge can be proved by (`baton_transcripts::facts::JoinPath::as_str`).
 pub const JOIN_PATHS: [&str; 11] = [
     "tool_result",
@@ -83,177 +58,6 @@ pub const JOIN_PATHS: [&str; 11] = [
     "legacy_sibling",
     "inline_sidechain",
 ];
-
-/// A session's natural key.
-pub type SessionKey = (String, String);
-/// An agent's key: the session's natural key and the agent id (`""` for the main agent).
-pub type AgentKey = (String, String, String);
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Session {
-    pub agent: String,
-    pub session_id: String,
-    pub project_slug: String,
-    pub client_versions: Vec<String>,
-    pub output_under_reported: bool,
-    pub first_activity_at: Option<DateTime<Utc>>,
-    pub last_activity_at: Option<DateTime<Utc>>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Agent {
-    pub agent: String,
-    pub session_id: String,
-    /// `""` for the main agent.
-    pub agent_id: String,
-    pub kind: Kind,
-    pub parent_agent_id: Option<String>,
-    pub subagent_type: Option<String>,
-    pub spawn_tool: Option<String>,
-    pub model: Option<String>,
-    pub first_activity_at: Option<DateTime<Utc>>,
-    pub last_activity_at: Option<DateTime<Utc>>,
-    pub ended: Option<(String, DateTime<Utc>)>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Edge {
-    pub agent: String,
-    pub session_id: String,
-    /// `""` for the main agent.
-    pub parent_agent_id: String,
-    pub child_agent_id: String,
-    pub join_path: String,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Usage {
-    pub agent: String,
-    pub session_id: String,
-    /// `""` for the main agent.
-    pub agent_id: String,
-    pub dedup_key: String,
-    pub model: Option<String>,
-    pub at: DateTime<Utc>,
-    pub tokens: Tokens,
-    pub server_tools: ServerTools,
-    pub modifiers: Modifiers,
-    pub sidechain: bool,
-}
-
-impl Usage {
-    /// The record the transcripts crate's collision rule and pricing read.
-    pub fn record(&self) -> UsageRecord {
-        UsageRecord {
-            message_id: self.dedup_key.clone(),
-            request_id: None,
-            harness: Harness::of_agent(&self.agent),
-            session_id: self.session_id.clone(),
-            agent_id: (!self.agent_id.is_empty()).then(|| self.agent_id.clone()),
-            model: self.model.clone(),
-            timestamp_ms: self.at.timestamp_millis(),
-            tokens: self.tokens,
-            server_tools: self.server_tools,
-            modifiers: self.modifiers.clone(),
-            sidechain: self.sidechain,
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Delivery {
-    pub delivery_id: Uuid,
-    pub agent: String,
-    pub session_id: String,
-    pub event: String,
-    pub observed_at: DateTime<Utc>,
-}
-
-/// One host's facts, checked.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Batch {
-    pub host_id: String,
-    /// The member the uploading key speaks for, `""` when it has none (unattributed). It comes
-    /// with the call (checked by [`baton_kit::member::member_of`]), not in the body.
-    pub member: String,
-    pub sessions: Vec<Session>,
-    pub agents: Vec<Agent>,
-    pub edges: Vec<Edge>,
-    pub usage: Vec<Usage>,
-    pub deliveries: Vec<Delivery>,
-}
-
-impl Batch {
-    /// Sessions the agents, edges and usage rows name that the batch does not carry. Deliveries
-    /// are not among them: a hook delivery is recorded whether or not the session's transcript
-    /// has been uploaded yet (SessionStart comes first), see [`crate::upload`].
-    pub fn referenced_sessions(&self) -> Vec<SessionKey> {
-        let carried: std::collections::HashSet<(&str, &str)> = self
-            .sessions
-            .iter()
-            .map(|s| (s.agent.as_str(), s.session_id.as_str()))
-            .collect();
-        let named = self
-            .agents
-            .iter()
-            .map(|a| (a.agent.as_str(), a.session_id.as_str()))
-            .chain(
-                self.edges
-                    .iter()
-                    .map(|e| (e.agent.as_str(), e.session_id.as_str())),
-            )
-            .chain(
-                self.usage
-                    .iter()
-                    .map(|u| (u.agent.as_str(), u.session_id.as_str())),
-            );
-        let mut missing: Vec<SessionKey> = named
-            .filter(|key| !carried.contains(key))
-            .map(|(a, s)| (a.to_string(), s.to_string()))
-            .collect();
-        missing.sort();
-        missing.dedup();
-        missing
-    }
-
-    /// Non-main agents the edges and usage rows name that the batch does not carry.
-    pub fn referenced_agents(&self) -> Vec<AgentKey> {
-        let carried: std::collections::HashSet<(&str, &str, &str)> = self
-            .agents
-            .iter()
-            .map(|a| (a.agent.as_str(), a.session_id.as_str(), a.agent_id.as_str()))
-            .collect();
-        let named = self
-            .edges
-            .iter()
-            .flat_map(|e| {
-                [
-                    (
-                        e.agent.as_str(),
-                        e.session_id.as_str(),
-                        e.parent_agent_id.as_str(),
-                    ),
-                    (
-                        e.agent.as_str(),
-                        e.session_id.as_str(),
-                        e.child_agent_id.as_str(),
-                    ),
-                ]
-            })
-            .chain(
-                self.usage
-                    .iter()
-                    .map(|u| (u.agent.as_str(), u.session_id.as_str(), u.agent_id.as_str())),
-            );
-        let mut missing: Vec<AgentKey> = named
-            .filter(|key| !key.2.is_empty() && !carried.contains(key))
-            .map(|(a, s, id)| (a.to_string(), s.to_string(), id.to_string()))
-            .collect();
-        missing.sort();
-        missing.dedup();
-        missing
-    }
-}
 
 /// Checks a whole batch uploaded for `member` (the call's, already checked); `now` bounds its
 /// instants.
