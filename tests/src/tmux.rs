@@ -85,6 +85,31 @@ impl Tmux {
     }
 }
 
+impl Tmux {
+    /// Waits (at most `limit`) until the program has exited: its only window, and with it this
+    /// private server, is gone. A harness's own way out (`/exit`, `/quit`) can take long on a
+    /// loaded machine; what a test then holds Baton to is counted from this event.
+    pub async fn until_exited(&self, limit: Duration) {
+        let started = Instant::now();
+        loop {
+            let alive = Command::new("tmux")
+                .args(["-L", &self.socket, "-f", "/dev/null", "has-session"])
+                .output()
+                .await
+                .is_ok_and(|output| output.status.success());
+            if !alive {
+                return;
+            }
+            assert!(
+                started.elapsed() < limit,
+                "the program never exited:\n{}",
+                self.screen().await
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = std::process::Command::new("tmux")

@@ -94,8 +94,10 @@ async fn clear_in_copilot_closes_the_session_and_the_next_prompt_opens_one_that_
     );
 
     tmux.enter("/exit").await;
+    // The client's own exit first (it can take long under load), then the close it reported.
+    tmux.until_exited(Duration::from_secs(180)).await;
     until(
-        Duration::from_secs(60),
+        Duration::from_secs(30),
         "the close after /exit",
         sessions,
         |rows| {
