@@ -179,8 +179,8 @@ async fn until_in_flight_at_least(judge: &FakeJudge, count: usize, timeout: Dura
 /// Sessions closed by several clients at once while the broker is SIGKILLed and started again:
 /// every close reaches the closer, and none is handled twice.
 ///
-/// The kill lands while the closer holds deliveries mid-pass (the judge has a request open, so
-/// they are unacknowledged) and while closes are still being made, so the relay may have a
+/// The kill lands while the closer holds deliveries mid-pass (the judge holds their requests
+/// until the broker is dead, so they are unacknowledged) and while closes are still being made, so the relay may have a
 /// batch on the wire unconfirmed. What makes it pass: each close commits with its outbox row
 /// (the HTTP call never touches the broker), the relay deletes a row only after the broker's
 /// publisher confirm (an unconfirmed one is published again, same message id), the queue is a
@@ -196,8 +196,8 @@ async fn sessions_closing_while_the_broker_is_killed_all_reach_the_closer_once_i
     /// The consumer's prefetch: the most generations one broker kill can cut short.
     const PREFETCH: usize = 16;
     let mut broker = PrivateRabbitmq::start().await;
-    // A slow judge keeps passes (and their deliveries) in flight when the broker dies.
-    let judge = FakeJudge::start(Duration::from_millis(200), false).await;
+    // A held judge keeps passes (and their deliveries) in flight until the broker is dead.
+    let judge = FakeJudge::start(Duration::from_millis(50), true).await;
     let amqp_url = broker.amqp_url();
     let baton = Baton::start_with(&[
         ("BATON_CLOSER_ENABLED", "true"),
@@ -257,6 +257,8 @@ async fn sessions_closing_while_the_broker_is_killed_all_reach_the_closer_once_i
     let unacked_at_kill = judge.in_flight();
     let closed_at_kill = closed.load(Ordering::SeqCst);
     broker.kill().await;
+    // The held passes now finish while the broker is down: their acks cannot reach it.
+    judge.release();
     while let Some(task) = closing.join_next().await {
         task.expect("every close answered while the broker was down");
     }
