@@ -152,7 +152,19 @@ where
         let Some(delivery) = next else {
             break;
         };
-        let delivery = delivery?;
+        let delivery = match delivery {
+            Ok(delivery) => delivery,
+            Err(error) => {
+                // The connection is gone. Work already started runs to its end: its writes
+                // complete, only its acks cannot go out, so the broker redelivers those
+                // messages and the handlers' idempotence absorbs them. Returning at once would
+                // drop the JoinSet and cancel that work mid-write (a closer pass cut between
+                // its steps, its advisory lock left on a pooled connection until reuse, and
+                // the redelivery then acked as "another replica runs it").
+                while in_flight.join_next().await.is_some() {}
+                return Err(error);
+            }
+        };
         let handler = handler.clone();
         in_flight.spawn(within(spec.owner, handle(delivery, spec.owner, handler)));
     }
