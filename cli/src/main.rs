@@ -6,6 +6,7 @@ mod eval;
 mod migrate;
 mod report;
 mod serve;
+mod target;
 mod tenant;
 mod usage;
 
@@ -33,7 +34,7 @@ enum Command {
     /// Run services: `all`, or one or more of registry, provenance, triage, closer, usage, gateway.
     Serve {
         #[arg(value_enum, required = true, num_args = 1..)]
-        targets: Vec<serve::Target>,
+        targets: Vec<target::Target>,
         /// Skip creating roles and schemas and applying migrations at start.
         #[arg(long)]
         no_migrate: bool,
@@ -46,7 +47,7 @@ enum Command {
         check: bool,
         /// With `--check`: the contexts to check (`all` by default).
         #[arg(value_enum, requires = "check")]
-        targets: Vec<serve::Target>,
+        targets: Vec<target::Target>,
     },
     /// Run the closer's judges over the labelled corpora and print recall, precision and the
     /// spurious-resolve rate per kind and overall, and the curve over abstention thresholds

@@ -5,7 +5,7 @@ use anyhow::Context;
 use baton_kit::config::{DEFAULT_DATABASE_URL, Env};
 use baton_kit::{db, schema};
 
-use crate::serve::Target;
+use crate::target::Target;
 
 /// The admin URL: `BATON_MIGRATE_DATABASE_URL`, else `BATON_DATABASE_URL`. It must be allowed to
 /// create roles and schemas (a superuser locally; the migrations Job's credentials in k8s).

@@ -22,19 +22,7 @@ use baton_triage::TriageConfig;
 use baton_usage::UsageConfig;
 
 use crate::migrate;
-
-/// Which services this process runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Target {
-    All,
-    Registry,
-    Provenance,
-    Triage,
-    Closer,
-    Usage,
-    Notify,
-    Gateway,
-}
+use crate::target::Target;
 
 /// The components `targets` name, each reporting its own `service.name`.
 pub fn components(targets: &[Target]) -> Vec<Component> {
@@ -91,7 +79,7 @@ struct Plan {
     notify: Option<NotifyConfig>,
     gateway: Option<GatewayConfig>,
     /// Calls between co-located services skip the socket and go straight to the callee's call
-    /// stack (`BATON_GRPC_IN_PROCESS`, default on; see `baton_kit::grpc_local`).
+    /// stack (`BATON_GRPC_IN_PROCESS`, default on; see `baton_kit::grpc::local`).
     grpc_in_process: bool,
 }
 
@@ -261,7 +249,7 @@ async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> any
             .into_iter()
             .flatten()
         {
-            baton_kit::grpc_local::offer(listener.local_addr()?);
+            baton_kit::grpc::local::offer(listener.local_addr()?);
         }
     }
     if !hops.is_empty() {

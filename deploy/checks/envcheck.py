@@ -65,9 +65,12 @@ PROGRAM_SOURCES = {
     "migrate": ["cli/src/migrate.rs"],
 }
 SHARED_SOURCES = {
-    "CommonConfig::from_env": "services/kit/src/config.rs",
-    "BusConfig::from_env": "services/kit/src/bus/mod.rs",
-    "ServiceTokens::from_env": "services/kit/src/service_tokens.rs",
+    "CommonConfig::from_env": [
+        "services/kit/src/config/service.rs",
+        "services/kit/src/config/env.rs",
+    ],
+    "BusConfig::from_env": ["services/kit/src/bus/mod.rs"],
+    "ServiceTokens::from_env": ["services/kit/src/service_tokens.rs"],
 }
 
 
@@ -140,7 +143,7 @@ def parse_reads(source: str, consts: dict[str, str]) -> dict[str, Read]:
 
 def load_specs(root: pathlib.Path) -> dict[str, Spec]:
     texts = {}
-    for paths in list(PROGRAM_SOURCES.values()) + [list(SHARED_SOURCES.values())]:
+    for paths in list(PROGRAM_SOURCES.values()) + list(SHARED_SOURCES.values()):
         for path in paths:
             texts[path] = without_tests((root / path).read_text())
     consts = {}
@@ -153,9 +156,9 @@ def load_specs(root: pathlib.Path) -> dict[str, Spec]:
         added = True
         while added:
             added = False
-            for marker, path in SHARED_SOURCES.items():
-                if texts[path] not in sources and any(marker in text for text in sources):
-                    sources.append(texts[path])
+            for marker, paths in SHARED_SOURCES.items():
+                if texts[paths[0]] not in sources and any(marker in text for text in sources):
+                    sources.extend(texts[path] for path in paths)
                     added = True
         joined = "\n".join(sources)
         reads = parse_reads(joined, consts)

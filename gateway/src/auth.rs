@@ -1,8 +1,8 @@
 //! API-key authentication (CONTRACT section 0, "Auth") and who may spend which bucket.
 //!
-//! Runs before the body is read: a missing, malformed, unknown or revoked `X-API-Key` is 401
-//! whatever the body holds; a store failure is 503. The tenant comes from the key, never from
-//! the request.
+//! Runs before the body is read (the middleware is `http_layers::require_api_key`): a missing,
+//! malformed, unknown or revoked `X-API-Key` is 401 whatever the body holds; a store failure is
+//! 503. The tenant comes from the key, never from the request.
 //!
 //! Looking a key up costs nothing an attacker can aim at a tenant (issue 9):
 //! - keys are cached by prefix for a short time (default 30 s), known prefixes and unknown
@@ -20,18 +20,12 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::extract::{ConnectInfo, Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::extract::{ConnectInfo, Request};
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use baton_kit::error::ErrorCode;
-
 use crate::client_addr;
 use crate::keys::PresentedKey;
-use crate::response::HttpError;
-use crate::state::AppState;
 use crate::tenants::{self, Scope, StoredKey};
 
 /// Header carrying the key.
@@ -241,71 +235,6 @@ pub(crate) fn client_from(
         .collect();
     let forwarded = (!forwarded.is_empty()).then(|| forwarded.join(","));
     client_addr::client_address(peer, forwarded.as_deref(), trusted)
-}
-
-/// Middleware on every `/api/v1` route: key check, then the verified key's rate limit, then
-/// the handler. Every refusal here comes before the body is read, so it closes the connection
-/// (`Connection: close`) rather than leave an unread body on a kept-alive connection.
-pub async fn require_api_key(
-    State(state): State<AppState>,
-    request: Request,
-    next: Next,
-) -> Result<Response, HttpError> {
-    let presented = request
-        .headers()
-        .get(API_KEY_HEADER)
-        .and_then(|value| value.to_str().ok())
-        .map(str::trim)
-        .filter(|value| !value.is_empty());
-    let Some(presented) = presented else {
-        return Err(HttpError::new(ErrorCode::Unauthorized, "missing X-API-Key").closing());
-    };
-    let Some(key) = PresentedKey::parse(presented) else {
-        return Err(HttpError::new(ErrorCode::Unauthorized, "malformed X-API-Key").closing());
-    };
-    let client = client_of(&request, &state.trusted_proxies);
-    let verification = state
-        .keys
-        .verify(&key, client, &state.failure_limiter)
-        .await
-        .map_err(|error| {
-            tracing::warn!(error = %error, "api key store unavailable");
-            HttpError::new(ErrorCode::ServiceUnavailable, "key store unavailable").closing()
-        })?;
-    let (tenant_id, member) = match verification {
-        Verification::Verified(tenant_id, Scope::Ingest, member) => (tenant_id, member),
-        Verification::Verified(_, Scope::Console, _) => {
-            return Err(HttpError::new(
-                ErrorCode::AccessDenied,
-                "a console key signs in to /console; the API needs an ingest key",
-            )
-            .closing());
-        }
-        Verification::Failed => {
-            return Err(
-                HttpError::new(ErrorCode::Unauthorized, "unknown or revoked key").closing(),
-            );
-        }
-        Verification::Throttled(retry_after) => {
-            return Err(
-                HttpError::new(ErrorCode::RateLimited, "too many failed verifications")
-                    .with_retry_after(retry_after)
-                    .closing(),
-            );
-        }
-    };
-    if let Err(retry_after) = state.limiter.check(&format!("{client}:{}", key.prefix)) {
-        return Err(
-            HttpError::new(ErrorCode::RateLimited, "rate limit exceeded")
-                .with_retry_after(retry_after)
-                .closing(),
-        );
-    }
-    let mut request = request;
-    request
-        .extensions_mut()
-        .insert(Principal { tenant_id, member });
-    Ok(next.run(request).await)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 
 use crate::console::pages::session_list::Row;
-use crate::routes::usage::{FiguresAnswer, QueryAnswer, SessionAnswer};
+use crate::routes::usage_answers::{FiguresAnswer, QueryAnswer, SessionAnswer};
 
 const CSV_TYPE: &str = "text/csv; charset=utf-8";
 

@@ -1,5 +1,5 @@
 //! Cross-cutting HTTP layers: request span (W3C parent from the headers), metrics, access log,
-//! timeout.
+//! timeout; and the API-key check every `/api/v1` route passes ([`require_api_key`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,10 +17,12 @@ use baton_kit::telemetry::component::PerComponent;
 use baton_kit::telemetry::status::{self, Side};
 use baton_kit::telemetry::{self, Component, buckets};
 
-use crate::auth;
+use crate::auth::{self, API_KEY_HEADER, Principal, Verification};
+use crate::keys::PresentedKey;
 use crate::response::HttpError;
 use crate::state::AppState;
 use crate::strict::BodyLimit;
+use crate::tenants::Scope;
 
 /// Probe paths: answered, but never traced, logged or counted (see `baton_kit::telemetry`).
 const PROBES: [&str; 2] = ["/healthz", "/readyz"];
@@ -136,6 +138,71 @@ pub async fn limits(State(limits): State<Limits>, mut request: Request, next: Ne
             HttpError::new(ErrorCode::ServiceUnavailable, "request timed out").into_response()
         }
     }
+}
+
+/// Middleware on every `/api/v1` route: key check, then the verified key's rate limit, then
+/// the handler. Every refusal here comes before the body is read, so it closes the connection
+/// (`Connection: close`) rather than leave an unread body on a kept-alive connection.
+pub async fn require_api_key(
+    State(state): State<AppState>,
+    request: Request,
+    next: Next,
+) -> Result<Response, HttpError> {
+    let presented = request
+        .headers()
+        .get(API_KEY_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(str::trim)
+        .filter(|value| !value.is_empty());
+    let Some(presented) = presented else {
+        return Err(HttpError::new(ErrorCode::Unauthorized, "missing X-API-Key").closing());
+    };
+    let Some(key) = PresentedKey::parse(presented) else {
+        return Err(HttpError::new(ErrorCode::Unauthorized, "malformed X-API-Key").closing());
+    };
+    let client = auth::client_of(&request, &state.trusted_proxies);
+    let verification = state
+        .keys
+        .verify(&key, client, &state.failure_limiter)
+        .await
+        .map_err(|error| {
+            tracing::warn!(error = %error, "api key store unavailable");
+            HttpError::new(ErrorCode::ServiceUnavailable, "key store unavailable").closing()
+        })?;
+    let (tenant_id, member) = match verification {
+        Verification::Verified(tenant_id, Scope::Ingest, member) => (tenant_id, member),
+        Verification::Verified(_, Scope::Console, _) => {
+            return Err(HttpError::new(
+                ErrorCode::AccessDenied,
+                "a console key signs in to /console; the API needs an ingest key",
+            )
+            .closing());
+        }
+        Verification::Failed => {
+            return Err(
+                HttpError::new(ErrorCode::Unauthorized, "unknown or revoked key").closing(),
+            );
+        }
+        Verification::Throttled(retry_after) => {
+            return Err(
+                HttpError::new(ErrorCode::RateLimited, "too many failed verifications")
+                    .with_retry_after(retry_after)
+                    .closing(),
+            );
+        }
+    };
+    if let Err(retry_after) = state.limiter.check(&format!("{client}:{}", key.prefix)) {
+        return Err(
+            HttpError::new(ErrorCode::RateLimited, "rate limit exceeded")
+                .with_retry_after(retry_after)
+                .closing(),
+        );
+    }
+    let mut request = request;
+    request
+        .extensions_mut()
+        .insert(Principal { tenant_id, member });
+    Ok(next.run(request).await)
 }
 
 #[cfg(test)]

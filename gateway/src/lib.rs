@@ -130,7 +130,10 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         .method_not_allowed_fallback(response::method_not_allowed)
         // Inside the auth layer: it needs the caller's tenant.
         .layer(from_fn_with_state(state.clone(), call_keys::record))
-        .layer(from_fn_with_state(state.clone(), auth::require_api_key))
+        .layer(from_fn_with_state(
+            state.clone(),
+            http_layers::require_api_key,
+        ))
         // Added after the auth layer, so it stays public.
         .route("/openapi.json", get(openapi::document));
     Router::new()

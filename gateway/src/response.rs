@@ -1,5 +1,5 @@
-//! How the gateway answers: JSON bodies, and errors as `{"error": code}` with the status from
-//! the shared code table.
+//! How the gateway answers: JSON bodies, and errors as `{"error": code, "detail": why}` with the
+//! status from the shared code table.
 
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode};
@@ -11,9 +11,12 @@ use baton_kit::error::{ApiError, ErrorCode};
 /// `Retry-After` of a 503: a restarted database or service is back within seconds.
 pub const UNAVAILABLE_RETRY_AFTER_SECONDS: u64 = 1;
 
-/// An error answer. The detail is logged at debug level and never sent: the contract's error
-/// body carries only the code (its optional `detail` is reserved for policy refusals, which use
-/// [`HttpError::with_public_detail`]).
+/// An error answer: `{"error": code, "detail": why}`. A 4xx says why in `detail` — the field
+/// and the rule broken, as the service or the gateway's parser wrote it; details are written
+/// from field names, bounds and choices, never from the submitted value (issue 28; see
+/// [`baton_kit::shape_error`] for serde's messages). A 5xx sends no detail: the cause is ours, is
+/// logged, and may name internals. [`HttpError::with_public_detail`] replaces the detail sent
+/// (policy refusals that explain what to do).
 #[derive(Debug, Clone)]
 pub struct HttpError {
     pub code: ErrorCode,
@@ -35,7 +38,8 @@ impl HttpError {
         }
     }
 
-    /// Sends `detail` in the body's `detail` key (bounded, never user content).
+    /// Sends `detail` in the body's `detail` key instead of the logged one (bounded, never user
+    /// content; sent on a 5xx too).
     pub fn with_public_detail(mut self, detail: impl Into<String>) -> HttpError {
         self.public_detail = Some(detail.into());
         self
@@ -83,9 +87,15 @@ impl IntoResponse for HttpError {
         } else {
             tracing::debug!(error = self.code.as_str(), detail = %self.detail, "request refused");
         }
+        let sent = match self.public_detail {
+            Some(detail) => Some(detail),
+            None if status.is_client_error() && !self.detail.is_empty() => Some(self.detail),
+            None => None,
+        };
+        let sent = sent.map(|detail| baton_kit::shape_error::bounded(&detail));
         let body = ErrorBody {
             error: self.code.as_str(),
-            detail: self.public_detail.as_deref(),
+            detail: sent.as_deref(),
         };
         let mut response = (status, Json(body)).into_response();
         // Every 503 is retryable (a dependency is down or the gateway is shedding load), so it

@@ -102,7 +102,7 @@ fn try_admit(
 
 /// The answer to a connection over its client's cap, written before anything is read.
 pub fn refusal_bytes() -> Vec<u8> {
-    let body = r#"{"error":"rate_limited"}"#;
+    let body = r#"{"error":"rate_limited","detail":"too many open connections from this client"}"#;
     format!(
         "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n\
          content-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{body}",
@@ -253,6 +253,8 @@ mod tests {
         let text = String::from_utf8(refusal_bytes()).expect("ascii");
         assert!(text.starts_with("HTTP/1.1 429 "));
         assert!(text.contains("connection: close\r\n"));
-        assert!(text.ends_with("\r\n\r\n{\"error\":\"rate_limited\"}"));
+        assert!(text.ends_with(
+            "\r\n\r\n{\"error\":\"rate_limited\",\"detail\":\"too many open connections from this client\"}"
+        ));
     }
 }

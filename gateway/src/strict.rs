@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 
 use baton_kit::error::ErrorCode;
+use baton_kit::shape_error;
 use baton_kit::text::{self, TextKind};
 
 use crate::response::HttpError;
@@ -87,8 +88,8 @@ pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, HttpError> {
 /// JSON into the route's shape: any mismatch is 400 `invalid_input`.
 pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, HttpError> {
     baton_kit::text::json_characters("body", &value)?;
-    serde_json::from_value(value)
-        .map_err(|error| HttpError::new(ErrorCode::InvalidInput, error.to_string()))
+    shape_error::from_value("body", value)
+        .map_err(|detail| HttpError::new(ErrorCode::InvalidInput, detail))
 }
 
 /// Parses body bytes: malformed JSON and shape errors are told apart.
@@ -97,7 +98,8 @@ pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Ht
 /// map keys only to throw them away). The answers are those of [`parse_json`] then
 /// [`from_value`]: a document that is not JSON is `invalid_request`; then the character floor
 /// over every key and string, read from the bytes ([`baton_kit::text::json_text_characters`]);
-/// then the shape, `invalid_input` with serde's reason.
+/// then the shape, `invalid_input` with the field's path and the rule, without the value
+/// ([`baton_kit::shape_error`]).
 pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, HttpError> {
     // Whole-body UTF-8 first: a field serde skips is not checked while skipped.
     let parsed = match std::str::from_utf8(bytes) {
@@ -119,7 +121,12 @@ pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, HttpError> {
         ));
     }
     baton_kit::text::json_text_characters("body", bytes)?;
-    parsed.map_err(|error| HttpError::new(ErrorCode::InvalidInput, error.to_string()))
+    parsed.map_err(|_| {
+        HttpError::new(
+            ErrorCode::InvalidInput,
+            shape_error::refusal::<T>("body", bytes),
+        )
+    })
 }
 
 /// For `#[serde(default, deserialize_with = "strict::present")]`: an optional key that, when

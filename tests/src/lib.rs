@@ -441,6 +441,31 @@ pub struct Answer {
     pub headers: reqwest::header::HeaderMap,
 }
 
+impl Answer {
+    /// An error answer reduced to `{"error": code}`, once its `detail` is checked: every 4xx
+    /// says why (a non-empty string of at most 500 characters), a 5xx says nothing of its cause.
+    pub fn refusal(&self) -> Value {
+        let detail = self.body.get("detail");
+        if (400..500).contains(&self.status) {
+            let text = detail
+                .and_then(Value::as_str)
+                .unwrap_or_else(|| panic!("a {} says why in `detail`: {}", self.status, self.body));
+            assert!(
+                !text.is_empty() && text.chars().count() <= 500,
+                "detail is a bounded sentence: {text:?}"
+            );
+        } else {
+            assert!(
+                detail.is_none(),
+                "a {} keeps its cause: {}",
+                self.status,
+                self.body
+            );
+        }
+        serde_json::json!({"error": self.body["error"]})
+    }
+}
+
 impl Client {
     /// The same client, with requests stamped `X-Baton-Test-Now: <instant>`.
     pub fn at(&self, instant: &str) -> Client {

@@ -18,6 +18,7 @@ use std::path::Path;
 
 use crate::fsutil;
 use crate::http::{Answer, Client, Failure};
+use crate::sent::Sent;
 use crate::spool::{BATCH_PREFIX, Entry, Spool};
 use crate::upload::deliveries;
 use crate::upload::ledger::Ledger;
@@ -34,16 +35,6 @@ pub struct Drained {
     pub busy: bool,
     /// When it stopped early: the wait the server asked for (`Retry-After`).
     pub retry_after: Option<std::time::Duration>,
-}
-
-/// What the server made of one entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sent {
-    Done,
-    Refused(u16),
-    /// No answer, 401, 403, 429 or 5xx: may succeed later (after the `Retry-After` wait, when
-    /// the server named one).
-    Later(Option<std::time::Duration>),
 }
 
 /// 2xx is done; 400, 404, 409 and 422 will never succeed; anything else may succeed later.

@@ -55,7 +55,7 @@ pub fn start_if_needed(state_dir: &Path, urgency: Urgency) {
         ),
     };
     if lifecycle || usage_due {
-        crate::sidecar::spawn_detached(&["drain", "--detached"]);
+        crate::sidecar_launch::spawn_detached(&["drain", "--detached"]);
     }
 }
 

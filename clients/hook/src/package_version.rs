@@ -35,7 +35,7 @@ pub fn of_script(script: &Path) -> Option<String> {
         }
         return manifest["version"]
             .as_str()
-            .and_then(crate::process::parse_version);
+            .and_then(crate::dotted_version::parse_version);
     }
     None
 }

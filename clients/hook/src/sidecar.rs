@@ -40,7 +40,7 @@ use crate::log;
 use crate::process;
 use crate::spool::{Entry, Spool};
 
-pub use crate::sidecar_launch::{Args, ensure, parse_args, spawn_detached};
+pub use crate::sidecar_launch::{Args, ensure, parse_args};
 
 const PULSE: &str = "/api/v1/agent-sessions/pulse";
 const POLL: Duration = Duration::from_millis(250);

@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 
 use crate::claims::{claim_path, holder};
 use crate::context::Hook;
+use crate::dotted_version;
 use crate::harness::Harness;
 use crate::process;
 
@@ -100,7 +101,7 @@ fn version_variable(host: Harness) -> Option<&'static str> {
 fn environment_version(hook: &Hook) -> Option<String> {
     hook.env
         .get(version_variable(hook.harness)?)
-        .and_then(process::parse_version)
+        .and_then(dotted_version::parse_version)
 }
 
 /// Parses `sidecar --agent A --session-id S --client-pid P [--client-start T] --client C

@@ -6,7 +6,7 @@
 //! network: it appends the call here and returns. The spool is an append-only journal of JSON
 //! lines (`spool/journal`): appending is one `write` and one `fdatasync`, with no directory
 //! change after the journal exists, which is what keeps SessionEnd inside its budget. The drain
-//! ([`crate::drain`]) rotates the journal into a batch and replays it in order.
+//! ([`Spool::drain`]) rotates the journal into a batch and replays it in order.
 //!
 //! Durable: the line is synced before the hook exits (and the folder too when the append
 //! created the journal). Private: the folder is 0700 and the files 0600. Bounded: at most

@@ -21,6 +21,7 @@ pub mod codex;
 pub mod copilot;
 pub mod corpus;
 pub mod dedup;
+mod discovery;
 pub mod facts;
 pub mod gemini;
 pub mod lines;

@@ -17,6 +17,7 @@ pub mod filters;
 pub mod headers;
 pub mod page;
 pub mod pages;
+pub mod session_gate;
 pub mod session_merge;
 pub mod sign_in;
 pub mod store;
@@ -68,7 +69,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/usage", get(pages::usage::page))
         .route("/usage/export", get(pages::usage::export))
         .route("/sign-out", post(sign_in::sign_out))
-        .route_layer(from_fn_with_state(state, viewer::require_session));
+        .route_layer(from_fn_with_state(state, session_gate::require_session));
     Router::new()
         .route("/", get(home))
         .route("/sign-in", get(sign_in::form).post(sign_in::sign_in))

@@ -197,7 +197,9 @@ pub fn components() -> Value {
         .collect();
     let mut schemas = json!({
         "Error": object(json!({"error": string_enum(&codes),
-            "detail": {"type": "string", "maxLength": 500}}), &["error"]),
+            "detail": {"type": "string", "maxLength": 500, "description":
+                "Why, on every 4xx: the field (its path in the body, or the query parameter) and \
+                 the rule it broke; never the value sent. Absent on a 5xx."}}), &["error"]),
         "BriefedRow": briefed,
         "Selector": selector(false),
         "SelectorAnswer": selector(true),

@@ -8,126 +8,19 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
-use baton_kit::clock::{parse_instant, to_timestamp};
 use baton_kit::error::ErrorCode;
-use baton_proto::Timestamp;
 use baton_proto::registry::v1 as registry;
 use baton_proto::usage::v1 as proto;
 
 use crate::csv_export;
 use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
-use crate::routes::{iso_of, optional_iso};
+use crate::routes::usage_answers::{FiguresAnswer, SessionAnswer, figures, session};
+use crate::routes::{optional_instant, optional_iso};
 use crate::state::{AppState, Caller};
 use crate::strict;
 
-pub(super) fn instant(field: &str, text: &str) -> Result<Timestamp, HttpError> {
-    parse_instant(text).map(to_timestamp).ok_or_else(|| {
-        HttpError::new(
-            ErrorCode::InvalidInput,
-            format!("{field} must be an RFC 3339 instant"),
-        )
-    })
-}
-
-pub(super) fn optional_instant(
-    field: &str,
-    text: Option<&str>,
-) -> Result<Option<Timestamp>, HttpError> {
-    text.map(|text| instant(field, text)).transpose()
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TokensAnswer {
-    pub input: u64,
-    pub output: u64,
-    pub cache_read: u64,
-    pub cache_write_5m: u64,
-    pub cache_write_1h: u64,
-    pub total: u64,
-    /// The part of `output` that was reasoning (not added to `total`).
-    pub reasoning: u64,
-}
-
-/// Server-side tool calls, billed per call; their priced cost is inside `costUsd`.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ServerToolsAnswer {
-    pub web_search_requests: u64,
-    pub web_fetch_requests: u64,
-    pub cost_usd: f64,
-    pub unpriced_calls: u64,
-}
-
-#[derive(Debug, Serialize)]
-pub struct UnpricedAnswer {
-    pub model: String,
-    pub tokens: u64,
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct FiguresAnswer {
-    pub tokens: TokensAnswer,
-    pub cost_usd: f64,
-    pub unpriced_tokens: u64,
-    pub unpriced: Vec<UnpricedAnswer>,
-    pub requests: u64,
-    pub server_tools: ServerToolsAnswer,
-}
-
-fn figures(figures: Option<proto::Figures>) -> FiguresAnswer {
-    let figures = figures.unwrap_or_default();
-    let tokens = figures.tokens.unwrap_or_default();
-    let server_tools = figures.server_tools.unwrap_or_default();
-    FiguresAnswer {
-        tokens: TokensAnswer {
-            input: tokens.input,
-            output: tokens.output,
-            cache_read: tokens.cache_read,
-            cache_write_5m: tokens.cache_write_5m,
-            cache_write_1h: tokens.cache_write_1h,
-            total: tokens.total,
-            reasoning: tokens.reasoning,
-        },
-        cost_usd: figures.cost_usd,
-        unpriced_tokens: figures.unpriced_tokens,
-        unpriced: figures
-            .unpriced
-            .into_iter()
-            .map(|m| UnpricedAnswer {
-                model: m.model,
-                tokens: m.tokens,
-            })
-            .collect(),
-        requests: figures.requests,
-        server_tools: ServerToolsAnswer {
-            web_search_requests: server_tools.web_search_requests,
-            web_fetch_requests: server_tools.web_fetch_requests,
-            cost_usd: server_tools.cost_usd,
-            unpriced_calls: server_tools.unpriced_calls,
-        },
-    }
-}
-
-#[derive(Debug, Serialize)]
-pub struct GroupAnswer {
-    pub key: String,
-    pub figures: FiguresAnswer,
-}
-
-/// `GET /usage` answer.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct QueryAnswer {
-    pub group_by: String,
-    pub timezone: String,
-    pub from: String,
-    pub to: String,
-    pub groups: Vec<GroupAnswer>,
-    pub total: FiguresAnswer,
-}
+pub(crate) use crate::routes::usage_answers::query_answer;
 
 /// Tokens and cost in `[from, to)` grouped by `groupBy` (default `day`), days cut in
 /// `timezone`; CSV when the caller prefers it ([`csv_export`]).
@@ -163,61 +56,6 @@ pub async fn query(
         ));
     }
     Ok(Json(answer).into_response())
-}
-
-/// The REST shape of a QueryUsage answer.
-pub(crate) fn query_answer(answer: proto::QueryUsageResponse) -> QueryAnswer {
-    QueryAnswer {
-        group_by: answer.group_by,
-        timezone: answer.timezone,
-        from: iso_of(answer.from.as_ref()),
-        to: iso_of(answer.to.as_ref()),
-        groups: answer
-            .groups
-            .into_iter()
-            .map(|group| GroupAnswer {
-                key: group.key,
-                figures: figures(group.figures),
-            })
-            .collect(),
-        total: figures(answer.total),
-    }
-}
-
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionAnswer {
-    pub agent: String,
-    pub session_id: String,
-    pub project_slug: String,
-    pub host_ids: Vec<String>,
-    /// The members whose keys uploaded the session's facts (empty: none had a member).
-    pub members: Vec<String>,
-    /// Why it is flagged as running away now (`spend`, `unattended`); empty when not.
-    pub runaway: Vec<String>,
-    pub client_versions: Vec<String>,
-    pub output_under_reported: bool,
-    pub first_activity_at: Option<String>,
-    pub last_activity_at: Option<String>,
-    pub agent_count: u32,
-    pub figures: FiguresAnswer,
-}
-
-fn session(summary: proto::SessionSummary) -> SessionAnswer {
-    SessionAnswer {
-        first_activity_at: optional_iso(summary.first_activity_at.as_ref()),
-        last_activity_at: optional_iso(summary.last_activity_at.as_ref()),
-        agent: summary.agent,
-        session_id: summary.session_id,
-        project_slug: summary.project_slug,
-        host_ids: summary.host_ids,
-        members: summary.members,
-        runaway: summary.runaway,
-        client_versions: summary.client_versions,
-        output_under_reported: summary.output_under_reported,
-        agent_count: summary.agent_count,
-        figures: figures(summary.figures),
-    }
 }
 
 /// `GET /usage/sessions` answer.

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use baton_proto::usage::v1 as proto;
 
 use crate::response::{HttpError, HttpResult};
-use crate::routes::usage::{instant, optional_instant};
 use crate::routes::usage_body;
+use crate::routes::{instant, optional_instant};
 use crate::state::{AppState, Caller, Member};
 use crate::strict;
 

@@ -2,7 +2,7 @@
 //! tenant has used this calendar month (UTC), as this process has seen it (ratio, 1 = the
 //! budget is spent and passes are refused).
 //!
-//! Recorded where the budget is checked ([`crate::metering::Meter::reserve`]), from the same
+//! Recorded where the budget is checked (`metering::Meter::reserve`), from the same
 //! figures that decide. No tenant label: ids would make one series per tenant; the dashboard
 //! and the alert want the worst tenant, and each replica reports its own worst (Prometheus
 //! takes the `max` across replicas). A month's figures are dropped when the month turns.

@@ -15,7 +15,7 @@ use std::fmt;
 
 use tonic::transport::{Certificate, ClientTlsConfig, Identity, ServerTlsConfig};
 
-use crate::config::{ConfigError, Env};
+use crate::config::env::{ConfigError, Env};
 
 /// The process's gRPC TLS material.
 #[derive(Clone)]

@@ -21,8 +21,12 @@ use std::time::{Duration, Instant};
 
 use subtle::ConstantTimeEq;
 
-use crate::config::{ConfigError, Env, MIN_SERVICE_TOKEN_LEN, Secret};
+use crate::config::env::{ConfigError, Env};
+use crate::config::secret::Secret;
 use crate::internal_clients::{self, ClientEntry, Decision};
+
+/// Shortest service token accepted: anything shorter is guessable.
+pub const MIN_SERVICE_TOKEN_LEN: usize = 16;
 
 /// The tokens in force at one moment.
 #[derive(Clone, PartialEq, Eq)]

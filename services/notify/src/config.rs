@@ -6,7 +6,7 @@ use std::time::Duration;
 use baton_kit::bus::BusConfig;
 use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl};
 
-use crate::deliver::Backoff;
+use crate::backoff::Backoff;
 
 /// Everything notify needs to start.
 #[derive(Debug, Clone)]

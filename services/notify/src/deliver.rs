@@ -8,8 +8,9 @@
 //! while a receiver takes its time), then records the attempt and the delivery's next state in
 //! one transaction, compare-and-set on the attempt count so a second worker that took the same
 //! delivery after a lapsed lease records nothing. Any 2xx delivers; anything else (another
-//! status, a timeout, a refused address) is a failed attempt, retried after [`Backoff::delay`]
-//! until `max_attempts`, then `failed`. Redirects are not followed: a 3xx is a failure.
+//! status, a timeout, a refused address) is a failed attempt, retried after
+//! [`Backoff::delay`](crate::backoff::Backoff::delay) until `max_attempts`, then `failed`.
+//! Redirects are not followed: a 3xx is a failure.
 //!
 //! Every attempt is in the attempt log with its status code or error class and duration. No
 //! URL (a Slack webhook URL is itself a credential), body or secret goes into a log line or a
@@ -37,24 +38,6 @@ use crate::config::DeliveryConfig;
 use crate::metrics::Instruments;
 use crate::signing;
 use crate::store::{self, AttemptRow, Claimed, ClaimedId, Next};
-
-/// Retry delays: `base` doubling per failure up to `max`, each drawn between half and all of
-/// its value so receivers that failed together are not retried together.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Backoff {
-    pub base: Duration,
-    pub max: Duration,
-}
-
-impl Backoff {
-    /// The delay after the `failures`-th failed attempt (1-based), with `jitter` in [0, 1]:
-    /// 0 gives half the nominal delay, 1 all of it.
-    pub fn delay(&self, failures: u32, jitter: f64) -> Duration {
-        let doublings = failures.saturating_sub(1).min(30);
-        let nominal = self.base.saturating_mul(1u32 << doublings).min(self.max);
-        nominal.mul_f64(0.5 + 0.5 * jitter.clamp(0.0, 1.0))
-    }
-}
 
 /// Headroom past the request timeout before a claimed delivery may be taken again.
 const LEASE_MARGIN: Duration = Duration::from_secs(30);
@@ -370,21 +353,6 @@ impl Worker {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_backoff_doubles_from_the_base_is_capped_and_jittered_down_to_half() {
-        let backoff = Backoff {
-            base: Duration::from_secs(1),
-            max: Duration::from_secs(10),
-        };
-        assert_eq!(backoff.delay(1, 1.0), Duration::from_secs(1));
-        assert_eq!(backoff.delay(2, 1.0), Duration::from_secs(2));
-        assert_eq!(backoff.delay(3, 1.0), Duration::from_secs(4));
-        assert_eq!(backoff.delay(5, 1.0), Duration::from_secs(10));
-        assert_eq!(backoff.delay(50, 1.0), Duration::from_secs(10));
-        assert_eq!(backoff.delay(3, 0.0), Duration::from_secs(2));
-        assert_eq!(backoff.delay(3, 0.5), Duration::from_secs(3));
-    }
 
     #[test]
     fn stored_urls_are_rechecked_under_the_current_policy() {

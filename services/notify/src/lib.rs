@@ -12,6 +12,7 @@
 //! itself ([`address`]).
 
 pub mod address;
+pub mod backoff;
 pub mod config;
 pub mod consume;
 pub mod deliver;

@@ -106,10 +106,16 @@ impl BriefingQuery {
     ) -> Result<BriefingQuery, ApiError> {
         let mut parsed = Vec::new();
         for name in sections {
-            let section = Section::parse(name)
-                .ok_or_else(|| ApiError::invalid_input(format!("unknown section {name}")))?;
+            let section = Section::parse(name).ok_or_else(|| {
+                ApiError::invalid_input(
+                    "sections may only name commitments, overdue, blockers, staleCandidates, \
+                     recentDecisions or preferences",
+                )
+            })?;
             if parsed.contains(&section) {
-                return Err(ApiError::invalid_input(format!("section {name} repeated")));
+                return Err(ApiError::invalid_input(
+                    "sections must not repeat a section",
+                ));
             }
             parsed.push(section);
         }

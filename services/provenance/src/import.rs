@@ -85,8 +85,9 @@ fn plan(document_json: &str) -> Result<Vec<Planned>, ApiError> {
         return Err(reserved());
     }
     baton_kit::text::json_characters("import document", &raw)?;
-    let document: ImportDocument = serde_json::from_value(raw)
-        .map_err(|error| ApiError::invalid_input(format!("import document: {error}")))?;
+    // serde's own message may quote a value: the detail names the field and the rule only.
+    let document: ImportDocument = baton_kit::shape_error::from_value("import document", raw)
+        .map_err(ApiError::invalid_input)?;
     if document.memories.is_empty() || document.memories.len() > MAX_IMPORT_MEMORIES {
         return Err(ApiError::invalid_input(format!(
             "an import carries 1 to {MAX_IMPORT_MEMORIES} memories"

@@ -25,6 +25,7 @@ pub mod query;
 pub mod reprice;
 pub mod retention;
 pub mod rollups;
+pub mod row_price;
 pub mod runaway;
 pub mod savings;
 pub mod session_figures;

@@ -24,7 +24,7 @@ use sqlx::PgPool;
 use tokio::sync::RwLock;
 
 use baton_transcripts::pricing::{PricingError, normalize_model, provider_of};
-use baton_transcripts::{Harness, PriceTable, UsageRecord};
+use baton_transcripts::{Harness, PriceTable};
 
 /// The price table as the service last read it.
 #[derive(Debug, Clone, Default)]
@@ -77,37 +77,6 @@ pub async fn load(connection: &mut sqlx::PgConnection) -> Result<PriceTable, sql
     });
     // Rows were validated when stored; one that no longer parses prices nothing.
     Ok(PriceTable::from_json(&file.to_string()).unwrap_or_default())
-}
-
-/// A usage row's stored price.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RowPrice {
-    /// Tokens and priced server-tool calls, 10⁻¹⁵ USD.
-    pub cost: u128,
-    /// The model had a row on the request's UTC date (its tokens are priced).
-    pub priced: bool,
-    /// The part of `cost` that is server-tool calls.
-    pub server_tool_cost: u128,
-    /// Server-tool calls with no row for their provider and date.
-    pub unpriced_calls: u64,
-}
-
-/// The price of one usage row: its tokens priced exactly when its model has a row on its UTC
-/// date (a zero-token request of a priced model is priced at zero), its server-tool calls by
-/// its harness's provider on that date.
-pub fn price(table: &PriceTable, record: &UsageRecord) -> RowPrice {
-    let date = DateTime::from_timestamp_millis(record.timestamp_ms).map(|at| at.date_naive());
-    let row = match (record.model.as_deref(), date) {
-        (Some(model), Some(date)) => table.row_for(model, date),
-        _ => None,
-    };
-    let priced = table.price(record);
-    RowPrice {
-        cost: priced.cost.0,
-        priced: row.is_some(),
-        server_tool_cost: priced.server_tool_cost.0,
-        unpriced_calls: priced.unpriced_calls,
-    }
 }
 
 /// The harnesses (`agent` on the wire) whose server-tool calls `provider` bills.

@@ -12,8 +12,8 @@ use uuid::Uuid;
 
 use baton_transcripts::PriceTable;
 
-use crate::pricing::RowPrice;
 use crate::rollups::{self, Delta, Key};
+use crate::row_price::RowPrice;
 use crate::tree::PRICED_ROW_COLUMNS;
 
 /// What an import touched.
@@ -62,7 +62,7 @@ pub async fn reprice(
         let agent: String = row.try_get("agent")?;
         let session_id: String = row.try_get("session_id")?;
         let old = crate::tree::priced_row(row, &agent, &session_id)?;
-        let price: RowPrice = crate::pricing::price(table, &old.record);
+        let price: RowPrice = crate::row_price::price(table, &old.record);
         if price == old.price {
             continue;
         }

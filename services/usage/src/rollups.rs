@@ -19,7 +19,7 @@ use uuid::Uuid;
 use baton_transcripts::pricing::normalize_model;
 use baton_transcripts::record::{ServerTools, Tokens};
 
-use crate::pricing::RowPrice;
+use crate::row_price::RowPrice;
 
 /// Width of a bucket in seconds.
 pub const BUCKET_SECONDS: i64 = 900;
@@ -48,7 +48,7 @@ pub struct Key {
 }
 
 /// What a usage row adds to (or, negated, takes from) its rollup row; also the unit every
-/// figure is summed from ([`crate::figures::Sums::add`]).
+/// figure is summed from (`figures::Sums::add`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Delta {
     /// input, output, cache read, cache write 5m, cache write 1h.

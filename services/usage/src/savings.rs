@@ -17,7 +17,7 @@ use baton_proto::usage::v1 as proto;
 use baton_transcripts::{PriceTable, UsageRecord};
 
 use crate::figures::usd;
-use crate::pricing::RowPrice;
+use crate::row_price::RowPrice;
 
 /// One stored request: the record and its stored price.
 #[derive(Debug, Clone)]
@@ -99,7 +99,7 @@ mod tests {
             modifiers: Modifiers::default(),
             sidechain: agent.is_some(),
         };
-        let price = crate::pricing::price(table, &record);
+        let price = crate::row_price::price(table, &record);
         PricedRow { record, price }
     }
 

@@ -21,8 +21,8 @@ use baton_transcripts::record::{Harness, Modifiers, ServerTools, Tokens};
 use baton_transcripts::{PriceTable, UsageRecord};
 
 use crate::figures::Sums;
-use crate::pricing::RowPrice;
 use crate::rollups::Delta;
+use crate::row_price::RowPrice;
 use crate::savings::{PricedRow, savings};
 use crate::status::{Evidence, status};
 use crate::store::db_error;

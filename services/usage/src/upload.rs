@@ -25,14 +25,14 @@
 //! by its id.
 
 use chrono::{DateTime, Utc};
-use sqlx::{PgPool, Postgres, Transaction};
+use sqlx::PgPool;
 use uuid::Uuid;
 
 use baton_kit::db::begin_tenant;
 use baton_kit::error::ApiError;
 use baton_transcripts::PriceTable;
 
-use crate::store::db_error;
+use crate::store::{Tx, db_error};
 use crate::validate::{AgentKey, Batch, SessionKey};
 
 /// What an upload did.
@@ -144,8 +144,6 @@ async fn upload_once(
     tx.commit().await?;
     Ok(uploaded)
 }
-
-pub(crate) type Tx = Transaction<'static, Postgres>;
 
 /// The sessions a batch carries usage rows or deliveries for.
 fn runaway_keys(batch: &Batch) -> std::collections::BTreeSet<(String, String)> {

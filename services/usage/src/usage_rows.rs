@@ -12,7 +12,7 @@
 //! member that the collision rule leaves unchanged leaves the row (and its rollups) with the
 //! first uploader; one that replaces the row moves it, host and member together, to the
 //! replacing upload, and its rollup contribution with it. (The session still counts every
-//! host and member that reported it, [`crate::upload`].)
+//! host and member that reported it, `upload`.)
 
 use std::collections::HashMap;
 
@@ -23,10 +23,10 @@ use uuid::Uuid;
 use baton_transcripts::{PriceTable, UsageRecord};
 
 use crate::decide::{Fate, decide};
-use crate::pricing::RowPrice;
 use crate::rollups::{self, Delta, Key};
+use crate::row_price::RowPrice;
+use crate::store::Tx;
 use crate::tree::PRICED_ROW_COLUMNS;
-use crate::upload::Tx;
 use crate::validate::{AgentKey, Batch, Usage};
 
 /// What became of a batch's usage rows.
@@ -148,7 +148,7 @@ fn prepare<'a>(
         ))
         .cloned()
         .unwrap_or_default();
-    let price = crate::pricing::price(table, &row.record());
+    let price = crate::row_price::price(table, &row.record());
     let key = Key {
         bucket: rollups::bucket(row.at),
         model: rollups::model_coordinate(row.model.as_deref()),

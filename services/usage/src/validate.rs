@@ -15,7 +15,7 @@
 //!   folded by the collision rule before anything is stored.
 //!
 //! References (a session or agent named but neither in the batch nor stored) are checked
-//! against the database by [`crate::upload`], as `not_found`.
+//! against the database by `upload`, as `not_found`.
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

@@ -416,7 +416,7 @@ fn a_copilot_row_is_priced_by_its_model_at_list_price_whatever_its_route() {
         };
         let record = row.record();
         assert_eq!(record.harness, Harness::Copilot);
-        let priced = crate::pricing::price(&table, &record);
+        let priced = crate::row_price::price(&table, &record);
         assert!(priced.priced && priced.cost > 0, "{model}");
     }
 }

@@ -78,7 +78,7 @@ async fn bad_key_floods_spend_the_callers_bucket_never_the_tenants() {
         .post("/api/v1/agent-sessions/open", &startup("real"))
         .await;
     assert_eq!(
-        (limited.status, limited.body),
+        (limited.status, limited.refusal()),
         (429, json!({"error": "rate_limited"}))
     );
     assert!(
@@ -238,7 +238,12 @@ async fn slow_clients_are_cut_off_and_early_refusals_close_the_connection() {
     let mut fifth = TcpStream::connect(address(&baton)).await.expect("connect");
     let (answer, closed) = read_to_close(&mut fifth, Duration::from_secs(2)).await;
     assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
-    assert!(answer.ends_with(r#"{"error":"rate_limited"}"#), "{answer}");
+    assert!(
+        answer.ends_with(
+            r#"{"error":"rate_limited","detail":"too many open connections from this client"}"#
+        ),
+        "{answer}"
+    );
     assert!(closed);
     drop(held);
     tokio::time::sleep(Duration::from_millis(200)).await;

@@ -17,7 +17,7 @@ async fn missing_malformed_and_unknown_keys_are_401_before_the_body_is_read() {
             .post_raw("/api/v1/agent-sessions/open", body.to_string())
             .await;
         assert_eq!(
-            (answer.status, &answer.body),
+            (answer.status, &answer.refusal()),
             (401, &unauthorized),
             "{body}"
         );
@@ -41,7 +41,11 @@ async fn missing_malformed_and_unknown_keys_are_401_before_the_body_is_read() {
             .with_key(bad)
             .post("/api/v1/agent-sessions/open", &startup("x"))
             .await;
-        assert_eq!((answer.status, &answer.body), (401, &unauthorized), "{bad}");
+        assert_eq!(
+            (answer.status, answer.refusal()),
+            (401, unauthorized.clone()),
+            "{bad}"
+        );
     }
     let good = real
         .post("/api/v1/agent-sessions/open", &startup("x"))
@@ -96,7 +100,7 @@ async fn over_the_rate_limit_is_429_with_retry_after() {
         .post("/api/v1/agent-sessions/open", &startup("r"))
         .await;
     assert_eq!(
-        (limited.status, limited.body),
+        (limited.status, limited.refusal()),
         (429, json!({"error": "rate_limited"}))
     );
     let retry_after: u64 = limited.headers["retry-after"]

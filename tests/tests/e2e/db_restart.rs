@@ -168,7 +168,7 @@ async fn an_unreachable_service_is_503_with_retry_after() {
     ] {
         let answer = client.post(path, &body).await;
         assert_eq!(
-            (answer.status, answer.body),
+            (answer.status, answer.refusal()),
             (503, json!({"error": "service_unavailable"})),
             "{path}"
         );

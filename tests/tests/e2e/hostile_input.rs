@@ -150,7 +150,7 @@ async fn counts(admin: &sqlx::PgPool) -> Vec<i64> {
 async fn assert_refused(client: &Client, path: &str, body: &Value, what: &str) {
     let answer = client.post(path, body).await;
     assert_eq!(
-        (answer.status, answer.body),
+        (answer.status, answer.refusal()),
         (400, json!({"error": "invalid_input"})),
         "{what}"
     );
@@ -203,7 +203,7 @@ async fn hostile_text_is_refused_at_every_boundary_and_stored_nowhere() {
         invalid.extend_from_slice(tail.as_bytes());
         let answer = client.post_bytes(&path, invalid).await;
         assert_eq!(
-            (answer.status, answer.body),
+            (answer.status, answer.refusal()),
             (400, json!({"error": "invalid_request"})),
             "{route} {pointer} with invalid UTF-8"
         );
@@ -227,7 +227,7 @@ async fn hostile_text_is_refused_at_every_boundary_and_stored_nowhere() {
         ] {
             let answer = client.get(&query).await;
             assert_eq!(
-                (answer.status, answer.body),
+                (answer.status, answer.refusal()),
                 (400, json!({"error": "invalid_input"})),
                 "{query} ({name})"
             );
@@ -262,7 +262,7 @@ async fn hostile_text_is_refused_at_every_boundary_and_stored_nowhere() {
         ] {
             let answer = client.get(&path).await;
             assert_eq!(
-                (answer.status, answer.body),
+                (answer.status, answer.refusal()),
                 (status, json!({"error": error})),
                 "{path} ({name})"
             );
@@ -271,7 +271,7 @@ async fn hostile_text_is_refused_at_every_boundary_and_stored_nowhere() {
             let path = format!("/api/v1/memories/{value}/{action}");
             let answer = client.post(&path, &json!({"status": "resolved"})).await;
             assert_eq!(
-                (answer.status, answer.body),
+                (answer.status, answer.refusal()),
                 (404, json!({"error": "not_found"})),
                 "{path} ({name})"
             );
@@ -285,7 +285,7 @@ async fn hostile_text_is_refused_at_every_boundary_and_stored_nowhere() {
         )
         .await;
     assert_eq!(
-        (smallest.status, smallest.body),
+        (smallest.status, smallest.refusal()),
         (400, json!({"error": "invalid_input"}))
     );
     assert_eq!(counts(&admin).await, before, "nothing was written");

@@ -21,6 +21,7 @@ mod copilot_real;
 mod copilot_usage_real;
 mod database_tls;
 mod db_restart;
+mod error_detail;
 mod gemini_clear_real;
 mod gemini_real;
 mod gemini_usage_real;

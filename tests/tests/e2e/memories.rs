@@ -70,7 +70,7 @@ async fn memory_writes_carry_the_run_and_read_back_through_the_events_route() {
         )
         .await;
     assert_eq!(
-        (invalid.status, invalid.body),
+        (invalid.status, invalid.refusal()),
         (409, json!({"error": "invalid_transition"}))
     );
 
@@ -160,7 +160,7 @@ async fn memory_routes_refuse_bad_input_with_the_contract_codes() {
         .post("/api/v1/memories", &remember("x", Some(&foreign_run)))
         .await;
     assert_eq!(
-        (foreign.status, foreign.body),
+        (foreign.status, foreign.refusal()),
         (400, json!({"error": "invalid_input"}))
     );
     let events = baton
@@ -206,7 +206,7 @@ async fn memory_routes_refuse_bad_input_with_the_contract_codes() {
     );
     let duplicate = client.post("/api/v1/memories", &duplicate_body).await;
     assert_eq!(
-        (duplicate.status, duplicate.body),
+        (duplicate.status, duplicate.refusal()),
         (409, json!({"error": "duplicate_memory"}))
     );
 
@@ -216,7 +216,7 @@ async fn memory_routes_refuse_bad_input_with_the_contract_codes() {
     ] {
         let answer = client.post_raw(path, String::new()).await;
         assert_eq!(
-            (answer.status, answer.body),
+            (answer.status, answer.refusal()),
             (404, json!({"error": "not_found"})),
             "{path}"
         );
@@ -259,7 +259,7 @@ async fn memory_routes_refuse_bad_input_with_the_contract_codes() {
             .get(&format!("/api/v1/agent-sessions/{run}/events?{query}"))
             .await;
         assert_eq!(
-            (answer.status, answer.body),
+            (answer.status, answer.refusal()),
             (400, json!({"error": "invalid_input"})),
             "{query}"
         );

@@ -120,7 +120,7 @@ async fn startup_with_changed_facets_is_409_and_selector_key_order_is_ignored() 
     changed["selector"] = json!({"kind": "scope", "scope": "personal"});
     let conflict = client.post("/api/v1/agent-sessions/open", &changed).await;
     assert_eq!(
-        (conflict.status, conflict.body.clone()),
+        (conflict.status, conflict.refusal()),
         (409, json!({"error": "conflict"}))
     );
 
@@ -156,7 +156,7 @@ async fn unknown_and_foreign_natural_keys_are_404_and_foreign_run_ids_are_400() 
     ] {
         let foreign = other_client.post(path, &key("mine")).await;
         assert_eq!(
-            (foreign.status, foreign.body.clone()),
+            (foreign.status, foreign.refusal()),
             (404, json!({"error": "not_found"})),
             "{path}"
         );
@@ -168,7 +168,7 @@ async fn unknown_and_foreign_natural_keys_are_404_and_foreign_run_ids_are_400() 
         .get(&format!("/api/v1/agent-sessions/{run_id}"))
         .await;
     assert_eq!(
-        (foreign_row.status, foreign_row.body),
+        (foreign_row.status, foreign_row.refusal()),
         (400, json!({"error": "invalid_input"}))
     );
     let unknown_row = owner_client

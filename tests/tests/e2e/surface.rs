@@ -43,7 +43,7 @@ async fn health_readiness_openapi_and_unknown_routes() {
     let tenant = baton.create_tenant("routes").await;
     let missing = baton.client(&tenant).get("/api/v1/nothing-here").await;
     assert_eq!(
-        (missing.status, missing.body),
+        (missing.status, missing.refusal()),
         (404, json!({"error": "not_found"}))
     );
 }

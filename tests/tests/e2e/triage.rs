@@ -96,7 +96,7 @@ async fn the_nudge_handshake_round_trip_over_http() {
         )
         .await;
     assert_eq!(
-        (repeat.status, repeat.body),
+        (repeat.status, repeat.refusal()),
         (409, json!({"error": "conflict"}))
     );
 
@@ -140,7 +140,7 @@ async fn handshake_bodies_are_strict() {
             )
             .await;
         assert_eq!(
-            (answer.status, answer.body),
+            (answer.status, answer.refusal()),
             (400, json!({"error": "invalid_input"})),
             "{extra}"
         );
@@ -171,7 +171,7 @@ async fn handshake_bodies_are_strict() {
         )
         .await;
     assert_eq!(
-        (unknown.status, unknown.body),
+        (unknown.status, unknown.refusal()),
         (404, json!({"error": "not_found"}))
     );
     let wrong = client
@@ -223,7 +223,7 @@ async fn the_debrief_prompt_over_http() {
             .get(&format!("/api/v1/prompts/debrief?{query}"))
             .await;
         assert_eq!(
-            (answer.status, answer.body),
+            (answer.status, answer.refusal()),
             (400, json!({"error": "invalid_input"})),
             "{query}"
         );
@@ -233,7 +233,7 @@ async fn the_debrief_prompt_over_http() {
         .get("/api/v1/prompts/debrief?agent=claude-code&sessionId=d")
         .await;
     assert_eq!(
-        (foreign.status, foreign.body),
+        (foreign.status, foreign.refusal()),
         (404, json!({"error": "not_found"}))
     );
 }

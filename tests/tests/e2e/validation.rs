@@ -87,7 +87,7 @@ async fn unknown_keys_wrong_types_and_bad_values_are_invalid_input() {
             .post(&format!("/api/v1/agent-sessions/{route}"), &body)
             .await;
         assert_eq!(
-            (answer.status, answer.body.clone()),
+            (answer.status, answer.refusal()),
             (400, json!({"error": "invalid_input"})),
             "{route} {body}"
         );
@@ -116,7 +116,7 @@ async fn malformed_json_is_invalid_request() {
             .post_raw("/api/v1/agent-sessions/open", raw.to_string())
             .await;
         assert_eq!(
-            (answer.status, answer.body),
+            (answer.status, answer.refusal()),
             (400, json!({"error": "invalid_request"})),
             "{raw}"
         );
@@ -166,7 +166,7 @@ async fn oversized_bodies_are_413() {
         json!({"agent": "claude-code", "sessionId": "x", "lastMessageExcerpt": "a".repeat(3000)});
     let answer = client.post("/api/v1/agent-sessions/heartbeat", &body).await;
     assert_eq!(
-        (answer.status, answer.body),
+        (answer.status, answer.refusal()),
         (413, json!({"error": "payload_too_large"}))
     );
 }

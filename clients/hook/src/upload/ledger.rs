@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::facts::SessionFacts;
-use super::plan::Planned;
-use super::wire::{AgentFact, EdgeFact, SessionFact, UsageFact};
+use super::plan::{Delta, Planned};
+use super::wire::UsageFact;
 
 /// Bump when what a hash covers changes.
 pub const LEDGER_VERSION: u32 = 1;
@@ -45,16 +45,6 @@ pub struct SessionLedger {
     /// Dedup key → hash of the usage row last acknowledged.
     #[serde(default)]
     pub usage: BTreeMap<String, String>,
-}
-
-/// What of one session is new or changed.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Delta {
-    pub key: String,
-    /// The facts and their hash, when they changed.
-    pub facts: Option<(String, SessionFact, Vec<AgentFact>, Vec<EdgeFact>)>,
-    /// Changed or new usage rows with their hashes.
-    pub usage: Vec<(String, UsageFact)>,
 }
 
 impl Ledger {

@@ -9,8 +9,7 @@
 //!   has them;
 //! - no batch is empty.
 
-use super::ledger::Delta;
-use super::wire::{Batch, DeliveryFact};
+use super::wire::{AgentFact, Batch, DeliveryFact, EdgeFact, SessionFact, UsageFact};
 
 /// The bounds of one batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +34,16 @@ impl Default for Limits {
             max_bytes: 1024 * 1024,
         }
     }
+}
+
+/// What of one session is new or changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delta {
+    pub key: String,
+    /// The facts and their hash, when they changed.
+    pub facts: Option<(String, SessionFact, Vec<AgentFact>, Vec<EdgeFact>)>,
+    /// Changed or new usage rows with their hashes.
+    pub usage: Vec<(String, UsageFact)>,
 }
 
 /// One batch and what its acknowledgement proves.

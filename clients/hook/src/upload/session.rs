@@ -21,8 +21,8 @@ use sha2::{Digest, Sha256};
 
 use super::ledger::Ledger;
 use super::{Summary, send};
-use crate::drain::Sent;
 use crate::http::Client;
+use crate::sent::Sent;
 
 /// The spool path of a SessionEnd final flush (never sent to the server as such).
 pub const FLUSH: &str = "baton-hook:usage-flush";

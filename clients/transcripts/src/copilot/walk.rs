@@ -9,15 +9,15 @@
 
 use std::path::Path;
 
+use crate::discovery::{Discovery, Limits, Role, SkipReason, admit, entries, entry, unrecognised};
 use crate::record::Harness;
-use crate::walk::{Discovery, Limits, Role, SkipReason, admit, entry, unrecognised};
 
 /// The session log's name inside its session folder.
 pub const EVENTS_FILE: &str = "events.jsonl";
 
 /// Walks one canonical `session-state/` root.
 pub fn walk_root(root: &Path, index: usize, limits: Limits, found: &mut Discovery) {
-    for (session, path, meta) in crate::walk::entries(root) {
+    for (session, path, meta) in entries(root) {
         let kind = meta.file_type();
         if !kind.is_dir() {
             found.skips.add(unrecognised(kind));

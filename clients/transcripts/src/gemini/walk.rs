@@ -10,8 +10,8 @@
 
 use std::path::Path;
 
+use crate::discovery::{Discovery, Limits, Role, SkipReason, admit, entries, entry, unrecognised};
 use crate::record::Harness;
-use crate::walk::{Discovery, Limits, Role, SkipReason, admit, entries, entry, unrecognised};
 
 /// Walks one canonical `tmp/` root.
 pub fn walk_root(root: &Path, index: usize, limits: Limits, found: &mut Discovery) {

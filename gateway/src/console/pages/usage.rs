@@ -107,7 +107,7 @@ pub fn range(
     let zone = match present(&query.tz) {
         Some(name) => name
             .parse::<Tz>()
-            .map_err(|_| format!("{name} is not a time zone this page knows"))?,
+            .map_err(|_| "tz is not a time zone this page knows".to_string())?,
         None => viewer_zone,
     };
     let day = |name: &str, value: Option<String>| {
@@ -134,9 +134,9 @@ pub fn range(
     let period = match present(&query.by) {
         None if days > MAX_DAILY => Period::Week,
         None => Period::Day,
-        Some(name) => Period::of(&name).ok_or_else(|| {
-            format!("{name} is not a period this page knows (day, week or month)")
-        })?,
+        Some(name) => {
+            Period::of(&name).ok_or_else(|| "by must be day, week or month".to_string())?
+        }
     };
     if period == Period::Day && days > MAX_DAILY {
         return Err(format!(

@@ -65,7 +65,7 @@ fn long_ranges_are_cut_by_week_or_month_and_each_period_keyed_as_the_service_key
             "2026-11-01",
             "2026-12-01",
             Some("fortnight"),
-            Err("not a period"),
+            Err("by must be day, week or month"),
         ),
     ];
     for (from, to, period, expected) in cases {

@@ -37,10 +37,9 @@ pub fn budget_of(
         ("project", Some(project)) => Some(text::project(project)?),
         ("member", Some(member)) => Some(baton_kit::member::member(member)?),
         ("project" | "member", None) => {
-            return Err(ApiError::invalid_input(format!(
-                "subject is required for a {} budget",
-                request.scope
-            )));
+            return Err(ApiError::invalid_input(
+                "subject is required for a project or member budget",
+            ));
         }
         _ => {
             return Err(ApiError::invalid_input(

@@ -55,7 +55,7 @@ pub async fn export(
     };
     let table = query.table.as_deref().unwrap_or("periods");
     let Some((name, group_by)) = EXPORTS.iter().find(|(name, _)| *name == table) else {
-        let message = format!("{table} is not a table this page has");
+        let message = "table must be periods, projects, machines, members or sessions".to_string();
         let page = blank(&viewer, &usage_query, Some(message));
         return page::render(StatusCode::BAD_REQUEST, &page);
     };

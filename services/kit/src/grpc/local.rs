@@ -18,7 +18,7 @@
 //! still proves itself with the service token as on every hop. A deployment that wants every
 //! hop on the wire anyway sets `BATON_GRPC_IN_PROCESS=false`.
 //!
-//! [`CallStack`]: crate::grpc_stack::CallStack
+//! [`CallStack`]: crate::grpc::CallStack
 
 use std::fmt;
 use std::future::Future;
@@ -34,7 +34,8 @@ use tonic::body::Body;
 use tonic::transport::Channel;
 use tower::{Layer, Service};
 
-use crate::grpc_stack::{BoxError, CallService, Deadline, DeadlineLayer};
+use super::call_service::{BoxError, CallService};
+use super::deadline::{Deadline, DeadlineLayer};
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
@@ -116,7 +117,7 @@ fn socket_address(address: &str) -> Option<SocketAddr> {
 
 /// Where a client's calls go: straight into a co-located server's stack while it serves, else
 /// over `network`. A `tower::Service` like the channel it wraps, so tonic clients and
-/// [`crate::grpc_trace::ClientTrace`] use it unchanged.
+/// [`crate::grpc::ClientTrace`] use it unchanged.
 #[derive(Clone)]
 pub struct Transport {
     network: Channel,
@@ -176,5 +177,5 @@ impl Service<http::Request<Body>> for Transport {
 }
 
 #[cfg(test)]
-#[path = "grpc_local_tests.rs"]
+#[path = "local_tests.rs"]
 mod tests;

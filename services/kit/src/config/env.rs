@@ -1,15 +1,13 @@
-//! Typed configuration from the environment.
-//!
-//! Every setting has a default that fits a local machine, is overridden by a `BATON_`-prefixed
-//! variable (`__` separates nesting, e.g. `BATON_RATE_LIMIT__REQUESTS`), and is validated when the
-//! service starts: a bad value stops the process with a message naming the variable. Secrets are
-//! held in [`Secret`], whose `Debug` never prints the value.
+//! Reading settings from the environment: [`Env`] (defaults, bounds, durations, strict
+//! booleans, secrets from files, database TLS) and the [`ConfigError`] naming the variable.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::net::SocketAddr;
 use std::str::FromStr;
 use std::time::Duration;
+
+use super::secret::{Secret, SecretUrl};
 
 /// A configuration value that is missing or malformed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -278,122 +276,5 @@ impl Env {
     }
 }
 
-/// A value that must never be printed: its `Debug` and `Display` are redacted.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: String) -> Secret {
-        Secret(value)
-    }
-
-    /// The value, for the one place that needs it (a header, a comparison).
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("Secret(<redacted>)")
-    }
-}
-
-impl fmt::Display for Secret {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str("<redacted>")
-    }
-}
-
-/// A connection URL (database, broker) whose password must never be printed.
-///
-/// `Debug` and `Display` show the URL with its password replaced by `***`, so a redacted URL
-/// still says which host, port, user and database a process uses; a value that does not parse
-/// as a URL prints as `<unparseable url>`, because whatever it holds could be a secret.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SecretUrl(String);
-
-impl SecretUrl {
-    pub fn new(value: String) -> SecretUrl {
-        SecretUrl(value)
-    }
-
-    /// The full URL, for the one place that connects with it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-
-    /// The URL with any password replaced by `***`.
-    pub fn redacted(&self) -> String {
-        match url::Url::parse(&self.0) {
-            Ok(mut parsed) => {
-                if parsed.password().is_some() && parsed.set_password(Some("***")).is_err() {
-                    return "<unparseable url>".to_string();
-                }
-                parsed.to_string()
-            }
-            Err(_) => "<unparseable url>".to_string(),
-        }
-    }
-}
-
-impl fmt::Debug for SecretUrl {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(formatter, "SecretUrl({})", self.redacted())
-    }
-}
-
-impl fmt::Display for SecretUrl {
-    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        formatter.write_str(&self.redacted())
-    }
-}
-
-/// The variable naming the deployment environment (`dev`, `prod`, ...), reported as the
-/// `deployment.environment.name` resource attribute of every component
-/// (`telemetry::resource`). Read before any service's config, by telemetry's start; the k8s
-/// overlays set it in their ConfigMap.
-pub const DEPLOYMENT_ENVIRONMENT_KEY: &str = "BATON_DEPLOYMENT_ENVIRONMENT";
-
-/// Settings every service process shares.
-#[derive(Debug, Clone)]
-pub struct CommonConfig {
-    /// Base database URL; each context connects as its own role on this host and database.
-    pub database_url: SecretUrl,
-    /// The bearer token internal gRPC calls send, and the set they accept (rotatable).
-    pub service_token: crate::service_tokens::ServiceTokens,
-    /// TLS with client certificates on the internal gRPC hops, when configured.
-    pub grpc_tls: Option<crate::grpc_tls::GrpcTls>,
-    /// Honour `X-Baton-Test-Now` / `x-baton-test-now` (never in production).
-    pub test_clock: bool,
-    /// Largest number of pooled database connections per context.
-    pub database_max_connections: u32,
-}
-
-/// Shortest service token accepted: anything shorter is guessable.
-pub const MIN_SERVICE_TOKEN_LEN: usize = 16;
-
 /// Default base database URL (DESIGN section 7).
 pub const DEFAULT_DATABASE_URL: &str = "postgres://127.0.0.1:5432/baton";
-
-impl CommonConfig {
-    pub fn from_env(env: &Env) -> Result<CommonConfig, ConfigError> {
-        let service_token = crate::service_tokens::ServiceTokens::from_env(env)?;
-        Ok(CommonConfig {
-            database_url: env.secret_url("BATON_DATABASE_URL", DEFAULT_DATABASE_URL),
-            service_token,
-            grpc_tls: crate::grpc_tls::GrpcTls::from_env(env)?,
-            test_clock: env.bool("BATON_TEST_CLOCK", false)?,
-            database_max_connections: env.bounded_u64(
-                "BATON_DATABASE_MAX_CONNECTIONS",
-                16,
-                1,
-                1000,
-            )? as u32,
-        })
-    }
-}
-
-#[cfg(test)]
-#[path = "config_tests.rs"]
-mod tests;

@@ -1,6 +1,8 @@
 //! Settings read from the environment: human durations, bounds, strict booleans, secrets from
 //! files, and connection URLs and tokens that never print.
 
+use std::time::Duration;
+
 use super::*;
 
 #[test]

@@ -28,7 +28,8 @@ use tower::{Layer, Service};
 use tracing::Instrument;
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-use crate::grpc_local::Transport;
+use super::local::Transport;
+use super::settings::CLIENT_TIMEOUT;
 use crate::telemetry::component::{Component, PerComponent};
 use crate::telemetry::status::{self, Side};
 use crate::telemetry::{self, buckets};
@@ -182,7 +183,7 @@ where
 }
 
 /// A channel whose every call is a CLIENT span and an `rpc.client.duration` measurement. Its
-/// calls stay in process when `address` is served by this process ([`crate::grpc_local`]).
+/// calls stay in process when `address` is served by this process ([`crate::grpc::local`]).
 pub type TracedChannel = ClientTrace<Transport>;
 
 /// Wraps `channel` (to `address`, as configured) for calls made by `component`; calls go to
@@ -190,7 +191,7 @@ pub type TracedChannel = ClientTrace<Transport>;
 pub fn traced(component: Component, address: &str, channel: Channel) -> TracedChannel {
     let (host, port) = server_address(address);
     ClientTrace {
-        inner: Transport::new(address, channel, crate::grpc::CLIENT_TIMEOUT),
+        inner: Transport::new(address, channel, CLIENT_TIMEOUT),
         component,
         host: Arc::from(host),
         port,
