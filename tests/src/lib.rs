@@ -177,13 +177,19 @@ impl Baton {
         );
         // Ready when its consumer consumes, not when its port binds: a kill before that point
         // would interrupt no pass.
-        let (child, addresses) = spawn_until(
+        let logs = Logs::default();
+        let (child, addresses) = spawn_logged(
             &["closer", "--no-migrate"],
             &env,
             Ready::Consuming("closer"),
+            logs.clone(),
         )
         .await;
-        ServiceProcess { child, addresses }
+        ServiceProcess {
+            child,
+            addresses,
+            logs,
+        }
     }
 
     /// An admin pool on this instance's database.
@@ -296,9 +302,15 @@ pub fn base_env(database_url: &str, namespace: &str) -> Vec<(String, String)> {
 pub struct ServiceProcess {
     child: Child,
     pub addresses: HashMap<String, String>,
+    logs: Logs,
 }
 
 impl ServiceProcess {
+    /// What the process has logged so far.
+    pub fn logs(&self) -> &Logs {
+        &self.logs
+    }
+
     /// SIGKILL: no drain, no goodbye.
     pub async fn kill(mut self) {
         let _ = self.child.kill().await;

@@ -166,6 +166,7 @@ impl Passes {
             Err(error) => {
                 tracing::warn!(
                     error = error.code.as_str(),
+                    detail = %error.detail,
                     "closer pass failed; backing off"
                 );
                 Settled {
