@@ -180,8 +180,8 @@ async fn until_in_flight_at_least(judge: &FakeJudge, count: usize, timeout: Dura
 /// every close reaches the closer, and none is handled twice.
 ///
 /// The kill lands while the closer holds deliveries mid-pass (the judge holds their requests
-/// until the broker is dead, so they are unacknowledged) and while closes are still being made, so the relay may have a
-/// batch on the wire unconfirmed. What makes it pass: each close commits with its outbox row
+/// until the broker is dead, so they are unacknowledged) and while closes are still being
+/// made, so the relay may have a batch on the wire unconfirmed. What makes it pass: each close commits with its outbox row
 /// (the HTTP call never touches the broker), the relay deletes a row only after the broker's
 /// publisher confirm (an unconfirmed one is published again, same message id), the queue is a
 /// durable quorum queue and messages are persistent (a confirmed message survives the kill),
@@ -189,6 +189,9 @@ async fn until_in_flight_at_least(judge: &FakeJudge, count: usize, timeout: Dura
 /// keeps the copies from being handled twice is the closer's inbox of message ids and the
 /// finished pass it finds: the judge is asked again only for generations the kill cut short,
 /// never for a run whose pass had settled, and each commitment is resolved once.
+///
+/// Broken by hand: the relay deleting its rows without awaiting the broker's confirms → "only
+/// 54 of 60 passes finished" (six closes published into the dying broker were lost).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_closing_while_the_broker_is_killed_all_reach_the_closer_once_it_returns() {
     const SESSIONS: usize = 60;
