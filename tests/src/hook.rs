@@ -84,6 +84,28 @@ impl HookHome {
     }
 
     /// A command for `baton-hook <args>` in this home's environment.
+    /// Starts `drain` `kills` times and SIGKILLs each a little later than the last (15 ms, then
+    /// 3 ms more each time); returns how many kills landed mid-way: the drain had sent
+    /// something through `proxy` and left something spooled.
+    pub async fn kill_drains(
+        &self,
+        proxy: &crate::recording_proxy::RecordingProxy,
+        kills: u64,
+    ) -> usize {
+        let mut mid_way = 0;
+        for kill in 0..kills {
+            let before = proxy.count();
+            let mut drain = self.command(&["drain"]).spawn().expect("drain");
+            tokio::time::sleep(Duration::from_millis(15 + kill * 3)).await;
+            drain.start_kill().expect("SIGKILL");
+            let _ = drain.wait().await;
+            if proxy.count() > before && !self.spooled().is_empty() {
+                mid_way += 1;
+            }
+        }
+        mid_way
+    }
+
     pub fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new(binary("baton-hook"));
         command

@@ -495,6 +495,21 @@ impl Client {
         }
     }
 
+    /// Opens `session_id` for `agent` from startup (asserting 200); its session run id.
+    pub async fn open_startup(&self, agent: &str, session_id: &str) -> String {
+        let opened = self
+            .post(
+                "/api/v1/agent-sessions/open",
+                &serde_json::json!({"agent": agent, "sessionId": session_id, "source": "startup"}),
+            )
+            .await;
+        assert_eq!(opened.status, 200, "{:?}", opened.body);
+        opened.body["sessionRunId"]
+            .as_str()
+            .expect("run")
+            .to_string()
+    }
+
     pub async fn post(&self, path: &str, body: &Value) -> Answer {
         self.post_raw(path, body.to_string()).await
     }

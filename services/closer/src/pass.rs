@@ -261,8 +261,12 @@ impl Passes {
                 .consume_excerpt(&call.outbound(), call.key.run_id, call.key.epoch)
                 .await?;
         }
+        let mut transaction = begin_tenant(&self.pool, call.key.tenant_id).await?;
+        let resolved = verdicts::resolved_count(&mut transaction, call.key).await?;
+        transaction.commit().await?;
         Ok(Some(Settled {
-            resolved: pass.resolved as usize,
+            resolved,
+            rejected: pass.rejected.max(0) as usize,
             ..Settled::of(outcome)
         }))
     }
@@ -403,6 +407,12 @@ impl Passes {
                 .await?;
             Outcome::Completed
         };
+        // Counted from the verdicts, not this attempt's own resolves: a re-run after a kill
+        // mid-resolve skips the commitments the cut attempt already resolved, and the pass
+        // reports every commitment it resolved across its attempts.
+        let mut transaction = begin_tenant(&self.pool, key.tenant_id).await?;
+        let resolved = resolved.max(verdicts::resolved_count(&mut transaction, key).await?);
+        transaction.commit().await?;
         Ok(Settled {
             resolved,
             rejected,

@@ -137,6 +137,25 @@ pub async fn mark(
     Ok(())
 }
 
+/// How many commitments this pass resolved, from its verdicts: what a re-run after a crash
+/// between the resolves and the settle reports (the pass row's own count is written only at
+/// the settle the crash cut).
+pub async fn resolved_count(
+    connection: &mut PgConnection,
+    key: PassKey,
+) -> Result<usize, ApiError> {
+    let count: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM closer.verdicts WHERE tenant_id = $1 AND session_run_id = $2 \
+           AND activation_epoch = $3 AND verdict = 'resolved'",
+    )
+    .bind(key.tenant_id)
+    .bind(key.run_id)
+    .bind(key.epoch)
+    .fetch_one(connection)
+    .await?;
+    Ok(usize::try_from(count).unwrap_or(0))
+}
+
 /// A run's verdicts, by epoch then memory id.
 pub async fn list(
     connection: &mut PgConnection,

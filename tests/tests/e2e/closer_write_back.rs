@@ -251,8 +251,8 @@ async fn killing_the_closer_between_its_resolves_and_its_write_back_resolves_eac
     for (memory, count) in &per_commitment {
         assert_eq!(*count, 1, "commitment {memory} received {count} resolves");
     }
-    let passes: Vec<(String, Option<String>)> =
-        sqlx::query_as("SELECT state, outcome FROM closer.passes")
+    let passes: Vec<(String, Option<String>, i32)> =
+        sqlx::query_as("SELECT state, outcome, resolved FROM closer.passes")
             .fetch_all(admin)
             .await
             .expect("passes");
@@ -260,8 +260,17 @@ async fn killing_the_closer_between_its_resolves_and_its_write_back_resolves_eac
     assert!(
         passes
             .iter()
-            .all(|(state, outcome)| state == "finished" && outcome.as_deref() == Some("completed")),
+            .all(|(state, outcome, _)| state == "finished"
+                && outcome.as_deref() == Some("completed")),
         "every run ended with one completed pass: {passes:?}"
+    );
+    // A pass reports every commitment it resolved, across the attempt the kill cut and the one
+    // that finished (recovered or redone), as its verdicts record them.
+    assert!(
+        passes
+            .iter()
+            .all(|(_, _, resolved)| *resolved == PARTS as i32),
+        "each pass counts its {PARTS} resolves: {passes:?}"
     );
     println!("kills: {RUNS}, recovered from their own write-back: {recovered}, redone: {redone}");
 }

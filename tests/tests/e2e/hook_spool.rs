@@ -182,18 +182,7 @@ async fn killing_the_drain_twenty_times_loses_no_call_and_repeats_none() {
     let proxy = RecordingProxy::start(&baton.base_url).await;
     let mut home = home;
     home.set("BATON_URL", &proxy.url);
-    let mut killed_mid_way = 0;
-    for kill in 0..20_u64 {
-        let before = proxy.count();
-        let mut drain = home.command(&["drain"]).spawn().expect("drain");
-        tokio::time::sleep(Duration::from_millis(15 + kill * 3)).await;
-        drain.start_kill().expect("SIGKILL");
-        let _ = drain.wait().await;
-        // Mid-way: this drain sent something and left something unsent.
-        if proxy.count() > before && !home.spooled().is_empty() {
-            killed_mid_way += 1;
-        }
-    }
+    let killed_mid_way = home.kill_drains(&proxy, 20).await;
     assert!(
         killed_mid_way > 0,
         "the kills landed while the drain was sending"

@@ -4,13 +4,12 @@
 //! could never show it.
 
 use std::collections::{HashMap, HashSet};
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use baton_tests::hook::HookHome;
 use baton_tests::recording_proxy::{Recorded, RecordingProxy};
-use baton_tests::{Baton, Client, Tenant};
+use baton_tests::{Baton, Tenant};
 
 /// Nothing listens here: a server that is down.
 const DOWN: &str = "http://127.0.0.1:9";
@@ -58,20 +57,6 @@ fn payloads(harness: &str, session: &str) -> [(&'static str, Value); 2] {
     }
 }
 
-async fn open(client: &Client, harness: &str, session: &str) -> String {
-    let opened = client
-        .post(
-            "/api/v1/agent-sessions/open",
-            &json!({"agent": harness, "sessionId": session, "source": "startup"}),
-        )
-        .await;
-    assert_eq!(opened.status, 200, "{:?}", opened.body);
-    opened.body["sessionRunId"]
-        .as_str()
-        .expect("run")
-        .to_string()
-}
-
 /// The lifecycle calls the proxy saw (the usage context's delivery uploads drain from their
 /// own spool and are not what these tests are about).
 fn lifecycle(proxy: &RecordingProxy) -> Vec<Recorded> {
@@ -116,7 +101,7 @@ async fn a_spooled_call_whose_answer_was_lost_is_resent_with_its_key_and_counted
     let mut resent_total = 0;
     for harness in ["claude-code", "codex", "cursor"] {
         let session = format!("lost-{harness}");
-        let run = open(&client, harness, &session).await;
+        let run = client.open_startup(harness, &session).await;
         let mut home = HookHome::new(DOWN, &tenant.api_key);
         for (word, payload) in payloads(harness, &session) {
             let ran = home.run(&[harness, word], &payload).await;
@@ -195,7 +180,7 @@ async fn codex_and_cursor_drains_killed_mid_way_lose_nothing_and_each_resend_is_
     for harness in ["codex", "cursor"] {
         let sessions: Vec<String> = (0..40).map(|n| format!("{harness}-{n:02}")).collect();
         for session in &sessions {
-            open(&client, harness, session).await;
+            client.open_startup(harness, session).await;
         }
         let mut home = HookHome::new(DOWN, &tenant.api_key);
         for _round in 0..3 {
@@ -216,17 +201,7 @@ async fn codex_and_cursor_drains_killed_mid_way_lose_nothing_and_each_resend_is_
 
         let proxy = RecordingProxy::start(&baton.base_url).await;
         home.set("BATON_URL", &proxy.url);
-        let mut killed_mid_way = 0;
-        for kill in 0..12_u64 {
-            let before = proxy.count();
-            let mut drain = home.command(&["drain"]).spawn().expect("drain");
-            tokio::time::sleep(Duration::from_millis(15 + kill * 3)).await;
-            drain.start_kill().expect("SIGKILL");
-            let _ = drain.wait().await;
-            if proxy.count() > before && !home.spooled().is_empty() {
-                killed_mid_way += 1;
-            }
-        }
+        let killed_mid_way = home.kill_drains(&proxy, 12).await;
         assert!(killed_mid_way > 0, "{harness}: the kills landed mid-way");
         let finished = home.command(&["drain"]).status().await.expect("drain");
         assert!(finished.success());

@@ -6,20 +6,6 @@ use serde_json::{Value, json};
 use baton_tests::hook::{HookHome, fixture};
 use baton_tests::{Baton, Client};
 
-async fn open(client: &Client, agent: &str, session_id: &str) -> String {
-    let opened = client
-        .post(
-            "/api/v1/agent-sessions/open",
-            &json!({"agent": agent, "sessionId": session_id, "source": "startup"}),
-        )
-        .await;
-    assert_eq!(opened.status, 200, "{:?}", opened.body);
-    opened.body["sessionRunId"]
-        .as_str()
-        .expect("run")
-        .to_string()
-}
-
 /// A write attributed to the run: the provenance event that arms the nudge.
 async fn write(client: &Client, run_id: &str, topic: &str) {
     let written = client
@@ -49,7 +35,7 @@ async fn the_claude_code_nudge_round_trip() {
     // The recorded Stop payload, with the newer field Claude Code now sends.
     let mut stop = fixture("kesslerio-attio-mcp-server", "stop").remove(0);
     let session_id = stop["session_id"].as_str().expect("id").to_string();
-    let run_id = open(&client, "claude-code", &session_id).await;
+    let run_id = client.open_startup("claude-code", &session_id).await;
     write(&client, &run_id, "use the outbox").await;
     let long = format!("a{}", "😀".repeat(2500));
     stop["last_assistant_message"] = json!(long);
@@ -104,7 +90,7 @@ async fn cursor_gets_a_followup_message_and_its_follow_up_finalizes() {
     let client = baton.client(&tenant);
     let mut home = HookHome::new(&baton.base_url, &tenant.api_key);
     home.set("BATON_STOP_NUDGE", "1");
-    let run_id = open(&client, "cursor", "conv-1").await;
+    let run_id = client.open_startup("cursor", "conv-1").await;
     write(&client, &run_id, "cache the index").await;
     let mut stop = json!({"conversation_id": "conv-1", "generation_id": "g-1", "hook_event_name": "stop",
         "status": "completed", "loop_count": 0, "workspace_roots": ["/w/app"], "cursor_version": "3.21.16"});
@@ -140,7 +126,7 @@ async fn a_claude_format_stop_carrying_cursor_version_gets_a_followup_message() 
     home.set("BATON_STOP_NUDGE", "1");
     // Cursor running Claude Code's settings: the installed command says claude-code, the
     // payload says Cursor. The session is Cursor's, and so is the continuation's form.
-    let run_id = open(&client, "cursor", "hosted-stop").await;
+    let run_id = client.open_startup("cursor", "hosted-stop").await;
     write(&client, &run_id, "keep the cache warm").await;
     let stop = json!({"session_id": "hosted-stop", "hook_event_name": "Stop",
         "stop_hook_active": false, "cursor_version": "3.21.16", "last_assistant_message": "done"});
@@ -166,7 +152,7 @@ async fn nothing_is_injected_when_the_nudge_is_off() {
     let tenant = baton.create_tenant("hook-off").await;
     let client = baton.client(&tenant);
     let home = HookHome::new(&baton.base_url, &tenant.api_key);
-    let run_id = open(&client, "claude-code", "quiet").await;
+    let run_id = client.open_startup("claude-code", "quiet").await;
     write(&client, &run_id, "a signal that would arm").await;
     let row = client
         .get(&format!("/api/v1/agent-sessions/{run_id}"))
@@ -185,7 +171,7 @@ async fn nothing_is_injected_when_the_nudge_is_off() {
     assert_ne!(row.body["lastSeenAt"], before, "the heartbeat still ran");
 
     // Codex: the env alone does not nudge; the installed `--nudge` must ask for it.
-    let codex_run = open(&client, "codex", "codex-thread").await;
+    let codex_run = client.open_startup("codex", "codex-thread").await;
     write(&client, &codex_run, "another signal").await;
     let codex_stop = json!({"session_id": "codex-thread", "hook_event_name": "Stop", "turn_id": "t1",
         "model": "gpt-5-codex", "stop_hook_active": false, "last_assistant_message": null,
