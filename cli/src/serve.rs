@@ -46,16 +46,21 @@ pub fn components(targets: &[Target]) -> Vec<Component> {
 /// How long in-flight work may take to drain after a stop signal.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// Binds `service`'s listener and announces the bound address; nothing when this process does
+/// not run `service` (no planned `address`).
 async fn bind(
     service: &str,
-    address: std::net::SocketAddr,
-) -> anyhow::Result<(TcpListener, String)> {
+    address: Option<std::net::SocketAddr>,
+) -> anyhow::Result<Option<(TcpListener, String)>> {
+    let Some(address) = address else {
+        return Ok(None);
+    };
     let listener = TcpListener::bind(address)
         .await
         .with_context(|| format!("binding {service} on {address}"))?;
     let bound = listener.local_addr()?;
     tracing::info!(service, addr = %bound, "listening");
-    Ok((listener, bound.to_string()))
+    Ok(Some((listener, bound.to_string())))
 }
 
 pub async fn run(env: &Env, targets: &[Target], migrate_first: bool) -> anyhow::Result<()> {
@@ -134,30 +139,20 @@ async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> any
         tracing::info!("migrations applied");
     }
     // Bind everything first; co-located services then talk to the addresses just bound.
-    let registry = match &plan.registry {
-        Some(config) => Some(bind("registry", config.listen).await?),
-        None => None,
-    };
-    let provenance = match &plan.provenance {
-        Some(config) => Some(bind("provenance", config.listen).await?),
-        None => None,
-    };
-    let triage = match &plan.triage {
-        Some(config) => Some(bind("triage", config.listen).await?),
-        None => None,
-    };
-    let closer = match &plan.closer {
-        Some(config) => Some(bind("closer", config.listen).await?),
-        None => None,
-    };
-    let usage = match &plan.usage {
-        Some(config) => Some(bind("usage", config.listen).await?),
-        None => None,
-    };
-    let notify = match &plan.notify {
-        Some(config) => Some(bind("notify", config.listen).await?),
-        None => None,
-    };
+    let registry = bind(
+        "registry",
+        plan.registry.as_ref().map(|config| config.listen),
+    )
+    .await?;
+    let provenance = bind(
+        "provenance",
+        plan.provenance.as_ref().map(|config| config.listen),
+    )
+    .await?;
+    let triage = bind("triage", plan.triage.as_ref().map(|config| config.listen)).await?;
+    let closer = bind("closer", plan.closer.as_ref().map(|config| config.listen)).await?;
+    let usage = bind("usage", plan.usage.as_ref().map(|config| config.listen)).await?;
+    let notify = bind("notify", plan.notify.as_ref().map(|config| config.listen)).await?;
     // Each hop between co-located services: its caller's address setting, then its name.
     let mut hops = Vec::new();
     if let Some((_, address)) = &notify {
@@ -266,10 +261,7 @@ async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> any
             );
         }
     }
-    let gateway = match &plan.gateway {
-        Some(config) => Some(bind("gateway", config.listen).await?),
-        None => None,
-    };
+    let gateway = bind("gateway", plan.gateway.as_ref().map(|config| config.listen)).await?;
 
     let (trigger, stop) = shutdown::channel();
     let mut services = JoinSet::new();

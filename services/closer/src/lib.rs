@@ -19,6 +19,7 @@ pub mod links_report;
 pub mod metering;
 pub mod outcome;
 pub mod pass;
+mod pass_metrics;
 pub mod report;
 pub mod store;
 pub mod sweep;
@@ -30,14 +31,14 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 
 use baton_kit::bus::{consumer, topology};
-use baton_kit::clock::Clock;
-use baton_kit::db::{self, ContextDb};
-use baton_kit::error::ApiError;
-use baton_kit::grpc::{Outbound, ServerSettings};
+use baton_kit::db::ContextDb;
+use baton_kit::grpc::Outbound;
 use baton_kit::shutdown::Shutdown;
+use baton_kit::start::{self, Started};
 use baton_kit::telemetry::Component;
 use baton_proto::closer::v1::closer_server::CloserServer;
 
+pub use baton_kit::start::ServeError;
 pub use config::CloserConfig;
 
 /// The closer's place in the database.
@@ -53,19 +54,6 @@ pub fn migrator() -> sqlx::migrate::Migrator {
     sqlx::migrate!("./migrations")
 }
 
-/// Errors that stop the closer.
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    #[error(transparent)]
-    Database(#[from] db::DbError),
-    #[error(transparent)]
-    Client(#[from] ApiError),
-    #[error(transparent)]
-    Transport(#[from] tonic::transport::Error),
-    #[error(transparent)]
-    Judge(#[from] judge::JudgeError),
-}
-
 /// Serves the closer until `shutdown` fires: its gRPC service always, the consumer and the
 /// sweep only when enabled.
 pub async fn serve(
@@ -73,40 +61,24 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: Shutdown,
 ) -> Result<(), ServeError> {
-    let base = config.common.database_url.expose();
-    let pool = db::connect_runtime(
-        base,
-        config
-            .database_url
-            .as_ref()
-            .map(baton_kit::config::SecretUrl::expose),
+    let Started {
+        pool,
+        settings,
+        clock,
+    } = start::start(
+        Component::Closer,
+        &config.common,
+        config.database_url.as_ref(),
         &DB,
-        config.common.database_max_connections,
+        migrator(),
+        shutdown.clone(),
     )
     .await?;
-    // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
-    let readiness = baton_kit::schema::gate(pool.clone(), &DB, migrator(), shutdown.clone());
-    let clock = Clock::new(config.common.test_clock);
-    let settings = ServerSettings::new(Component::Closer, config.common.service_token.clone())
-        .with_readiness(readiness)
-        .with_tls(config.common.grpc_tls.clone());
     // Lazy channels: the listing and the report read the owners even while disabled.
     let links = links::Links::new(
-        baton_kit::grpc::traced_channel_with_tls(
-            Component::Closer,
-            &config.registry_addr,
-            config.common.grpc_tls.as_ref(),
-        )?,
-        baton_kit::grpc::traced_channel_with_tls(
-            Component::Closer,
-            &config.provenance_addr,
-            config.common.grpc_tls.as_ref(),
-        )?,
-        baton_kit::grpc::traced_channel_with_tls(
-            Component::Closer,
-            &config.triage_addr,
-            config.common.grpc_tls.as_ref(),
-        )?,
+        start::channel(Component::Closer, &config.registry_addr, &config.common)?,
+        start::channel(Component::Closer, &config.provenance_addr, &config.common)?,
+        start::channel(Component::Closer, &config.triage_addr, &config.common)?,
         Outbound::new(&config.common.service_token),
     );
     if !config.enabled {
@@ -116,22 +88,16 @@ pub async fn serve(
             .await?;
         return Ok(());
     }
-    let lock_pool = db::connect_runtime(
-        base,
-        config
-            .database_url
-            .as_ref()
-            .map(baton_kit::config::SecretUrl::expose),
+    let lock_pool = start::runtime_pool(
+        &config.common,
+        config.database_url.as_ref(),
         &DB,
         u32::from(topology::CLOSER_SESSION_CLOSED.prefetch) + 4,
     )
     .await?;
-    let maintenance = db::connect_maintenance(
-        base,
-        config
-            .maintenance_database_url
-            .as_ref()
-            .map(baton_kit::config::SecretUrl::expose),
+    let maintenance = start::maintenance_pool(
+        &config.common,
+        config.maintenance_database_url.as_ref(),
         &DB,
         4,
     )
@@ -142,7 +108,7 @@ pub async fn serve(
             pool.clone(),
             lock_pool,
             links.clone(),
-            judge::from_config(&config.judge)?,
+            judge::from_config(&config.judge).map_err(ServeError::setup)?,
             meter,
         )
         .with_backoff(config.backoff)

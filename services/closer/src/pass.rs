@@ -18,48 +18,23 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use opentelemetry::KeyValue;
-use opentelemetry::metrics::Counter;
 use sqlx::PgPool;
 use uuid::Uuid;
 
 use baton_kit::db::begin_tenant;
 use baton_kit::error::{ApiError, ErrorCode};
 use baton_kit::grpc::OutboundCall;
-use baton_kit::telemetry::Component;
-use baton_kit::telemetry::component::PerComponent;
 
 use crate::judge::{BriefedCommitment, Judge, JudgeInput, Verdict, WrittenMemory};
 use crate::links::{ClaimAnswer, Links, RunRead, TriageRead};
 use crate::metering::{Meter, PassKey};
 use crate::outcome::{self, Backoff, Outcome};
+use crate::pass_metrics::{judge_tokens, outcomes};
 use crate::store::{self, PassRow, Settled};
 use crate::verdicts;
 
 /// Most written memories a judge sees.
 const MAX_WRITTEN: usize = 50;
-
-fn outcomes() -> &'static Counter<u64> {
-    static COUNTER: PerComponent<Counter<u64>> = PerComponent::new();
-    COUNTER.get_or_init(Component::Closer, |meter| {
-        meter
-            .u64_counter("baton.closer.passes")
-            .with_unit("{pass}")
-            .with_description("Closer passes by result")
-            .build()
-    })
-}
-
-/// Tokens the judge reported using (what the budget is charged), by judge.
-fn judge_tokens() -> &'static Counter<u64> {
-    static COUNTER: PerComponent<Counter<u64>> = PerComponent::new();
-    COUNTER.get_or_init(Component::Closer, |meter| {
-        meter
-            .u64_counter("baton.closer.judge.tokens")
-            .with_unit("{token}")
-            .with_description("Tokens the judge used, as charged to the tenants' budgets")
-            .build()
-    })
-}
 
 /// Runs passes.
 #[derive(Debug, Clone)]

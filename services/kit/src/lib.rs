@@ -2,8 +2,8 @@
 //!
 //! Config from the environment, telemetry, database helpers (pool, tenant transaction,
 //! per-context migrations), gRPC plumbing (server stack, call context, outbound metadata), the
-//! error-code table both transports answer from, the clock, text rules shared by contexts and
-//! shutdown signals. Nothing here knows a domain.
+//! error-code table both transports answer from, the clock, text rules shared by contexts,
+//! shutdown signals and the start-up every service's `serve` shares. Nothing here knows a domain.
 
 pub mod bus;
 pub mod clock;
@@ -19,6 +19,7 @@ pub mod selector;
 pub mod service_tokens;
 pub mod shape_error;
 pub mod shutdown;
+pub mod start;
 pub mod telemetry;
 pub mod text;
 

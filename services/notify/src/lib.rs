@@ -27,13 +27,13 @@ pub mod webhook;
 use tokio::net::TcpListener;
 
 use baton_kit::bus::{consumer, topology};
-use baton_kit::clock::Clock;
-use baton_kit::db::{self, ContextDb};
-use baton_kit::grpc::ServerSettings;
+use baton_kit::db::ContextDb;
 use baton_kit::shutdown::Shutdown;
+use baton_kit::start::{self, Started};
 use baton_kit::telemetry::Component;
 use baton_proto::notify::v1::notify_server::NotifyServer;
 
+pub use baton_kit::start::ServeError;
 pub use config::NotifyConfig;
 
 /// Notify's place in the database.
@@ -50,17 +50,6 @@ pub fn migrator() -> sqlx::migrate::Migrator {
     sqlx::migrate!("./migrations")
 }
 
-/// Errors that stop notify.
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    #[error(transparent)]
-    Database(#[from] db::DbError),
-    #[error(transparent)]
-    Transport(#[from] tonic::transport::Error),
-    #[error(transparent)]
-    Client(#[from] deliver::ClientError),
-}
-
 /// Serves notify on an already-bound listener until `shutdown` fires: the gRPC service, the
 /// alerts consumer and the delivery worker. In-flight attempts and messages finish first.
 pub async fn serve(
@@ -68,32 +57,37 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: Shutdown,
 ) -> Result<(), ServeError> {
-    let base = config.common.database_url.expose();
-    let pool = db::connect_runtime(
-        base,
-        config
-            .database_url
-            .as_ref()
-            .map(baton_kit::config::SecretUrl::expose),
+    // Both pools connect before the schema gate starts: `start::gated` rather than `start`.
+    let runtime = start::runtime_pool(
+        &config.common,
+        config.database_url.as_ref(),
         &DB,
         config.common.database_max_connections,
     )
     .await?;
-    let maintenance = db::connect_maintenance(
-        base,
-        config
-            .maintenance_database_url
-            .as_ref()
-            .map(baton_kit::config::SecretUrl::expose),
+    let maintenance = start::maintenance_pool(
+        &config.common,
+        config.maintenance_database_url.as_ref(),
         &DB,
         2,
     )
     .await?;
-    // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
-    let readiness = baton_kit::schema::gate(pool.clone(), &DB, migrator(), shutdown.clone());
+    let Started {
+        pool,
+        settings,
+        clock,
+    } = start::gated(
+        Component::Notify,
+        &config.common,
+        runtime,
+        &DB,
+        migrator(),
+        shutdown.clone(),
+    );
     let policy =
         address::AddressPolicy::from_allow_private(config.delivery.allow_private_addresses);
-    let worker = deliver::Worker::new(pool.clone(), maintenance, config.delivery.clone())?;
+    let worker = deliver::Worker::new(pool.clone(), maintenance, config.delivery.clone())
+        .map_err(ServeError::setup)?;
     let wake = worker.waker();
     let delivering = tokio::spawn(worker.run(shutdown.clone()));
     let handler_pool = pool.clone();
@@ -103,13 +97,7 @@ pub async fn serve(
         move |received| consume::handle(handler_pool.clone(), wake.clone(), received),
         shutdown.clone(),
     ));
-    let settings = ServerSettings::new(Component::Notify, config.common.service_token.clone())
-        .with_readiness(readiness)
-        .with_tls(config.common.grpc_tls.clone());
-    let grpc = grpc::NotifyGrpc::new(
-        service::Notify::new(pool, policy),
-        Clock::new(config.common.test_clock),
-    );
+    let grpc = grpc::NotifyGrpc::new(service::Notify::new(pool, policy), clock);
     let served =
         baton_kit::grpc::serve(listener, settings, NotifyServer::new(grpc), shutdown.wait()).await;
     let _ = consuming.await;

@@ -25,13 +25,14 @@ use std::future::Future;
 
 use tokio::net::TcpListener;
 
-use baton_kit::clock::Clock;
-use baton_kit::db::{self, ContextDb};
-use baton_kit::error::ApiError;
-use baton_kit::grpc::{Outbound, ServerSettings};
+use baton_kit::db::ContextDb;
+use baton_kit::grpc::Outbound;
+use baton_kit::shutdown::Shutdown;
+use baton_kit::start::{self, Started};
 use baton_kit::telemetry::Component;
 use baton_proto::provenance::v1::provenance_server::ProvenanceServer;
 
+pub use baton_kit::start::ServeError;
 pub use config::ProvenanceConfig;
 
 /// Provenance's place in the database.
@@ -47,52 +48,32 @@ pub fn migrator() -> sqlx::migrate::Migrator {
     sqlx::migrate!("./migrations")
 }
 
-/// Errors that stop provenance.
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    #[error(transparent)]
-    Database(#[from] db::DbError),
-    #[error(transparent)]
-    Client(#[from] ApiError),
-    #[error(transparent)]
-    Transport(#[from] tonic::transport::Error),
-}
-
 /// Serves provenance on an already-bound listener until `shutdown` resolves.
 pub async fn serve(
     config: ProvenanceConfig,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let pool = db::connect_runtime(
-        config.common.database_url.expose(),
-        config
-            .database_url
-            .as_ref()
-            .map(baton_kit::config::SecretUrl::expose),
-        &DB,
-        config.common.database_max_connections,
-    )
-    .await?;
-    // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
-    let readiness = baton_kit::schema::gate(
-        pool.clone(),
+    // `shutdown` is a bare future the schema gate cannot watch: the gate ends once the schema
+    // matches, or with the process.
+    let Started {
+        pool,
+        settings,
+        clock,
+    } = start::start(
+        Component::Provenance,
+        &config.common,
+        config.database_url.as_ref(),
         &DB,
         migrator(),
-        baton_kit::shutdown::Shutdown::never(),
-    );
+        Shutdown::never(),
+    )
+    .await?;
     let link = link::RegistryLink::new(
-        baton_kit::grpc::traced_channel_with_tls(
-            Component::Provenance,
-            &config.registry_addr,
-            config.common.grpc_tls.as_ref(),
-        )?,
+        start::channel(Component::Provenance, &config.registry_addr, &config.common)?,
         Outbound::new(&config.common.service_token),
     );
-    let service = service::Provenance::new(pool, link, Clock::new(config.common.test_clock));
-    let settings = ServerSettings::new(Component::Provenance, config.common.service_token.clone())
-        .with_readiness(readiness)
-        .with_tls(config.common.grpc_tls.clone());
+    let service = service::Provenance::new(pool, link, clock);
     let server = ProvenanceServer::new(grpc::ProvenanceGrpc::new(service));
     baton_kit::grpc::serve(listener, settings, server, shutdown).await?;
     Ok(())

@@ -30,13 +30,13 @@ pub mod validate;
 use tokio::net::TcpListener;
 
 use baton_kit::bus::outbox::Relay;
-use baton_kit::clock::Clock;
-use baton_kit::db::{self, ContextDb};
-use baton_kit::grpc::ServerSettings;
+use baton_kit::db::ContextDb;
 use baton_kit::shutdown::Shutdown;
+use baton_kit::start::{self, Started};
 use baton_kit::telemetry::Component;
 use baton_proto::registry::v1::session_registry_server::SessionRegistryServer;
 
+pub use baton_kit::start::ServeError;
 pub use config::RegistryConfig;
 
 /// The registry's place in the database.
@@ -52,15 +52,6 @@ pub fn migrator() -> sqlx::migrate::Migrator {
     sqlx::migrate!("./migrations")
 }
 
-/// Errors that stop the registry.
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    #[error(transparent)]
-    Database(#[from] db::DbError),
-    #[error(transparent)]
-    Transport(#[from] tonic::transport::Error),
-}
-
 /// Serves the registry on an already-bound listener until `shutdown` fires; the outbox relay
 /// runs alongside it.
 pub async fn serve(
@@ -68,24 +59,22 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: Shutdown,
 ) -> Result<(), ServeError> {
-    let pool = db::connect_runtime(
-        config.common.database_url.expose(),
-        config
-            .database_url
-            .as_ref()
-            .map(baton_kit::config::SecretUrl::expose),
+    let Started {
+        pool,
+        settings,
+        clock,
+    } = start::start(
+        Component::Registry,
+        &config.common,
+        config.database_url.as_ref(),
         &DB,
-        config.common.database_max_connections,
+        migrator(),
+        shutdown.clone(),
     )
     .await?;
-    // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
-    let readiness = baton_kit::schema::gate(pool.clone(), &DB, migrator(), shutdown.clone());
-    let maintenance = db::connect_maintenance(
-        config.common.database_url.expose(),
-        config
-            .maintenance_database_url
-            .as_ref()
-            .map(baton_kit::config::SecretUrl::expose),
+    let maintenance = start::maintenance_pool(
+        &config.common,
+        config.maintenance_database_url.as_ref(),
         &DB,
         4,
     )
@@ -102,11 +91,7 @@ pub async fn serve(
         .with_relay(relay.waker());
     let sweeper = sweep::Sweeper::new(maintenance, lease, config.grace).with_relay(relay.waker());
     let relay_task = tokio::spawn(relay.run(shutdown.clone()));
-    let clock = Clock::new(config.common.test_clock);
     let grpc = grpc::RegistryGrpc::new(registry, sweeper, clock);
-    let settings = ServerSettings::new(Component::Registry, config.common.service_token.clone())
-        .with_readiness(readiness)
-        .with_tls(config.common.grpc_tls.clone());
     let served = baton_kit::grpc::serve(
         listener,
         settings,

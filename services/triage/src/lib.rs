@@ -23,13 +23,14 @@ use std::future::Future;
 
 use tokio::net::TcpListener;
 
-use baton_kit::clock::Clock;
-use baton_kit::db::{self, ContextDb};
-use baton_kit::error::ApiError;
-use baton_kit::grpc::{Outbound, ServerSettings};
+use baton_kit::db::ContextDb;
+use baton_kit::grpc::Outbound;
+use baton_kit::shutdown::Shutdown;
+use baton_kit::start::{self, Started};
 use baton_kit::telemetry::Component;
 use baton_proto::triage::v1::triage_server::TriageServer;
 
+pub use baton_kit::start::ServeError;
 pub use config::TriageConfig;
 
 /// Triage's place in the database.
@@ -45,62 +46,33 @@ pub fn migrator() -> sqlx::migrate::Migrator {
     sqlx::migrate!("./migrations")
 }
 
-/// Errors that stop triage.
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    #[error(transparent)]
-    Database(#[from] db::DbError),
-    #[error(transparent)]
-    Client(#[from] ApiError),
-    #[error(transparent)]
-    Transport(#[from] tonic::transport::Error),
-}
-
 /// Serves triage on an already-bound listener until `shutdown` resolves.
 pub async fn serve(
     config: TriageConfig,
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), ServeError> {
-    let pool = db::connect_runtime(
-        config.common.database_url.expose(),
-        config
-            .database_url
-            .as_ref()
-            .map(baton_kit::config::SecretUrl::expose),
-        &DB,
-        config.common.database_max_connections,
-    )
-    .await?;
-    // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
-    let readiness = baton_kit::schema::gate(
-        pool.clone(),
+    // `shutdown` is a bare future the schema gate cannot watch: the gate ends once the schema
+    // matches, or with the process.
+    let Started {
+        pool,
+        settings,
+        clock,
+    } = start::start(
+        Component::Triage,
+        &config.common,
+        config.database_url.as_ref(),
         &DB,
         migrator(),
-        baton_kit::shutdown::Shutdown::never(),
-    );
+        Shutdown::never(),
+    )
+    .await?;
     let links = links::Links::new(
-        baton_kit::grpc::traced_channel_with_tls(
-            Component::Triage,
-            &config.registry_addr,
-            config.common.grpc_tls.as_ref(),
-        )?,
-        baton_kit::grpc::traced_channel_with_tls(
-            Component::Triage,
-            &config.provenance_addr,
-            config.common.grpc_tls.as_ref(),
-        )?,
+        start::channel(Component::Triage, &config.registry_addr, &config.common)?,
+        start::channel(Component::Triage, &config.provenance_addr, &config.common)?,
         Outbound::new(&config.common.service_token),
     );
-    let triage = service::Triage::new(
-        pool,
-        links,
-        Clock::new(config.common.test_clock),
-        config.thresholds,
-    );
-    let settings = ServerSettings::new(Component::Triage, config.common.service_token.clone())
-        .with_readiness(readiness)
-        .with_tls(config.common.grpc_tls.clone());
+    let triage = service::Triage::new(pool, links, clock, config.thresholds);
     baton_kit::grpc::serve(
         listener,
         settings,

@@ -42,13 +42,13 @@ use tokio::net::TcpListener;
 use tonic::codec::CompressionEncoding;
 
 use baton_kit::bus::outbox::Relay;
-use baton_kit::clock::Clock;
-use baton_kit::db::{self, ContextDb};
-use baton_kit::grpc::ServerSettings;
+use baton_kit::db::ContextDb;
 use baton_kit::shutdown::Shutdown;
+use baton_kit::start::{self, Started};
 use baton_kit::telemetry::Component;
 use baton_proto::usage::v1::usage_server::UsageServer;
 
+pub use baton_kit::start::ServeError;
 pub use config::UsageConfig;
 
 /// The usage context's place in the database.
@@ -67,15 +67,6 @@ pub fn migrator() -> sqlx::migrate::Migrator {
     sqlx::migrate!("./migrations")
 }
 
-/// Errors that stop the usage service.
-#[derive(Debug, thiserror::Error)]
-pub enum ServeError {
-    #[error(transparent)]
-    Database(#[from] db::DbError),
-    #[error(transparent)]
-    Transport(#[from] tonic::transport::Error),
-}
-
 /// Serves usage on an already-bound listener until `shutdown` fires, with the periodic
 /// retention run beside it (not under the test clock).
 pub async fn serve(
@@ -83,26 +74,22 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: Shutdown,
 ) -> Result<(), ServeError> {
-    let base = config.common.database_url.expose();
-    let pool = db::connect_runtime(
-        base,
-        config
-            .database_url
-            .as_ref()
-            .map(baton_kit::config::SecretUrl::expose),
+    let Started {
+        pool,
+        settings,
+        clock,
+    } = start::start(
+        Component::Usage,
+        &config.common,
+        config.database_url.as_ref(),
         &DB,
-        config.common.database_max_connections,
+        migrator(),
+        shutdown.clone(),
     )
     .await?;
-    // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
-    let readiness = baton_kit::schema::gate(pool.clone(), &DB, migrator(), shutdown.clone());
-    let clock = Clock::new(config.common.test_clock);
-    let maintenance = db::connect_maintenance(
-        base,
-        config
-            .maintenance_database_url
-            .as_ref()
-            .map(baton_kit::config::SecretUrl::expose),
+    let maintenance = start::maintenance_pool(
+        &config.common,
+        config.maintenance_database_url.as_ref(),
         &DB,
         3,
     )
@@ -125,9 +112,6 @@ pub async fn serve(
             shutdown.clone(),
         )))
     };
-    let settings = ServerSettings::new(Component::Usage, config.common.service_token.clone())
-        .with_readiness(readiness)
-        .with_tls(config.common.grpc_tls.clone());
     let service = UsageServer::new(
         grpc::UsageGrpc::new(pool, clock, config.watchdog_window).with_relay(relay_waker),
     )
