@@ -227,7 +227,15 @@ where
                 .await
         }
     };
-    if let Err(error) = outcome {
-        tracing::warn!(error = %error, "could not settle a delivery; the broker will redeliver it");
+    match outcome {
+        Ok(true) => {}
+        // lapin answers `Ok(false)` when the delivery's channel was closed or errored before
+        // the settle (its acker is poisoned): nothing reached the broker.
+        Ok(false) => tracing::warn!(
+            "could not settle a delivery: its channel is gone; the broker will redeliver it"
+        ),
+        Err(error) => {
+            tracing::warn!(error = %error, "could not settle a delivery; the broker will redeliver it")
+        }
     }
 }
