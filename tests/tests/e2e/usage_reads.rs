@@ -5,23 +5,9 @@
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use baton_tests::{Baton, Client};
+use baton_tests::Baton;
 
 use crate::usage_upload::{BATCHES, NOW, totals, tree_batch, usage_row};
-
-async fn open(client: &Client, session_id: &str) -> String {
-    let opened = client
-        .post(
-            "/api/v1/agent-sessions/open",
-            &json!({"agent": "claude-code", "sessionId": session_id, "source": "startup"}),
-        )
-        .await;
-    assert_eq!(opened.status, 200, "{:?}", opened.body);
-    opened.body["sessionRunId"]
-        .as_str()
-        .expect("run")
-        .to_string()
-}
 
 fn statuses(tree: &Value) -> Vec<(String, String)> {
     tree["agents"]
@@ -47,7 +33,7 @@ async fn tree_status_words_come_from_their_evidence_and_the_watchdog_reads_unkno
     let client = baton
         .client(&baton.create_tenant("usage-status").await)
         .at(NOW);
-    let run = open(&client, "s-1").await;
+    let run = client.open_startup("claude-code", "s-1").await;
     let path = format!("/api/v1/agent-sessions/{run}/tree");
     // Known run, nothing uploaded: its empty tree.
     let empty = client.get(&path).await;
