@@ -165,7 +165,7 @@ enum ReportCommand {
 
 #[derive(Debug, Subcommand)]
 enum PricingCommand {
-    /// Add the rows of a price file (schema of `clients/transcripts/pricing/prices.json`);
+    /// Add the rows of a price file (schema of `usage-model/pricing/prices.json`);
     /// re-prices the stored usage they affect. Prints `{"rowsChanged", "usageRepriced"}`.
     Import { file: std::path::PathBuf },
 }

@@ -57,7 +57,7 @@ pub async fn migrate_all(admin_url: &str) -> anyhow::Result<()> {
         .connect(admin_url)
         .await
         .context("connecting to load prices")?;
-    baton_usage::pricing::import(&pool, baton_transcripts::pricing::BUNDLED)
+    baton_usage::pricing::import(&pool, baton_usage_model::pricing::BUNDLED)
         .await
         .context("loading the bundled price table")?;
     pool.close().await;

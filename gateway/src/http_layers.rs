@@ -1,5 +1,5 @@
-//! Cross-cutting HTTP layers: request span (W3C parent from the headers), metrics, access log,
-//! timeout; and the API-key check every `/api/v1` route passes ([`require_api_key`]).
+//! Cross-cutting HTTP layers: request span (W3C parent from the headers), metrics, access log;
+//! and the API-key check every `/api/v1` route passes ([`require_api_key`]).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,7 +9,6 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::Histogram;
-use tokio::sync::Semaphore;
 use tracing::Instrument;
 
 use baton_kit::error::ErrorCode;
@@ -108,36 +107,6 @@ fn record_metrics(method: &str, route: &str, status: u16, elapsed: Duration) {
         KeyValue::new("http.response.status_code", i64::from(status)),
     ];
     histogram.record(elapsed.as_secs_f64(), &attributes);
-}
-
-/// Settings the per-request layers read.
-#[derive(Debug, Clone)]
-pub struct Limits {
-    pub body_limit: usize,
-    /// Most time for a whole request body to arrive.
-    pub body_timeout: Duration,
-    pub request_timeout: Duration,
-    /// Permits for requests in flight; none left means 503 rather than an unbounded queue.
-    pub in_flight: Arc<Semaphore>,
-}
-
-/// Sheds load past the in-flight bound, bounds each request's time (503
-/// `service_unavailable` either way) and hands the body limit to the strict JSON extractor.
-pub async fn limits(State(limits): State<Limits>, mut request: Request, next: Next) -> Response {
-    let Ok(_permit) = limits.in_flight.clone().try_acquire_owned() else {
-        return HttpError::new(ErrorCode::ServiceUnavailable, "too many requests in flight")
-            .into_response();
-    };
-    request.extensions_mut().insert(BodyLimit {
-        bytes: limits.body_limit,
-        timeout: limits.body_timeout,
-    });
-    match tokio::time::timeout(limits.request_timeout, next.run(request)).await {
-        Ok(response) => response,
-        Err(_) => {
-            HttpError::new(ErrorCode::ServiceUnavailable, "request timed out").into_response()
-        }
-    }
 }
 
 /// Middleware on every `/api/v1` route: key check, then the verified key's rate limit, then

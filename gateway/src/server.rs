@@ -12,7 +12,7 @@
 //!   connections.
 //!
 //! The body read has its own total time bound in the strict extractor, and every request its
-//! overall timeout in [`crate::http_layers::limits`].
+//! overall timeout in [`crate::limits`].
 
 use std::collections::HashMap;
 use std::future::Future;

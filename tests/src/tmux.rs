@@ -86,26 +86,82 @@ impl Tmux {
 }
 
 impl Tmux {
-    /// Waits (at most `limit`) until the program has exited: its only window, and with it this
-    /// private server, is gone. A harness's own way out (`/exit`, `/quit`) can take long on a
-    /// loaded machine; what a test then holds Baton to is counted from this event.
-    pub async fn until_exited(&self, limit: Duration) {
+    /// Types `command` (the harness's own way out, `/exit` or `/quit`) and waits, at most
+    /// `limit`, until the program has exited: its only window, and with it this private server,
+    /// is gone. A harness's way out can take long on a loaded machine; what a test then holds
+    /// Baton to is counted from this event.
+    ///
+    /// An Enter can be lost to a completion menu drawn between the echo and the key. A person
+    /// whose command still sits on the prompt after a while presses Enter again; so does this,
+    /// at most twice and only while a line of the screen still holds the command after a prompt
+    /// glyph, so an exit under way is never typed into. On failure the message carries the
+    /// screen and `diagnose()` (the harness's own log, say).
+    pub async fn exit_with(&self, command: &str, limit: Duration, diagnose: impl Fn() -> String) {
+        self.enter(command).await;
         let started = Instant::now();
+        let mut pressed_at = Instant::now();
+        let mut presses = 1;
         loop {
-            let alive = Command::new("tmux")
-                .args(["-L", &self.socket, "-f", "/dev/null", "has-session"])
-                .output()
-                .await
-                .is_ok_and(|output| output.status.success());
-            if !alive {
+            if !self.alive().await {
                 return;
             }
-            assert!(
-                started.elapsed() < limit,
-                "the program never exited:\n{}",
-                self.screen().await
-            );
+            if started.elapsed() >= limit {
+                panic!(
+                    "the program never exited after {command} ({presses} Enter presses):\n{}\n{}",
+                    self.screen().await,
+                    diagnose()
+                );
+            }
+            if presses < 3
+                && pressed_at.elapsed() > Duration::from_secs(20)
+                && holds_on_prompt(&self.screen().await, command)
+            {
+                self.run(&["send-keys", "-t", &self.window, "C-m"]).await;
+                presses += 1;
+                pressed_at = Instant::now();
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn alive(&self) -> bool {
+        Command::new("tmux")
+            .args(["-L", &self.socket, "-f", "/dev/null", "has-session"])
+            .output()
+            .await
+            .is_ok_and(|output| output.status.success())
+    }
+}
+
+/// Whether a line of `screen` holds `command` right after a prompt glyph (`❯ /exit`, `> /quit`):
+/// the command typed and not yet taken.
+fn holds_on_prompt(screen: &str, command: &str) -> bool {
+    screen.lines().any(|line| {
+        let mut rest = line.trim_start().chars();
+        rest.next()
+            .is_some_and(|glyph| !glyph.is_alphanumeric() && glyph != '/')
+            && rest.as_str().trim_start().starts_with(command)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::holds_on_prompt;
+
+    #[test]
+    fn a_command_counts_as_held_only_right_after_a_prompt_glyph() {
+        let cases = [
+            ("❯ /exit [print]", true),
+            ("  ❯ /exit", true),
+            ("> /quit", true),
+            ("/exit", false),
+            ("You typed /exit earlier", false),
+            ("❯ hello /exit", false),
+            ("", false),
+        ];
+        for (screen, held) in cases {
+            let command = if screen.contains("quit") { "/quit" } else { "/exit" };
+            assert_eq!(holds_on_prompt(screen, command), held, "{screen:?}");
         }
     }
 }

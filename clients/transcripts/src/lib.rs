@@ -20,16 +20,17 @@ pub mod claude;
 pub mod codex;
 pub mod copilot;
 pub mod corpus;
-pub mod dedup;
 mod discovery;
 pub mod facts;
 pub mod gemini;
 pub mod lines;
-pub mod pricing;
 pub mod read;
-pub mod record;
 pub mod tree;
 pub mod walk;
+
+// The records, dedup and pricing the usage service shares (crate `baton-usage-model`), under
+// the paths this crate has always given them.
+pub use baton_usage_model::{dedup, pricing, record};
 
 pub use corpus::{Corpus, Options, Progress, Session, read_discovered, scan};
 pub use pricing::{Money, PriceTable, Priced};

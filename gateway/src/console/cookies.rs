@@ -2,6 +2,8 @@
 //! reading cookies off a request.
 
 use axum::http::HeaderMap;
+use cookie::time::Duration;
+use cookie::{Cookie, SameSite};
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "baton_console";
@@ -12,25 +14,30 @@ pub const TEST_NOW_COOKIE: &str = "baton_test_now";
 /// Everything the console serves lives under this path, and so do its cookies.
 pub const PATH: &str = "/console";
 
-/// The value of cookie `name` in the request's `Cookie` headers, if any.
+/// The value of cookie `name` in the request's `Cookie` headers, if any (parsed by the
+/// `cookie` crate: a pair it cannot parse is skipped, never taken for another).
 pub fn read<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(axum::http::header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
-        .flat_map(|line| line.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(key, _)| *key == name)
-        .map(|(_, value)| value.trim())
+        .flat_map(Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|cookie| cookie.name() == name)
+        .and_then(|cookie| cookie.value_raw())
 }
 
 /// `Set-Cookie` for a new session: `max_age` seconds, HttpOnly, SameSite=Strict, and Secure
 /// when the console is served over TLS.
 pub fn session(token: &str, max_age: u64, secure: bool) -> String {
-    let secure = if secure { "; Secure" } else { "" };
-    format!(
-        "{SESSION_COOKIE}={token}; Path={PATH}; Max-Age={max_age}; HttpOnly; SameSite=Strict{secure}"
-    )
+    Cookie::build((SESSION_COOKIE, token))
+        .path(PATH)
+        .max_age(Duration::seconds(i64::try_from(max_age).unwrap_or(i64::MAX)))
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(secure)
+        .build()
+        .to_string()
 }
 
 /// `Set-Cookie` that removes the session cookie.
@@ -70,13 +77,17 @@ mod tests {
 
     #[test]
     fn the_session_cookie_is_http_only_strict_and_secure_over_tls() {
-        let plain = session("t", 60, false);
-        assert_eq!(
-            plain,
-            "baton_console=t; Path=/console; Max-Age=60; HttpOnly; SameSite=Strict"
-        );
-        assert!(session("t", 60, true).ends_with("; SameSite=Strict; Secure"));
-        assert!(cleared(false).contains("Max-Age=0"));
+        let plain = Cookie::parse(session("t", 60, false)).expect("a cookie");
+        assert_eq!((plain.name(), plain.value()), (SESSION_COOKIE, "t"));
+        assert_eq!(plain.path(), Some(PATH));
+        assert_eq!(plain.max_age(), Some(Duration::seconds(60)));
+        assert_eq!(plain.http_only(), Some(true));
+        assert_eq!(plain.same_site(), Some(SameSite::Strict));
+        assert_eq!(plain.secure(), None);
+        let secure = Cookie::parse(session("t", 60, true)).expect("a cookie");
+        assert_eq!(secure.secure(), Some(true));
+        let cleared = Cookie::parse(cleared(false)).expect("a cookie");
+        assert_eq!((cleared.value(), cleared.max_age()), ("", Some(Duration::ZERO)));
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod filters;
 pub mod headers;
 pub mod page;
 pub mod pages;
+pub mod section;
 pub mod session_gate;
 pub mod session_merge;
 pub mod sign_in;

@@ -4,6 +4,7 @@
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
+use axum_htmx::HX_REQUEST;
 use chrono::Utc;
 
 use baton_kit::clock::test_instant;
@@ -22,7 +23,7 @@ pub async fn require_session(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let partial = request.headers().contains_key("hx-request");
+    let partial = request.headers().contains_key(HX_REQUEST);
     let Some(token) = cookies::read(request.headers(), cookies::SESSION_COOKIE) else {
         return to_sign_in(partial);
     };

@@ -6,6 +6,7 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
+use axum_htmx::{HX_REQUEST, HxRedirect};
 use chrono_tz::Tz;
 
 use baton_kit::clock::test_instant;
@@ -42,11 +43,12 @@ pub fn test_now(parts_headers: &axum::http::HeaderMap, test_mode: bool) -> Optio
 /// update (htmx) is told to send the whole page there.
 pub(super) fn to_sign_in(partial: bool) -> Response {
     if partial {
-        let mut response = (StatusCode::UNAUTHORIZED, "signed out").into_response();
-        response
-            .headers_mut()
-            .insert("hx-redirect", HeaderValue::from_static(SIGN_IN));
-        return response;
+        return (
+            StatusCode::UNAUTHORIZED,
+            HxRedirect(SIGN_IN.to_string()),
+            "signed out",
+        )
+            .into_response();
     }
     (
         StatusCode::SEE_OTHER,
@@ -63,6 +65,6 @@ impl FromRequestParts<AppState> for Viewer {
             .extensions
             .get::<Viewer>()
             .cloned()
-            .ok_or_else(|| to_sign_in(parts.headers.contains_key("hx-request")))
+            .ok_or_else(|| to_sign_in(parts.headers.contains_key(HX_REQUEST)))
     }
 }

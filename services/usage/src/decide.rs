@@ -2,12 +2,12 @@
 //!
 //! - No stored row: insert.
 //! - A stored row: replace only under the transcripts' collision rule
-//!   ([`baton_transcripts::dedup::replaces`]: the non-sidechain copy, then the larger total,
+//!   ([`baton_usage_model::dedup::replaces`]: the non-sidechain copy, then the larger total,
 //!   then the copy with `speed`); otherwise unchanged. Equal copies are unchanged, so a batch
 //!   sent twice changes nothing.
 
-use baton_transcripts::UsageRecord;
-use baton_transcripts::dedup::replaces;
+use baton_usage_model::UsageRecord;
+use baton_usage_model::dedup::replaces;
 
 /// The fate of one uploaded row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub fn decide(candidate: &UsageRecord, stored: Option<&UsageRecord>) -> Fate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use baton_transcripts::record::{Harness, Modifiers, Tokens};
+    use baton_usage_model::record::{Harness, Modifiers, Tokens};
 
     fn row(output: u64, sidechain: bool, speed: Option<&str>) -> UsageRecord {
         UsageRecord {

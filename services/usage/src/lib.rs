@@ -4,14 +4,13 @@
 //! record of hook deliveries.
 //!
 //! [`validate`] checks a batch at the boundary; [`decide`] applies the transcripts' collision
-//! rule; [`upload`] writes a batch in one tenant transaction with bulk statements (its usage
-//! rows through [`usage_rows`]); [`rollups`] keeps the per-bucket sums; [`pricing`] holds the
-//! dated tables (models and server tools) and re-prices on import ([`reprice`]); [`status`],
-//! [`savings`] and [`figures`] are the read-side decisions, [`aggregate`] the sums they read;
-//! [`query`],
-//! [`tree`], [`sessions`] and [`session_figures`] the reads (the last two summarise a session
-//! through [`summaries`]); [`retention`] prunes old deliveries; [`metrics`] counts and times
-//! the uploads.
+//! rule; [`upload`] writes a batch in one tenant transaction, one bulk statement per table of
+//! [`store`] (where each merge rule lives); [`keys`] names the natural keys; [`rollups`] keeps
+//! the per-bucket sums; [`pricing`] holds the dated tables (models and server tools) and
+//! re-prices on import ([`reprice`]); [`status`], [`savings`] and [`figures`] are the read-side
+//! decisions, [`aggregate`] the sums they read; [`query`], [`tree`], [`sessions`] and
+//! [`session_figures`] the reads (the last two summarise a session through [`summaries`]);
+//! [`retention`] prunes old deliveries; [`metrics`] counts and times the uploads.
 
 pub mod aggregate;
 pub mod budgets;
@@ -19,6 +18,7 @@ pub mod config;
 pub mod decide;
 pub mod figures;
 pub mod grpc;
+pub mod keys;
 pub mod metrics;
 pub mod pricing;
 pub mod query;
@@ -35,7 +35,6 @@ pub mod store;
 pub mod summaries;
 pub mod tree;
 pub mod upload;
-pub mod usage_rows;
 pub mod validate;
 
 use tokio::net::TcpListener;

@@ -9,7 +9,7 @@
 //!   lock, the transaction), by outcome; a call abandoned mid-way (timeout, caller gone) is
 //!   recorded as failed when its future is dropped, so the slowest uploads are not lost.
 //! - `baton.usage.ingest.delay`: there is no rollup lag to measure, because the rollups are
-//!   written in the upload's own transaction ([`crate::usage_rows`]): a row counts in them the
+//!   written in the upload's own transaction ([`crate::store::usage`]): a row counts in them the
 //!   moment its upload commits. What trails is the upload, so this measures, per accepted
 //!   batch that stored rows, the age of the newest row it inserted or replaced (its `at` to
 //!   the upload's "now"): how far the usage figures trail the machine's activity.

@@ -1,12 +1,12 @@
 //! Dated prices in `usage.model_pricing` and `usage.server_tool_pricing`, and the priced
 //! figures they give.
 //!
-//! - Rows are the repository's price file rows (`clients/transcripts/pricing/prices.json`
+//! - Rows are the repository's price file rows (`usage-model/pricing/prices.json`
 //!   schema 1), stored as written: model rows one per (model, effectiveFrom), `serverTools`
 //!   rows one per (provider, tool, effectiveFrom). `baton migrate` loads the bundled table;
 //!   `baton pricing import FILE` adds rows. A row for a stored key replaces it only when it
 //!   differs.
-//! - The service prices with a [`baton_transcripts::PriceTable`] built from every stored row,
+//! - The service prices with a [`baton_usage_model::PriceTable`] built from every stored row,
 //!   cached and rebuilt when the tables' fingerprint (row count and newest load time) changes.
 //! - A model with no row is unpriced (cost 0, `priced = false`), never a confident $0; a
 //!   server-tool call with no row for its provider and date is an unpriced call, likewise.
@@ -23,8 +23,8 @@ use serde_json::Value;
 use sqlx::PgPool;
 use tokio::sync::RwLock;
 
-use baton_transcripts::pricing::{PricingError, normalize_model, provider_of};
-use baton_transcripts::{Harness, PriceTable};
+use baton_usage_model::pricing::{PricingError, normalize_model, provider_of};
+use baton_usage_model::{Harness, PriceTable};
 
 /// The price table as the service last read it.
 #[derive(Debug, Clone, Default)]

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Postgres, Row, Transaction};
 use uuid::Uuid;
 
-use baton_transcripts::PriceTable;
+use baton_usage_model::PriceTable;
 
 use crate::rollups::{self, Delta, Key};
 use crate::row_price::RowPrice;

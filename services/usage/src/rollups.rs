@@ -16,8 +16,8 @@ use chrono::{DateTime, Utc};
 use sqlx::{Postgres, Transaction};
 use uuid::Uuid;
 
-use baton_transcripts::pricing::normalize_model;
-use baton_transcripts::record::{ServerTools, Tokens};
+use baton_usage_model::pricing::normalize_model;
+use baton_usage_model::record::{ServerTools, Tokens};
 
 use crate::row_price::RowPrice;
 

@@ -3,7 +3,7 @@
 
 use chrono::DateTime;
 
-use baton_transcripts::{PriceTable, UsageRecord};
+use baton_usage_model::{PriceTable, UsageRecord};
 
 /// A usage row's stored price.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 
 use baton_proto::usage::v1 as proto;
-use baton_transcripts::{PriceTable, UsageRecord};
+use baton_usage_model::{PriceTable, UsageRecord};
 
 use crate::figures::usd;
 use crate::row_price::RowPrice;
@@ -78,7 +78,7 @@ pub fn savings(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use baton_transcripts::record::{Harness, Modifiers, Tokens};
+    use baton_usage_model::record::{Harness, Modifiers, Tokens};
 
     fn row(agent: Option<&str>, model: Option<&str>, output: u64, table: &PriceTable) -> PricedRow {
         let record = UsageRecord {

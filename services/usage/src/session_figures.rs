@@ -14,6 +14,7 @@ use baton_kit::db::begin_tenant;
 use baton_kit::error::ApiError;
 use baton_proto::usage::v1 as proto;
 
+use crate::keys::SessionKey;
 use crate::store::db_error;
 use crate::summaries::{session_row, summarise};
 use crate::tree::SessionRow;
@@ -21,9 +22,6 @@ use crate::validate;
 
 /// Most refs one call may name.
 pub const MAX_REFS: usize = 200;
-
-/// A session's natural key: (agent, session id).
-pub type SessionKey = (String, String);
 
 /// The keys to look up, in the order asked, each once.
 pub fn requested(refs: &[proto::SessionRef]) -> Result<Vec<SessionKey>, ApiError> {
@@ -46,7 +44,7 @@ pub fn requested(refs: &[proto::SessionRef]) -> Result<Vec<SessionKey>, ApiError
 pub fn in_order(order: &[SessionKey], found: Vec<SessionRow>) -> Vec<SessionRow> {
     let mut by_key: HashMap<SessionKey, SessionRow> = found
         .into_iter()
-        .map(|row| ((row.agent.clone(), row.session_id.clone()), row))
+        .map(|row| (SessionKey::new(&row.agent, &row.session_id), row))
         .collect();
     order.iter().filter_map(|key| by_key.remove(key)).collect()
 }
@@ -57,10 +55,10 @@ pub async fn figures(
     tenant_id: Uuid,
     keys: &[SessionKey],
 ) -> Result<proto::SessionFiguresResponse, ApiError> {
-    let mut agents: Vec<&str> = keys.iter().map(|(agent, _)| agent.as_str()).collect();
+    let mut agents: Vec<&str> = keys.iter().map(|key| key.agent.as_str()).collect();
     agents.sort_unstable();
     agents.dedup();
-    let session_ids: Vec<&str> = keys.iter().map(|(_, session)| session.as_str()).collect();
+    let session_ids: Vec<&str> = keys.iter().map(|key| key.session_id.as_str()).collect();
     let mut tx = begin_tenant(pool, tenant_id).await.map_err(db_error)?;
     // `= ANY` on the primary key's columns rather than a join with `unnest`: an index scan
     // whatever the statistics say (see the upload's stored-key lookup). It may match a session
@@ -102,7 +100,7 @@ mod tests {
     }
 
     fn key(agent: &str, session_id: &str) -> SessionKey {
-        (agent.to_string(), session_id.to_string())
+        SessionKey::new(agent, session_id)
     }
 
     #[test]
@@ -158,7 +156,7 @@ mod tests {
         ];
         let got: Vec<SessionKey> = in_order(&order, found)
             .into_iter()
-            .map(|row| (row.agent, row.session_id))
+            .map(|row| key(&row.agent, &row.session_id))
             .collect();
         assert_eq!(got, [key("codex", "b"), key("claude-code", "a")]);
     }

@@ -15,6 +15,7 @@ use baton_proto::usage::v1 as proto;
 
 use crate::aggregate::{Aggregated, USAGE_SUMS};
 use crate::figures::Sums;
+use crate::keys::SessionKey;
 use crate::store::db_error;
 use crate::tree::{SessionRow, summary};
 
@@ -83,31 +84,37 @@ pub async fn summarise(
     .fetch_all(&mut *connection)
     .await
     .map_err(db_error)?;
-    let mut sums: HashMap<(String, String), Sums> = HashMap::new();
+    let mut sums: HashMap<SessionKey, Sums> = HashMap::new();
     for figure in figures {
-        sums.entry((figure.agent, figure.session_id))
+        sums.entry(SessionKey::new(&figure.agent, &figure.session_id))
             .or_default()
             .add(&figure.model, &figure.sums.delta());
     }
-    let mut runaway: HashMap<(String, String), Vec<String>> = HashMap::new();
+    let mut runaway: HashMap<SessionKey, Vec<String>> = HashMap::new();
     for (agent, session_id, reason) in
         crate::runaway::store::open_reasons(&mut *connection, tenant_id, &agents, &ids)
             .await
             .map_err(db_error)?
     {
-        runaway.entry((agent, session_id)).or_default().push(reason);
+        runaway
+            .entry(SessionKey { agent, session_id })
+            .or_default()
+            .push(reason);
     }
     // The main agent is counted whether or not its row arrived.
-    let agent_counts: HashMap<(String, String), u32> = counts
+    let agent_counts: HashMap<SessionKey, u32> = counts
         .into_iter()
-        .map(|(agent, session, count, has_main)| {
-            ((agent, session), count as u32 + u32::from(!has_main))
+        .map(|(agent, session_id, count, has_main)| {
+            (
+                SessionKey { agent, session_id },
+                count as u32 + u32::from(!has_main),
+            )
         })
         .collect();
     Ok(sessions
         .iter()
         .map(|session| {
-            let key = (session.agent.clone(), session.session_id.clone());
+            let key = SessionKey::new(&session.agent, &session.session_id);
             let mut summary = summary(
                 session,
                 agent_counts.get(&key).copied().unwrap_or(1),

@@ -17,8 +17,8 @@ use baton_kit::clock::to_timestamp;
 use baton_kit::db::begin_tenant;
 use baton_kit::error::ApiError;
 use baton_proto::usage::v1 as proto;
-use baton_transcripts::record::{Harness, Modifiers, ServerTools, Tokens};
-use baton_transcripts::{PriceTable, UsageRecord};
+use baton_usage_model::record::{Harness, Modifiers, ServerTools, Tokens};
+use baton_usage_model::{PriceTable, UsageRecord};
 
 use crate::figures::Sums;
 use crate::rollups::Delta;
@@ -94,7 +94,7 @@ pub fn sums_of(rows: &[PricedRow]) -> Sums {
             .record
             .model
             .as_deref()
-            .map(baton_transcripts::pricing::normalize_model)
+            .map(baton_usage_model::pricing::normalize_model)
             .unwrap_or_default();
         let delta = Delta::of(&row.record.tokens, &row.record.server_tools, &row.price);
         sums.add(&model, &delta);

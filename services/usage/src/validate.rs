@@ -22,12 +22,14 @@ use uuid::Uuid;
 
 use baton_kit::error::ApiError;
 use baton_proto::usage::v1 as proto;
-use baton_transcripts::dedup;
-use baton_transcripts::record::{Modifiers, ServerTools, Tokens};
+use baton_usage_model::dedup;
+use baton_usage_model::record::{Modifiers, ServerTools, Tokens};
+
+use crate::keys::{SessionKey, UsageKey};
 
 mod facts;
 mod fields;
-pub use facts::{Agent, AgentKey, Batch, Delivery, Edge, Kind, Session, SessionKey, Usage};
+pub use facts::{Agent, Batch, Delivery, Edge, Kind, Session, Usage};
 use fields::{
     bounded_count, instant, invalid, label, modifier, optional_label, ordered, required_instant,
     tokens,
@@ -44,7 +46,7 @@ pub const MAX_TOKENS: u64 = 1_000_000_000_000;
 pub const MAX_SERVER_TOOL_CALLS: u64 = 1_000_000;
 pub const MAX_CLIENT_VERSIONS: usize = 32;
 
-/// The join paths an edge can be proved by (`baton_transcripts::facts::JoinPath::as_str`).
+/// The join paths an edge can be proved by (`baton_usage_model::JoinPath::as_str`).
 pub const JOIN_PATHS: [&str; 11] = [
     "tool_result",
     "agent_progress",
@@ -88,8 +90,8 @@ pub fn batch(
     let mut sessions = Vec::with_capacity(request.sessions.len());
     let mut seen_sessions = std::collections::HashSet::new();
     for fact in &request.sessions {
-        let (agent, session_id) = key(&fact.agent, &fact.session_id)?;
-        if !seen_sessions.insert((agent.clone(), session_id.clone())) {
+        let SessionKey { agent, session_id } = key(&fact.agent, &fact.session_id)?;
+        if !seen_sessions.insert(SessionKey::new(&agent, &session_id)) {
             return Err(invalid("a session appears twice in the batch"));
         }
         if fact.client_versions.len() > MAX_CLIENT_VERSIONS {
@@ -125,22 +127,18 @@ pub fn batch(
     let mut agents = Vec::with_capacity(request.agents.len());
     let mut seen_agents = std::collections::HashSet::new();
     for fact in &request.agents {
-        agents.push(agent(fact, now)?);
-        let added = agents
-            .last()
-            .map(|a: &Agent| (a.agent.clone(), a.session_id.clone(), a.agent_id.clone()));
-        if let Some(added) = added
-            && !seen_agents.insert(added)
-        {
+        let checked = agent(fact, now)?;
+        if !seen_agents.insert(checked.key()) {
             return Err(invalid("an agent appears twice in the batch"));
         }
+        agents.push(checked);
     }
 
     let edges = request
         .edges
         .iter()
         .map(|fact| {
-            let (agent, session_id) = key(&fact.agent, &fact.session_id)?;
+            let SessionKey { agent, session_id } = key(&fact.agent, &fact.session_id)?;
             if !JOIN_PATHS.contains(&fact.join_path.as_str()) {
                 return Err(invalid("edges[].joinPath is not a known join path"));
             }
@@ -163,11 +161,10 @@ pub fn batch(
         .collect::<Result<Vec<_>, ApiError>>()?;
 
     let mut usage: Vec<Usage> = Vec::with_capacity(request.usage.len());
-    let mut by_key: std::collections::HashMap<(String, String), usize> =
-        std::collections::HashMap::new();
+    let mut by_key: std::collections::HashMap<UsageKey, usize> = std::collections::HashMap::new();
     for fact in &request.usage {
         let row = usage_row(fact, now)?;
-        match by_key.entry((row.agent.clone(), row.dedup_key.clone())) {
+        match by_key.entry(row.key()) {
             std::collections::hash_map::Entry::Occupied(slot) => {
                 let current = &mut usage[*slot.get()];
                 if dedup::replaces(&row.record(), &current.record()) {
@@ -185,7 +182,7 @@ pub fn batch(
         .deliveries
         .iter()
         .map(|fact| {
-            let (agent, session_id) = key(&fact.agent, &fact.session_id)?;
+            let SessionKey { agent, session_id } = key(&fact.agent, &fact.session_id)?;
             let delivery_id = Uuid::parse_str(&fact.delivery_id)
                 .map_err(|_| invalid("deliveries[].deliveryId must be a uuid"))?;
             let event_ok = !fact.event.is_empty()
@@ -223,7 +220,7 @@ pub fn batch(
 }
 
 fn agent(fact: &proto::AgentFact, now: DateTime<Utc>) -> Result<Agent, ApiError> {
-    let (agent, session_id) = key(&fact.agent, &fact.session_id)?;
+    let SessionKey { agent, session_id } = key(&fact.agent, &fact.session_id)?;
     let kind = Kind::parse(&fact.kind)
         .ok_or_else(|| invalid("agents[].kind must be main, subagent or compaction"))?;
     let agent_id = match (&fact.agent_id, kind) {
@@ -285,7 +282,7 @@ fn agent(fact: &proto::AgentFact, now: DateTime<Utc>) -> Result<Agent, ApiError>
 }
 
 fn usage_row(fact: &proto::UsageFact, now: DateTime<Utc>) -> Result<Usage, ApiError> {
-    let (agent, session_id) = key(&fact.agent, &fact.session_id)?;
+    let SessionKey { agent, session_id } = key(&fact.agent, &fact.session_id)?;
     let agent_id = match &fact.agent_id {
         Some(value) => id("usage[].agentId", value, 128)?,
         None => String::new(),

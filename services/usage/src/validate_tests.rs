@@ -288,9 +288,13 @@ fn references_outside_the_batch_are_listed_for_the_store() {
     .expect("valid shape");
     assert_eq!(
         batch.referenced_sessions(),
-        [("claude-code".to_string(), "s-1".to_string())]
+        [crate::keys::SessionKey::new("claude-code", "s-1")]
     );
-    let agents: Vec<String> = batch.referenced_agents().into_iter().map(|k| k.2).collect();
+    let agents: Vec<String> = batch
+        .referenced_agents()
+        .into_iter()
+        .map(|k| k.agent_id)
+        .collect();
     assert_eq!(agents, ["a1", "a9"]);
 }
 
@@ -334,7 +338,7 @@ fn reasoning_and_server_tool_calls_reach_the_record_priced_and_every_join_path_i
         ),
         (MAX_SERVER_TOOL_CALLS, 2)
     );
-    use baton_transcripts::facts::JoinPath;
+    use baton_usage_model::JoinPath;
     let parsers_write = [
         JoinPath::ToolResult,
         JoinPath::AgentProgress,
@@ -357,7 +361,7 @@ fn reasoning_and_server_tool_calls_reach_the_record_priced_and_every_join_path_i
 
 #[test]
 fn a_row_is_read_by_its_harness_rules_and_an_unknown_agent_by_claude_codes() {
-    use baton_transcripts::Harness;
+    use baton_usage_model::Harness;
     // (agent on the wire, harness its record is priced and deduplicated as)
     let cases = [
         ("claude-code", Harness::ClaudeCode),
@@ -385,7 +389,7 @@ fn a_row_is_read_by_its_harness_rules_and_an_unknown_agent_by_claude_codes() {
 
 #[test]
 fn a_copilot_row_is_priced_by_its_model_at_list_price_whatever_its_route() {
-    use baton_transcripts::{Harness, PriceTable};
+    use baton_usage_model::{Harness, PriceTable};
     // (model as Copilot CLI writes it, service tier: `copilot` = served by GitHub's service)
     let cases = [
         ("claude-sonnet-4.5", Some("copilot")),
@@ -401,14 +405,14 @@ fn a_copilot_row_is_priced_by_its_model_at_list_price_whatever_its_route() {
             dedup_key: "s-1:1".to_string(),
             model: Some(model.to_string()),
             at: chrono::DateTime::from_timestamp(1_796_188_709, 0).expect("time"),
-            tokens: baton_transcripts::Tokens {
+            tokens: baton_usage_model::Tokens {
                 input: 900,
                 output: 7,
                 cache_read: 100,
                 ..Default::default()
             },
             server_tools: Default::default(),
-            modifiers: baton_transcripts::record::Modifiers {
+            modifiers: baton_usage_model::record::Modifiers {
                 service_tier: tier.map(str::to_string),
                 ..Default::default()
             },

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 
 const CODEX_VERSION: &str = "0.171.0";
-/// Has a row in `clients/transcripts/pricing/prices.json`.
+/// Has a row in `usage-model/pricing/prices.json`.
 const MODEL: &str = "gpt-5.3-codex";
 /// A function tool Codex 0.171.0 offers and runs itself (no sandboxed command), so a turn can
 /// take two responses.

@@ -93,9 +93,9 @@ async fn clear_in_copilot_closes_the_session_and_the_next_prompt_opens_one_that_
         read.body
     );
 
-    tmux.enter("/exit").await;
     // The client's own exit first (it can take long under load), then the close it reported.
-    tmux.until_exited(Duration::from_secs(180)).await;
+    tmux.exit_with("/exit", Duration::from_secs(180), || scratch.log_tail(40))
+        .await;
     until(
         Duration::from_secs(30),
         "the close after /exit",

@@ -20,7 +20,7 @@ use crate::claude_hooks_real::until;
 use crate::real_client::{self, liveness};
 
 pub(crate) const COPILOT_VERSION: &str = "1.0.102";
-/// Has a row in `clients/transcripts/pricing/prices.json`.
+/// Has a row in `usage-model/pricing/prices.json`.
 pub(crate) const MODEL: &str = "gpt-4o";
 
 /// Where `scripts/install-harnesses.sh` puts Copilot CLI's native binary, unless
@@ -80,6 +80,27 @@ impl Scratch {
         .map(|(name, value)| (name.to_string(), value))
         .collect();
         Scratch { root, env }
+    }
+
+    /// The last `lines` lines of Copilot's newest process log (`~/.copilot/logs`), for a
+    /// failure message: what the client itself was doing.
+    pub(crate) fn log_tail(&self, lines: usize) -> String {
+        let newest = std::fs::read_dir(self.home().join(".copilot/logs"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|entry| entry.file_name().to_string_lossy().ends_with(".log"))
+            .max_by_key(|entry| entry.metadata().and_then(|meta| meta.modified()).ok());
+        let Some(newest) = newest else {
+            return "(no Copilot process log)".to_string();
+        };
+        let text = std::fs::read_to_string(newest.path()).unwrap_or_default();
+        let all: Vec<&str> = text.lines().collect();
+        format!(
+            "Copilot's log {}:\n{}",
+            newest.path().display(),
+            all[all.len().saturating_sub(lines)..].join("\n")
+        )
     }
 
     pub(crate) fn home(&self) -> PathBuf {

@@ -94,9 +94,9 @@ async fn clear_in_gemini_closes_the_session_and_opens_one_that_follows_it() {
     );
 
     tmux.until_screen_shows("Type your message").await;
-    tmux.enter("/quit").await;
     // The client's own exit first (it can take long under load), then the close it reported.
-    tmux.until_exited(Duration::from_secs(180)).await;
+    tmux.exit_with("/quit", Duration::from_secs(180), String::new)
+        .await;
     let closed = until(
         Duration::from_secs(30),
         "the close after /quit",

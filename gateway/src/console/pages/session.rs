@@ -12,7 +12,6 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
 
-use baton_kit::error::ErrorCode;
 use baton_proto::Timestamp;
 use baton_proto::closer::v1 as closer;
 use baton_proto::registry::v1 as registry;
@@ -21,6 +20,7 @@ use baton_proto::usage::v1 as usage;
 
 use crate::console::page::{self, Chrome};
 use crate::console::pages::fleet::state_of;
+use crate::console::section::Section;
 use crate::console::view::{self, Moment};
 use crate::console::viewer::Viewer;
 use crate::state::AppState;
@@ -66,19 +66,36 @@ pub struct SessionPage {
     pub triage: String,
     pub follows: Option<String>,
     pub followed_by: Option<String>,
-    pub episodes: Vec<EpisodeRow>,
-    pub episodes_error: Option<String>,
+    pub episodes: Section<Vec<EpisodeRow>>,
+    pub tree: Section<TreeView>,
+    pub attempts: Section<Vec<AttemptRow>>,
+    pub attempts_count: u32,
+    pub passes: Section<Vec<PassRow>>,
+    pub notice: Option<String>,
+}
+
+/// The agents-and-cost part (`tree_section.html`), shared with a transcript-only session's
+/// page.
+#[derive(Debug, Default)]
+pub struct TreeView {
     pub agents: Vec<AgentRow>,
     pub figures: Option<Figures>,
-    pub tree_error: Option<String>,
     /// Why it is flagged as running away now, empty when not.
     pub runaway: String,
-    pub attempts: Vec<AttemptRow>,
-    pub attempts_count: u32,
-    pub attempts_error: Option<String>,
-    pub passes: Vec<PassRow>,
-    pub passes_error: Option<String>,
-    pub notice: Option<String>,
+}
+
+impl TreeView {
+    pub(crate) fn of(answer: &usage::GetTreeResponse) -> TreeView {
+        TreeView {
+            agents: agent_rows(answer),
+            figures: Some(session_figures(answer)),
+            runaway: answer
+                .session
+                .as_ref()
+                .map(|session| session.runaway.join(", "))
+                .unwrap_or_default(),
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -142,11 +159,6 @@ fn episodes(viewer: &Viewer, read: &registry::GetLivenessResponse, state: &str) 
             }
         })
         .collect()
-}
-
-pub(crate) fn unavailable(service: &str, status: &tonic::Status) -> String {
-    tracing::warn!(service, code = ?status.code(), "console: session read failed");
-    format!("The {service} service did not answer; reload in a moment.")
 }
 
 /// `GET /console/sessions/{run_id}`.
@@ -222,68 +234,39 @@ pub async fn page(
             read.state
         });
     let (state_name, state_label, state_class) = state_of(state_code);
-    let (episode_rows, episodes_error, follows, followed_by) = match &liveness {
-        Ok(read) => (
-            episodes(&viewer, read, state_name),
-            None,
+    let (follows, followed_by) = liveness.as_ref().map_or((None, None), |read| {
+        (
             read.follows_session_run_id.clone(),
             read.followed_by_session_run_id.clone(),
-        ),
-        Err(status) => (
-            Vec::new(),
-            Some(unavailable("registry", status)),
-            None,
-            None,
-        ),
+        )
+    });
+    let episodes = match &liveness {
+        Ok(read) => Section {
+            value: episodes(&viewer, read, state_name),
+            error: None,
+        },
+        Err(status) => Section::failed("registry", status),
     };
-    let (agents, figures, tree_error, runaway) = match tree {
-        Ok(answer) => {
-            let answer = answer.into_inner();
-            let runaway = answer
-                .session
-                .as_ref()
-                .map(|session| session.runaway.join(", "))
-                .unwrap_or_default();
-            (
-                agent_rows(&answer),
-                Some(session_figures(&answer)),
-                None,
-                runaway,
-            )
-        }
-        Err(status) if ErrorCode::from_status(&status) == ErrorCode::NotFound => {
-            (Vec::new(), None, None, String::new())
-        }
-        Err(status) => (
-            Vec::new(),
-            None,
-            Some(unavailable("usage", &status)),
-            String::new(),
-        ),
-    };
-    let (attempt_rows, attempts_count, attempts_error) = match attempts {
-        Ok(answer) => {
-            let answer = answer.into_inner();
-            let rows = answer
-                .items
-                .iter()
-                .map(|attempt| AttemptRow {
-                    armed: required(&viewer, attempt.armed_at.as_ref()),
-                    finalized: moment(&viewer, attempt.finalized_at.as_ref()),
-                    outcome: attempt
-                        .outcome
-                        .clone()
-                        .unwrap_or_else(|| "in flight".to_string()),
-                })
-                .collect();
-            (rows, answer.count, None)
-        }
-        Err(status) => (Vec::new(), 0, Some(unavailable("triage", &status))),
-    };
-    let (pass_rows, passes_error) = match passes {
-        Ok(answer) => (pass_rows(&viewer, &answer.into_inner().passes), None),
-        Err(status) => (Vec::new(), Some(unavailable("closer", &status))),
-    };
+    let tree = Section::fetched_or_empty("usage", tree, |answer| TreeView::of(&answer));
+    let mut attempts_count = 0;
+    let attempts = Section::fetched("triage", attempts, |answer| {
+        attempts_count = answer.count;
+        answer
+            .items
+            .iter()
+            .map(|attempt| AttemptRow {
+                armed: required(&viewer, attempt.armed_at.as_ref()),
+                finalized: moment(&viewer, attempt.finalized_at.as_ref()),
+                outcome: attempt
+                    .outcome
+                    .clone()
+                    .unwrap_or_else(|| "in flight".to_string()),
+            })
+            .collect()
+    });
+    let passes = Section::fetched("closer", passes, |answer| {
+        pass_rows(&viewer, &answer.passes)
+    });
     let notice = query
         .ok()
         .and_then(|Query(query)| query.undone)
@@ -313,17 +296,11 @@ pub async fn page(
         },
         follows,
         followed_by,
-        episodes: episode_rows,
-        episodes_error,
-        agents,
-        figures,
-        tree_error,
-        runaway,
-        attempts: attempt_rows,
+        episodes,
+        tree,
+        attempts,
         attempts_count,
-        attempts_error,
-        passes: pass_rows,
-        passes_error,
+        passes,
         notice,
     };
     page::render(StatusCode::OK, &page)

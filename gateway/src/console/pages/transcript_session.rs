@@ -13,8 +13,9 @@ use baton_kit::error::ErrorCode;
 use baton_proto::usage::v1 as usage;
 
 use crate::console::page::{self, Chrome};
-use crate::console::pages::session::{AgentRow, Figures, agent_rows, session_figures, unavailable};
+use crate::console::pages::session::TreeView;
 use crate::console::pages::session_sources;
+use crate::console::section::Section;
 use crate::console::view::{self, Moment};
 use crate::console::viewer::Viewer;
 use crate::state::AppState;
@@ -29,11 +30,7 @@ pub struct TranscriptSessionPage {
     pub hosts: String,
     pub first_activity: Option<Moment>,
     pub last_activity: Option<Moment>,
-    pub agents: Vec<AgentRow>,
-    pub figures: Option<Figures>,
-    pub tree_error: Option<String>,
-    /// Why it is flagged as running away now, empty when not.
-    pub runaway: String,
+    pub tree: Section<TreeView>,
 }
 
 /// The page of `(agent, session_id)`, path segments percent-encoded.
@@ -90,10 +87,7 @@ pub async fn page(
         hosts: String::new(),
         first_activity: None,
         last_activity: None,
-        agents: Vec::new(),
-        figures: None,
-        tree_error: None,
-        runaway: String::new(),
+        tree: Section::default(),
     };
     match tree {
         Ok(answer) => {
@@ -108,16 +102,14 @@ pub async fn page(
             };
             page.project = session.project_slug.clone();
             page.hosts = session.host_ids.join(", ");
-            page.runaway = session.runaway.join(", ");
             page.first_activity = moment(session.first_activity_at.as_ref());
             page.last_activity = moment(session.last_activity_at.as_ref());
-            page.agents = agent_rows(&answer);
-            page.figures = Some(session_figures(&answer));
+            page.tree.value = TreeView::of(&answer);
         }
         Err(status) if ErrorCode::from_status(&status) == ErrorCode::NotFound => {
             return page::not_found(&viewer);
         }
-        Err(status) => page.tree_error = Some(unavailable("usage", &status)),
+        Err(status) => page.tree = Section::failed("usage", &status),
     }
     page::render(StatusCode::OK, &page)
 }

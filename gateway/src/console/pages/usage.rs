@@ -408,26 +408,18 @@ pub async fn page(
             );
         }
     };
-    let (by_day, by_project, by_host, by_member, by_session) = tokio::join!(
+    // One figure read per grouping; the page needs them all, so the first failure answers.
+    let read = tokio::try_join!(
         grouped(&state, &viewer, &range, range.period.name()),
         grouped(&state, &viewer, &range, "project"),
         grouped(&state, &viewer, &range, "host"),
         grouped(&state, &viewer, &range, "member"),
         grouped(&state, &viewer, &range, "session"),
     );
-    let (by_day, by_project, by_host, by_member, by_session) =
-        match (by_day, by_project, by_host, by_member, by_session) {
-            (Ok(day), Ok(project), Ok(host), Ok(member), Ok(session)) => {
-                (day, project, host, member, session)
-            }
-            (Err(status), ..)
-            | (_, Err(status), ..)
-            | (_, _, Err(status), ..)
-            | (_, _, _, Err(status), _)
-            | (.., Err(status)) => {
-                return page::from_status(&viewer, "usage", &status);
-            }
-        };
+    let (by_day, by_project, by_host, by_member, by_session) = match read {
+        Ok(read) => read,
+        Err(status) => return page::from_status(&viewer, "usage", &status),
+    };
     let day_names = periods(&range);
     let cost_chart = stacked(&day_names, &by_day.groups, |figures| figures.cost_usd);
     let token_chart = stacked(&day_names, &by_day.groups, |figures| {

@@ -18,6 +18,7 @@ use baton_proto::messages::{Envelope, RUNAWAY_FLAGGED, RunawayFlagged};
 
 use crate::budgets::check::OUTBOX;
 use crate::budgets::rules::usd;
+use crate::keys::SessionKey;
 use crate::runaway::rules::{self, Policy, Reason, Step};
 use crate::runaway::store;
 
@@ -40,18 +41,18 @@ fn femtos(text: Option<&str>) -> i128 {
         .unwrap_or(0)
 }
 
-/// Evaluates the sessions `keys` (agent, session id) of the tenant; answers the flags raised.
+/// Evaluates the sessions `keys` of the tenant; answers the flags raised.
 pub async fn evaluate(
     connection: &mut PgConnection,
     tenant_id: Uuid,
-    keys: &BTreeSet<(String, String)>,
+    keys: &BTreeSet<SessionKey>,
     now: DateTime<Utc>,
 ) -> Result<u32, sqlx::Error> {
     if keys.is_empty() {
         return Ok(0);
     }
     let policy = store::policy(connection, tenant_id).await?;
-    let (agents, sessions): (Vec<String>, Vec<String>) = keys.iter().cloned().unzip();
+    let [agents, sessions] = SessionKey::columns(keys);
     let readings: Vec<Reading> = sqlx::query_as(
         "SELECT k.agent, k.session_id, n.newest, n.newest_main, s.last_prompt_at, \
            (SELECT sum(t.cost)::text FROM usage.token_usage t \

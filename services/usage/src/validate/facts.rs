@@ -1,11 +1,15 @@
 //! The checked facts of an upload, as [`super::batch`] hands them on: sessions, agents, edges,
 //! usage rows and deliveries, and the sessions and agents they name without carrying.
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use baton_transcripts::UsageRecord;
-use baton_transcripts::record::{Harness, Modifiers, ServerTools, Tokens};
+use baton_usage_model::UsageRecord;
+use baton_usage_model::record::{Harness, Modifiers, ServerTools, Tokens};
+
+use crate::keys::{AgentKey, SessionKey, UsageKey};
 
 /// An agent's kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -34,11 +38,6 @@ impl Kind {
     }
 }
 
-/// A session's natural key.
-pub type SessionKey = (String, String);
-/// An agent's key: the session's natural key and the agent id (`""` for the main agent).
-pub type AgentKey = (String, String, String);
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct Session {
     pub agent: String,
@@ -48,6 +47,12 @@ pub struct Session {
     pub output_under_reported: bool,
     pub first_activity_at: Option<DateTime<Utc>>,
     pub last_activity_at: Option<DateTime<Utc>>,
+}
+
+impl Session {
+    pub fn key(&self) -> SessionKey {
+        SessionKey::new(&self.agent, &self.session_id)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -66,6 +71,16 @@ pub struct Agent {
     pub ended: Option<(String, DateTime<Utc>)>,
 }
 
+impl Agent {
+    pub fn key(&self) -> AgentKey {
+        AgentKey::new(&self.agent, &self.session_id, &self.agent_id)
+    }
+
+    pub fn session_key(&self) -> SessionKey {
+        SessionKey::new(&self.agent, &self.session_id)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Edge {
     pub agent: String,
@@ -74,6 +89,18 @@ pub struct Edge {
     pub parent_agent_id: String,
     pub child_agent_id: String,
     pub join_path: String,
+}
+
+impl Edge {
+    pub fn session_key(&self) -> SessionKey {
+        SessionKey::new(&self.agent, &self.session_id)
+    }
+
+    /// The agents the edge joins: its parent (`""`, the main agent, included) and its child.
+    pub fn agent_keys(&self) -> [AgentKey; 2] {
+        [&self.parent_agent_id, &self.child_agent_id]
+            .map(|agent_id| AgentKey::new(&self.agent, &self.session_id, agent_id))
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -92,6 +119,21 @@ pub struct Usage {
 }
 
 impl Usage {
+    pub fn key(&self) -> UsageKey {
+        UsageKey {
+            agent: self.agent.clone(),
+            dedup_key: self.dedup_key.clone(),
+        }
+    }
+
+    pub fn session_key(&self) -> SessionKey {
+        SessionKey::new(&self.agent, &self.session_id)
+    }
+
+    pub fn agent_key(&self) -> AgentKey {
+        AgentKey::new(&self.agent, &self.session_id, &self.agent_id)
+    }
+
     /// The record the transcripts crate's collision rule and pricing read.
     pub fn record(&self) -> UsageRecord {
         UsageRecord {
@@ -119,6 +161,12 @@ pub struct Delivery {
     pub observed_at: DateTime<Utc>,
 }
 
+impl Delivery {
+    pub fn session_key(&self) -> SessionKey {
+        SessionKey::new(&self.agent, &self.session_id)
+    }
+}
+
 /// One host's facts, checked.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Batch {
@@ -138,29 +186,14 @@ impl Batch {
     /// are not among them: a hook delivery is recorded whether or not the session's transcript
     /// has been uploaded yet (SessionStart comes first), see [`crate::upload`].
     pub fn referenced_sessions(&self) -> Vec<SessionKey> {
-        let carried: std::collections::HashSet<(&str, &str)> = self
-            .sessions
-            .iter()
-            .map(|s| (s.agent.as_str(), s.session_id.as_str()))
-            .collect();
+        let carried: HashSet<SessionKey> = self.sessions.iter().map(Session::key).collect();
         let named = self
             .agents
             .iter()
-            .map(|a| (a.agent.as_str(), a.session_id.as_str()))
-            .chain(
-                self.edges
-                    .iter()
-                    .map(|e| (e.agent.as_str(), e.session_id.as_str())),
-            )
-            .chain(
-                self.usage
-                    .iter()
-                    .map(|u| (u.agent.as_str(), u.session_id.as_str())),
-            );
-        let mut missing: Vec<SessionKey> = named
-            .filter(|key| !carried.contains(key))
-            .map(|(a, s)| (a.to_string(), s.to_string()))
-            .collect();
+            .map(Agent::session_key)
+            .chain(self.edges.iter().map(Edge::session_key))
+            .chain(self.usage.iter().map(Usage::session_key));
+        let mut missing: Vec<SessionKey> = named.filter(|key| !carried.contains(key)).collect();
         missing.sort();
         missing.dedup();
         missing
@@ -168,36 +201,14 @@ impl Batch {
 
     /// Non-main agents the edges and usage rows name that the batch does not carry.
     pub fn referenced_agents(&self) -> Vec<AgentKey> {
-        let carried: std::collections::HashSet<(&str, &str, &str)> = self
-            .agents
-            .iter()
-            .map(|a| (a.agent.as_str(), a.session_id.as_str(), a.agent_id.as_str()))
-            .collect();
+        let carried: HashSet<AgentKey> = self.agents.iter().map(Agent::key).collect();
         let named = self
             .edges
             .iter()
-            .flat_map(|e| {
-                [
-                    (
-                        e.agent.as_str(),
-                        e.session_id.as_str(),
-                        e.parent_agent_id.as_str(),
-                    ),
-                    (
-                        e.agent.as_str(),
-                        e.session_id.as_str(),
-                        e.child_agent_id.as_str(),
-                    ),
-                ]
-            })
-            .chain(
-                self.usage
-                    .iter()
-                    .map(|u| (u.agent.as_str(), u.session_id.as_str(), u.agent_id.as_str())),
-            );
+            .flat_map(Edge::agent_keys)
+            .chain(self.usage.iter().map(Usage::agent_key));
         let mut missing: Vec<AgentKey> = named
-            .filter(|key| !key.2.is_empty() && !carried.contains(key))
-            .map(|(a, s, id)| (a.to_string(), s.to_string(), id.to_string()))
+            .filter(|key| !key.agent_id.is_empty() && !carried.contains(key))
             .collect();
         missing.sort();
         missing.dedup();

@@ -9,6 +9,7 @@ use baton_kit::text;
 use baton_proto::Timestamp;
 
 use super::MAX_TOKENS;
+use crate::keys::SessionKey;
 
 pub fn invalid(detail: impl Into<String>) -> ApiError {
     ApiError::invalid_input(detail)
@@ -93,8 +94,11 @@ pub fn ordered(
 }
 
 /// A session's natural key as every fact names it (and `SessionFigures` takes it).
-pub fn key(agent: &str, session_id: &str) -> Result<(String, String), ApiError> {
-    Ok((text::agent(agent)?, text::session_id(session_id)?))
+pub fn key(agent: &str, session_id: &str) -> Result<SessionKey, ApiError> {
+    Ok(SessionKey {
+        agent: text::agent(agent)?,
+        session_id: text::session_id(session_id)?,
+    })
 }
 
 pub fn tokens(count: u64, field: &str) -> Result<u64, ApiError> {

@@ -1,6 +1,7 @@
 //! The usage service against a real database: the gRPC handlers called in-process, one fresh
 //! Postgres database per test, migrated as `baton migrate` does, "now" set per call.
 
+mod agent_merges;
 mod members;
 mod periods;
 mod pricing;
@@ -8,6 +9,7 @@ mod reads;
 mod retention;
 mod server_tools;
 mod session_figures;
+mod session_merges;
 mod session_order;
 mod upload;
 
@@ -41,7 +43,7 @@ impl Harness {
             .await
             .expect("migrate usage");
         let admin = PgPool::connect(database.url()).await.expect("admin");
-        baton_usage::pricing::import(&admin, baton_transcripts::pricing::BUNDLED)
+        baton_usage::pricing::import(&admin, baton_usage_model::pricing::BUNDLED)
             .await
             .expect("bundled prices");
         let runtime = db::connect_runtime(database.url(), None, &baton_usage::DB, 4)

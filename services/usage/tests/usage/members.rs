@@ -12,7 +12,7 @@ use baton_proto::usage::v1::usage_server::Usage;
 use crate::*;
 
 /// A request for `tenant` at `now` from a key speaking for `member` (none: unattributed).
-fn call_as<T>(tenant: Uuid, now: &str, member: Option<&str>, message: T) -> Request<T> {
+pub fn call_as<T>(tenant: Uuid, now: &str, member: Option<&str>, message: T) -> Request<T> {
     let mut request = call(tenant, now, message);
     attach(&mut request, member);
     request

@@ -123,7 +123,7 @@ async fn a_model_without_a_row_is_unpriced_until_a_row_is_imported_and_then_tota
 #[tokio::test]
 async fn bundled_prices_load_idempotently() {
     let harness = Harness::new().await;
-    let again = baton_usage::pricing::import(&harness.admin, baton_transcripts::pricing::BUNDLED)
+    let again = baton_usage::pricing::import(&harness.admin, baton_usage_model::pricing::BUNDLED)
         .await
         .expect("again");
     assert_eq!(again.rows_changed, 0);

@@ -24,7 +24,7 @@
 //!   bring-your-own-key request that is what the provider bills. A request served by GitHub's
 //!   own Copilot service is billed in premium requests, not tokens: its figure is the same
 //!   models' API list price, an equivalent rather than GitHub's bill, and the record says so by
-//!   its service tier `copilot` (`copilot::usage::COPILOT_SERVICE_TIER`).
+//!   its service tier `copilot` (set by the transcript reader, `baton_transcripts::copilot::usage`).
 
 use std::collections::HashMap;
 

@@ -1,0 +1,46 @@
+//! The usage context's tables as an upload writes them: one module per table, each statement
+//! one bulk upsert over `unnest` arrays (never one per row), each merge rule a named,
+//! documented piece of its statement.
+//!
+//! - [`sessions`]: the sessions upsert, the hosts and members that report a stored session,
+//!   and the status evidence read from the deliveries;
+//! - [`agents`]: the agents upsert;
+//! - [`edges`]: parent → child edges, the first proof kept;
+//! - [`usage`]: token usage rows under the collision rule, with their rollup deltas
+//!   (`usage_insert` holds the statement that writes them);
+//! - [`deliveries`]: hook deliveries, stored once by id.
+//!
+//! Every merge commutes (unions, least/greatest, sticky flags, summed rollup deltas), so two
+//! uploads of one tenant need no lock between them; rows are written in key order so
+//! concurrent uploads lock what they share in one order ([`crate::upload`] retries the rare
+//! deadlock).
+
+use sqlx::{Postgres, Transaction};
+
+use baton_kit::error::ApiError;
+
+pub mod agents;
+pub mod deliveries;
+pub mod edges;
+pub mod sessions;
+pub mod usage;
+mod usage_insert;
+
+/// A transaction of the usage context (a tenant's upload, the rows it writes).
+pub(crate) type Tx = Transaction<'static, Postgres>;
+
+/// A database failure as the caller sees it (503 when the database is unreachable, else 500);
+/// the statement and its values are never part of the answer.
+pub fn db_error(error: sqlx::Error) -> ApiError {
+    error.into()
+}
+
+/// First activity only falls and last activity only rises (a session's and an agent's alike):
+/// an upload that saw less of the span, or none of it (`NULL`, which `LEAST` and `GREATEST`
+/// ignore), never narrows what is stored. `stored` is the alias of the row being updated.
+fn activity_only_widens(stored: &str) -> String {
+    format!(
+        "first_activity_at = LEAST({stored}.first_activity_at, EXCLUDED.first_activity_at), \
+         last_activity_at = GREATEST({stored}.last_activity_at, EXCLUDED.last_activity_at)"
+    )
+}

@@ -1,0 +1,191 @@
+//! The `usage.token_usage` statement: a batch's rows as `unnest` columns, inserted in one
+//! statement under one of two conflict clauses. [`super::usage`] first writes with
+//! [`Conflict::Skip`] (a key no row holds is inserted, a held key left alone) and, once the
+//! collision rule has decided the held keys against their locked rows, writes the survivors
+//! with [`Conflict::Replace`].
+
+use chrono::{DateTime, Utc};
+use sqlx::AssertSqlSafe;
+use uuid::Uuid;
+
+use super::Tx;
+use super::usage::Write;
+use crate::keys::UsageKey;
+use crate::validate::Batch;
+
+/// The `unnest` columns of the rows to write.
+#[derive(Default)]
+struct Columns {
+    /// agent, dedup key, session id, agent id, agent kind, project slug.
+    text: [Vec<String>; 6],
+    /// model, model key, service tier, speed, inference geo.
+    optional: [Vec<Option<String>>; 5],
+    at: Vec<DateTime<Utc>>,
+    /// input, output, cache read, cache write 5m, cache write 1h, reasoning, web search
+    /// requests, web fetch requests, unpriced calls.
+    counts: [Vec<i64>; 9],
+    sidechain: Vec<bool>,
+    priced: Vec<bool>,
+    /// cost, server-tool cost (10⁻¹⁵ USD as text).
+    money: [Vec<String>; 2],
+}
+
+impl Columns {
+    fn push(&mut self, write: &Write<'_>) {
+        let Write { row, key, price } = write;
+        let text = [
+            &row.agent,
+            &row.dedup_key,
+            &row.session_id,
+            &row.agent_id,
+            &key.agent_kind,
+            &key.project_slug,
+        ];
+        for (column, value) in self.text.iter_mut().zip(text) {
+            column.push(value.clone());
+        }
+        let optional = [
+            row.model.clone(),
+            row.model
+                .as_deref()
+                .map(baton_usage_model::pricing::normalize_model),
+            row.modifiers.service_tier.clone(),
+            row.modifiers.speed.clone(),
+            row.modifiers.inference_geo.clone(),
+        ];
+        for (column, value) in self.optional.iter_mut().zip(optional) {
+            column.push(value);
+        }
+        self.at.push(row.at);
+        let counts = [
+            row.tokens.input,
+            row.tokens.output,
+            row.tokens.cache_read,
+            row.tokens.cache_write_5m,
+            row.tokens.cache_write_1h,
+            row.tokens.reasoning,
+            row.server_tools.web_search,
+            row.server_tools.web_fetch,
+            price.unpriced_calls,
+        ];
+        for (column, count) in self.counts.iter_mut().zip(counts) {
+            column.push(count as i64);
+        }
+        self.sidechain.push(row.sidechain);
+        self.priced.push(price.priced);
+        self.money[0].push(price.cost.to_string());
+        self.money[1].push(price.server_tool_cost.to_string());
+    }
+}
+
+/// What a written row does to a stored row holding its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Conflict {
+    /// Leave it (the row is not inserted, and not returned).
+    Skip,
+    /// Take every column of the written row (the caller holds the stored row's lock).
+    Replace,
+}
+
+const INSERT_USAGE: &str = "INSERT INTO usage.token_usage AS t (tenant_id, agent, dedup_key, \
+       session_id, agent_id, agent_kind, project_slug, host_id, model, model_key, at, input, \
+       output, cache_read, cache_write_5m, cache_write_1h, service_tier, speed, inference_geo, \
+       sidechain, cost, priced, reasoning, web_search_requests, web_fetch_requests, \
+       server_tool_cost, unpriced_calls, member) \
+     SELECT $1, a, d, s, i, k, p, $2, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, \
+       c::numeric, pr, rs, ws, wf, stc::numeric, uc, $28::text \
+     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], \
+       $9::text[], $10::text[], $11::timestamptz[], $12::int8[], $13::int8[], $14::int8[], \
+       $15::int8[], $16::int8[], $17::text[], $18::text[], $19::text[], $20::bool[], \
+       $21::text[], $22::bool[], $23::int8[], $24::int8[], $25::int8[], $26::text[], \
+       $27::int8[]) \
+       AS u(a, d, s, i, k, p, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, c, pr, rs, ws, \
+         wf, stc, uc) ";
+
+const ON_CONFLICT_SKIP: &str =
+    "ON CONFLICT (tenant_id, agent, dedup_key) DO NOTHING RETURNING agent, dedup_key";
+
+/// A replacement takes the survivor's copy whole: every column, its tokens (reasoning
+/// included), server-tool calls and their price, and its host and member (attribution follows
+/// the copy, see [`super::usage`]).
+const ON_CONFLICT_REPLACE: &str = "ON CONFLICT (tenant_id, agent, dedup_key) DO UPDATE SET \
+       session_id = EXCLUDED.session_id, agent_id = EXCLUDED.agent_id, \
+       agent_kind = EXCLUDED.agent_kind, project_slug = EXCLUDED.project_slug, \
+       host_id = EXCLUDED.host_id, member = EXCLUDED.member, model = EXCLUDED.model, \
+       model_key = EXCLUDED.model_key, \
+       at = EXCLUDED.at, input = EXCLUDED.input, output = EXCLUDED.output, \
+       cache_read = EXCLUDED.cache_read, cache_write_5m = EXCLUDED.cache_write_5m, \
+       cache_write_1h = EXCLUDED.cache_write_1h, service_tier = EXCLUDED.service_tier, \
+       speed = EXCLUDED.speed, inference_geo = EXCLUDED.inference_geo, \
+       sidechain = EXCLUDED.sidechain, cost = EXCLUDED.cost, priced = EXCLUDED.priced, \
+       reasoning = EXCLUDED.reasoning, web_search_requests = EXCLUDED.web_search_requests, \
+       web_fetch_requests = EXCLUDED.web_fetch_requests, \
+       server_tool_cost = EXCLUDED.server_tool_cost, unpriced_calls = EXCLUDED.unpriced_calls \
+     RETURNING agent, dedup_key";
+
+/// The keys a [`write`] wrote, sorted.
+pub(super) struct WrittenKeys(Vec<UsageKey>);
+
+impl WrittenKeys {
+    pub(super) fn contains(&self, key: &UsageKey) -> bool {
+        self.0.binary_search(key).is_ok()
+    }
+}
+
+/// Writes `writes` in one statement; the keys it inserted (or replaced).
+pub(super) async fn write(
+    tx: &mut Tx,
+    tenant_id: Uuid,
+    batch: &Batch,
+    writes: &[Write<'_>],
+    conflict: Conflict,
+) -> Result<WrittenKeys, sqlx::Error> {
+    if writes.is_empty() {
+        return Ok(WrittenKeys(Vec::new()));
+    }
+    let mut columns = Columns::default();
+    for write in writes {
+        columns.push(write);
+    }
+    let statement = match conflict {
+        Conflict::Skip => [INSERT_USAGE, ON_CONFLICT_SKIP].concat(),
+        Conflict::Replace => [INSERT_USAGE, ON_CONFLICT_REPLACE].concat(),
+    };
+    let written: Vec<(String, String)> = sqlx::query_as(AssertSqlSafe(statement))
+        .bind(tenant_id)
+        .bind(&batch.host_id)
+        .bind(&columns.text[0])
+        .bind(&columns.text[1])
+        .bind(&columns.text[2])
+        .bind(&columns.text[3])
+        .bind(&columns.text[4])
+        .bind(&columns.text[5])
+        .bind(&columns.optional[0])
+        .bind(&columns.optional[1])
+        .bind(&columns.at)
+        .bind(&columns.counts[0])
+        .bind(&columns.counts[1])
+        .bind(&columns.counts[2])
+        .bind(&columns.counts[3])
+        .bind(&columns.counts[4])
+        .bind(&columns.optional[2])
+        .bind(&columns.optional[3])
+        .bind(&columns.optional[4])
+        .bind(&columns.sidechain)
+        .bind(&columns.money[0])
+        .bind(&columns.priced)
+        .bind(&columns.counts[5])
+        .bind(&columns.counts[6])
+        .bind(&columns.counts[7])
+        .bind(&columns.money[1])
+        .bind(&columns.counts[8])
+        .bind(&batch.member)
+        .fetch_all(&mut **tx)
+        .await?;
+    let mut keys: Vec<UsageKey> = written
+        .into_iter()
+        .map(|(agent, dedup_key)| UsageKey { agent, dedup_key })
+        .collect();
+    keys.sort_unstable();
+    Ok(WrittenKeys(keys))
+}
