@@ -1,12 +1,11 @@
 //! Cross-cutting HTTP layers: request span (W3C parent from the headers), metrics, access log;
 //! and the API-key check every `/api/v1` route passes ([`require_api_key`]).
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use opentelemetry::KeyValue;
 use opentelemetry::metrics::Histogram;
 use tracing::Instrument;
@@ -20,7 +19,6 @@ use crate::auth::{self, API_KEY_HEADER, Principal, Verification};
 use crate::keys::PresentedKey;
 use crate::response::HttpError;
 use crate::state::AppState;
-use crate::strict::BodyLimit;
 use crate::tenants::Scope;
 
 /// Probe paths: answered, but never traced, logged or counted (see `baton_kit::telemetry`).

@@ -11,6 +11,7 @@ pub mod csv_export;
 pub mod health;
 pub mod http_layers;
 pub mod keys;
+pub mod limits;
 pub mod openapi;
 pub mod path_ids;
 pub mod rate_limit;
@@ -29,7 +30,6 @@ use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
 
 use baton_kit::clock::Clock;
 use baton_kit::db::{self, ContextDb};
@@ -46,7 +46,7 @@ use baton_proto::usage::v1::usage_client::UsageClient;
 pub use config::GatewayConfig;
 
 use crate::auth::KeyResolver;
-use crate::http_layers::Limits;
+use crate::limits::Limits;
 use crate::rate_limit::RateLimiter;
 use crate::routes::{
     briefing, budgets, closer, events, liveness, memories, runaway, sessions, triage, usage,
@@ -136,13 +136,14 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         ))
         // Added after the auth layer, so it stays public.
         .route("/openapi.json", get(openapi::document));
-    Router::new()
+    let routes = Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .nest("/api/v1", api)
         .nest("/console", console::router(state.clone()))
-        .fallback(response::not_found)
-        .layer(from_fn_with_state(limits, http_layers::limits))
+        .fallback(response::not_found);
+    limits
+        .apply(routes)
         .layer(from_fn_with_state(state.clone(), http_layers::trace))
         .with_state(state)
 }
@@ -240,7 +241,7 @@ pub async fn serve(
         body_limit: config.body_limit,
         body_timeout: config.body_timeout,
         request_timeout: config.request_timeout,
-        in_flight: Arc::new(Semaphore::new(config.max_in_flight)),
+        max_in_flight: config.max_in_flight,
     };
     let app = router(state, limits);
     server::serve(listener, app, policy, shutdown).await?;

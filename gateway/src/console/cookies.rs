@@ -32,7 +32,9 @@ pub fn read<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
 pub fn session(token: &str, max_age: u64, secure: bool) -> String {
     Cookie::build((SESSION_COOKIE, token))
         .path(PATH)
-        .max_age(Duration::seconds(i64::try_from(max_age).unwrap_or(i64::MAX)))
+        .max_age(Duration::seconds(
+            i64::try_from(max_age).unwrap_or(i64::MAX),
+        ))
         .http_only(true)
         .same_site(SameSite::Strict)
         .secure(secure)
@@ -87,7 +89,10 @@ mod tests {
         let secure = Cookie::parse(session("t", 60, true)).expect("a cookie");
         assert_eq!(secure.secure(), Some(true));
         let cleared = Cookie::parse(cleared(false)).expect("a cookie");
-        assert_eq!((cleared.value(), cleared.max_age()), ("", Some(Duration::ZERO)));
+        assert_eq!(
+            (cleared.value(), cleared.max_age()),
+            ("", Some(Duration::ZERO))
+        );
     }
 
     #[test]

@@ -5,8 +5,8 @@ use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, Utc};
 use axum_htmx::{HX_REQUEST, HxRedirect};
+use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use baton_kit::clock::test_instant;

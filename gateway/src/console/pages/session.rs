@@ -76,7 +76,7 @@ pub struct SessionPage {
 
 /// The agents-and-cost part (`tree_section.html`), shared with a transcript-only session's
 /// page.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct TreeView {
     pub agents: Vec<AgentRow>,
     pub figures: Option<Figures>,
