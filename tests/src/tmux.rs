@@ -144,6 +144,14 @@ fn holds_on_prompt(screen: &str, command: &str) -> bool {
     })
 }
 
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .args(["-L", &self.socket, "kill-server"])
+            .output();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::holds_on_prompt;
@@ -160,16 +168,12 @@ mod tests {
             ("", false),
         ];
         for (screen, held) in cases {
-            let command = if screen.contains("quit") { "/quit" } else { "/exit" };
+            let command = if screen.contains("quit") {
+                "/quit"
+            } else {
+                "/exit"
+            };
             assert_eq!(holds_on_prompt(screen, command), held, "{screen:?}");
         }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
     }
 }
