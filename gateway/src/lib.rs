@@ -2,6 +2,7 @@
 //! services behind it. It owns only who is calling (schema `gateway`: tenants and API keys);
 //! every domain answer comes from a service.
 
+pub mod api_schema;
 pub mod auth;
 pub mod call_keys;
 pub mod client_addr;
@@ -49,8 +50,8 @@ use crate::auth::KeyResolver;
 use crate::limits::Limits;
 use crate::rate_limit::RateLimiter;
 use crate::routes::{
-    briefing, budgets, closer, events, liveness, memories, runaway, sessions, triage, usage,
-    usage_upload, webhooks,
+    briefing, budgets, closer, events, liveness, memories, memory_reads, runaway, sessions, triage,
+    usage, usage_upload, webhooks,
 };
 use crate::state::AppState;
 
@@ -110,8 +111,8 @@ pub fn router(state: AppState, limits: Limits) -> Router {
         .route("/agent-sessions/triage/complete", post(triage::complete))
         .route("/prompts/debrief", get(triage::debrief))
         .route("/memories", post(memories::remember))
-        .route("/memories/{id}", get(memories::read))
-        .route("/memories/{id}/history", get(memories::history))
+        .route("/memories/{id}", get(memory_reads::read))
+        .route("/memories/{id}/history", get(memory_reads::history))
         .route("/memories/{id}/revise", post(memories::revise))
         .route("/memories/{id}/resolve", post(memories::resolve))
         .route("/memories/{id}/archive", post(memories::archive))

@@ -7,10 +7,14 @@
 
 use axum::extract::{FromRequestParts, Path};
 use axum::http::request::Parts;
+use utoipa::openapi::Required;
+use utoipa::openapi::path::{Parameter, ParameterBuilder, ParameterIn};
+use utoipa::{IntoParams, PartialSchema};
 
 use baton_kit::error::ErrorCode;
 use baton_kit::text;
 
+use crate::api_schema::text::ContractUuid;
 use crate::response::HttpError;
 
 /// A `{sessionRunId}` segment: a contract uuid, lower-cased; anything else is 400.
@@ -65,6 +69,40 @@ impl<S: Send + Sync> FromRequestParts<S> for BudgetIdPath {
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<BudgetIdPath, HttpError> {
         let segment = segment(parts, state).await;
         decide(segment.as_deref(), ErrorCode::NotFound).map(BudgetIdPath)
+    }
+}
+
+/// The document's path parameter `name`: a contract uuid, described for its route.
+fn parameter(name: &str, description: &str) -> Vec<Parameter> {
+    vec![
+        ParameterBuilder::new()
+            .name(name)
+            .parameter_in(ParameterIn::Path)
+            .required(Required::True)
+            .schema(Some(ContractUuid::schema()))
+            .description(Some(description))
+            .build(),
+    ]
+}
+
+impl IntoParams for RunIdPath {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        parameter(
+            "sessionRunId",
+            "Lower-cased before use; malformed, unknown and other tenants' ids are 400.",
+        )
+    }
+}
+
+impl IntoParams for MemoryIdPath {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        parameter("id", "Malformed, unknown and other tenants' ids are 404.")
+    }
+}
+
+impl IntoParams for BudgetIdPath {
+    fn into_params(_: impl Fn() -> Option<ParameterIn>) -> Vec<Parameter> {
+        parameter("id", "Malformed, unknown and other tenants' ids are 404.")
     }
 }
 

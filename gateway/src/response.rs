@@ -5,6 +5,7 @@ use axum::Json;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use utoipa::openapi::schema::{ObjectBuilder, Type};
 
 use baton_kit::error::{ApiError, ErrorCode};
 
@@ -71,11 +72,33 @@ impl From<tonic::Status> for HttpError {
     }
 }
 
-#[derive(Serialize)]
-struct ErrorBody<'a> {
+/// The body of every error answer.
+#[derive(Serialize, utoipa::ToSchema)]
+#[schema(as = Error)]
+pub struct ErrorBody<'a> {
+    #[schema(schema_with = error_codes)]
     error: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = error_detail)]
     detail: Option<&'a str>,
+}
+
+/// `error`'s schema: the contract's codes.
+fn error_codes() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(ErrorCode::ALL.iter().map(|code| code.as_str())))
+}
+
+/// `detail`'s schema: bounded as [`baton_kit::shape_error::bounded`] bounds it.
+fn error_detail() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .max_length(Some(baton_kit::shape_error::MAX_DETAIL_CHARS))
+        .description(Some(
+            "Why, on every 4xx: the field (its path in the body, or the query parameter) and \
+             the rule it broke; never the value sent. Absent on a 5xx.",
+        ))
 }
 
 impl IntoResponse for HttpError {

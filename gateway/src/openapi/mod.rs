@@ -1,119 +1,189 @@
-//! The OpenAPI 3.0 document of the hook-facing API, served at `GET /api/v1/openapi.json`.
+//! The OpenAPI document of the hook-facing API, served at `GET /api/v1/openapi.json`.
 //!
-//! Written out rather than derived, because it must state what the server enforces and a
-//! derive cannot see it: every status an operation can answer, bounds, patterns, enums,
-//! formats, which keys are required, optional (absent, never `null`) or nullable (answers
-//! only), closed objects (`additionalProperties: false`, as the strict parser refuses unknown
-//! keys) and the auth scheme. The end-to-end test `openapi_contract` checks it against the
-//! handlers, and Schemathesis (`make test`) fuzzes the running stack from it.
+//! Generated from the handlers and the types they read and write: each handler carries its
+//! `#[utoipa::path]` (method, path, parameters, body with a working example, answer, its own
+//! error statuses), each body and answer derives `ToSchema` with the rules the server enforces
+//! beside its fields ([`crate::api_schema`] holds the kinds they share). [`ApiDoc`] lists the
+//! operations; [`ErrorAnswers`] adds the statuses that follow from an operation's shape, and
+//! [`render`] writes the result as OpenAPI 3.0.3. The end-to-end test `openapi_contract`
+//! checks the document against the handlers, and Schemathesis (`make test`) fuzzes the running
+//! stack from it.
 
-mod budget_paths;
-mod memory_paths;
-mod paths;
-pub mod schemas;
-mod usage_paths;
-mod webhook_paths;
+mod render;
+
+use std::sync::LazyLock;
 
 use axum::Json;
-use serde_json::{Value, json};
+use serde_json::Value;
+use utoipa::openapi::OpenApi as Document;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::{Modify, OpenApi};
 
-/// Statuses every `/api/v1` operation can answer besides its own: 401 before anything else,
-/// 429 (rate limits, also the per-client connection cap), 503 (a dependency lost, load shed,
-/// request timeout).
-pub const COMMON_ERRORS: &[u16] = &[401, 429, 503];
-/// Statuses of every operation that reads a body: 408 (body too slow), 413 (too large).
-pub const BODY_ERRORS: &[u16] = &[408, 413];
+use crate::api_schema::errors::{self, ErrorAnswers};
+use crate::api_schema::selector::SelectorKinds;
+use crate::response::ErrorBody;
+use crate::routes::{
+    briefing, budgets, closer, events, liveness, memories, memory_reads, runaway, sessions, triage,
+    usage, usage_upload, webhooks,
+};
 
-fn error_description(status: u16) -> &'static str {
-    match status {
-        400 => {
-            "`invalid_input` (a field, key, bound or character rule) or `invalid_request` (not JSON)"
-        }
-        401 => {
-            "`unauthorized`: missing, malformed, unknown or revoked key (checked before the body)"
-        }
-        404 => "`not_found`",
-        408 => "`request_timeout`: the body did not arrive in time; the connection is closed",
-        409 => "`conflict`, `duplicate_memory`, `resource_limit_exceeded` or `invalid_transition`",
-        413 => "`payload_too_large`; the connection is closed",
-        415 => "`unsupported_media_type`: a `Content-Encoding` other than gzip or zstd",
-        429 => {
-            "`rate_limited`: per verified key, per client for failed verifications, or too many connections"
-        }
-        503 => {
-            "`service_unavailable`: a database, broker or service is unreachable (retry), or load shed"
-        }
-        _ => "error",
+/// The document: every operation of `/api/v1` but the test-clock one.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Baton",
+        description = "Hook-facing session lifecycle API (CONTRACT.md). Bodies and queries are \
+            strict: unknown, misspelled or repeated keys (of a body or any query) are 400 \
+            `invalid_input`; an optional key is absent or holds a value, never `null`. Lengths \
+            count UTF-16 units (`x-maxLengthUtf16`). Text never holds U+0000 or another \
+            control character (prose may hold tab and newline); identifiers hold no bidi \
+            formatting or line separator."
+    ),
+    servers((url = "/")),
+    tags(
+        (name = "sessions", description = "A session's lifecycle, liveness, events and closer"),
+        (name = "triage", description = "The Stop handshake and the debrief prompt"),
+        (name = "memories", description = "Memories, their transitions and their history"),
+        (name = "briefing", description = "The live state a session starts from"),
+        (name = "usage", description = "Hosts' uploads, and tokens, cost and agent trees"),
+        (name = "budgets", description = "Spend budgets and runaway limits"),
+        (name = "webhooks", description = "Where alerts are delivered, and the delivery log"),
+        (name = "document", description = "This document"),
+    ),
+    security(("api_key" = [])),
+    paths(
+        sessions::open,
+        sessions::heartbeat,
+        sessions::close,
+        liveness::pulse,
+        sessions::row,
+        liveness::read,
+        events::list,
+        closer::passes,
+        triage::begin,
+        triage::complete,
+        triage::attempts,
+        triage::debrief,
+        memories::remember,
+        memories::revise,
+        memories::resolve,
+        memories::archive,
+        memory_reads::read,
+        memory_reads::history,
+        briefing::briefing,
+        usage_upload::upload,
+        usage::query,
+        usage::sessions,
+        usage::tree,
+        budgets::create,
+        budgets::list,
+        budgets::delete,
+        runaway::get,
+        runaway::put,
+        webhooks::create,
+        webhooks::list,
+        webhooks::deliveries,
+        webhooks::delete,
+        document,
+    ),
+    components(schemas(ErrorBody<'static>)),
+    modifiers(&ApiKeyScheme, &ErrorAnswers, &SelectorKinds),
+)]
+pub struct ApiDoc;
+
+/// The one way to authenticate: an API key in `X-API-Key`.
+struct ApiKeyScheme;
+
+impl Modify for ApiKeyScheme {
+    fn modify(&self, openapi: &mut Document) {
+        let key = ApiKeyValue::with_description("X-API-Key", "`btn_<prefix>_<secret>`");
+        openapi
+            .components
+            .get_or_insert_with(Default::default)
+            .add_security_scheme("api_key", SecurityScheme::ApiKey(ApiKey::Header(key)));
     }
 }
 
-/// The response object of an error status.
-pub fn error_response(status: u16) -> Value {
-    let mut response = json!({
-        "description": error_description(status),
-        "content": {"application/json": {"schema": schemas::reference("Error")}},
-    });
-    if matches!(status, 429 | 503) {
-        response["headers"] = json!({"Retry-After": {"required": true,
-            "description": "Seconds to wait before retrying.",
-            "schema": {"type": "integer", "minimum": 1}}});
-    }
-    response
-}
-
-/// The whole document.
+/// The whole document, as served.
 pub fn document_value() -> Value {
-    json!({
-        "openapi": "3.0.3",
-        "info": {
-            "title": "Baton",
-            "version": env!("CARGO_PKG_VERSION"),
-            "description": "Hook-facing session lifecycle API (CONTRACT.md). Bodies and queries \
-                are strict: unknown, misspelled or repeated keys (of a body or any query) are 400 \
-                `invalid_input`; an optional key is absent or holds a value, never `null`. Lengths count UTF-16 \
-                units (`x-maxLengthUtf16`). Text never holds U+0000 or another control \
-                character (prose may hold tab and newline); identifiers hold no bidi \
-                formatting or line separator.",
-        },
-        "servers": [{"url": "/"}],
-        "security": [{"api_key": []}],
-        "paths": paths::paths(),
-        "components": {
-            "schemas": schemas::components(),
-            "securitySchemes": {"api_key": {"type": "apiKey", "in": "header",
-                "name": "X-API-Key", "description": "`btn_<prefix>_<secret>`"}},
-        },
-    })
+    let mut document = serde_json::to_value(ApiDoc::openapi())
+        .unwrap_or_else(|error| panic!("the derived document serializes: {error}"));
+    errors::require_retry_after(&mut document);
+    render::render(&mut document);
+    document
 }
 
-/// `GET /api/v1/openapi.json` (public: it documents the API, it serves no data).
+/// Built once: the document is a function of the code.
+static DOCUMENT: LazyLock<Value> = LazyLock::new(document_value);
+
+/// This document
+///
+/// Public: it documents the API, it serves no data.
+#[utoipa::path(
+    get,
+    path = "/api/v1/openapi.json",
+    tag = "document",
+    operation_id = "getOpenApiDocument",
+    security(),
+    responses(
+        (status = 200, description = "the document", body = Object),
+        errors::ServiceUnavailable,
+    ),
+)]
 pub async fn document() -> Json<Value> {
-    Json(document_value())
+    Json(DOCUMENT.clone())
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+    use crate::api_schema::errors::{BODY_ERRORS, COMMON_ERRORS};
+
+    /// Every `$ref` of `value` names something the document holds.
+    fn dangling_references(document: &Value, value: &Value) -> Vec<String> {
+        match value {
+            Value::Object(map) => map
+                .iter()
+                .flat_map(|(key, inner)| match (key.as_str(), inner.as_str()) {
+                    ("$ref", Some(reference)) => {
+                        let pointer = reference.trim_start_matches('#');
+                        if document.pointer(pointer).is_some() {
+                            Vec::new()
+                        } else {
+                            vec![reference.to_string()]
+                        }
+                    }
+                    _ => dangling_references(document, inner),
+                })
+                .collect(),
+            Value::Array(items) => items
+                .iter()
+                .flat_map(|item| dangling_references(document, item))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
 
     #[test]
-    fn every_operation_states_its_statuses_and_every_schema_reference_resolves() {
+    fn every_operation_states_its_statuses_and_every_reference_resolves() {
         let document = document_value();
-        let text = document.to_string();
-        for name in text.split("#/components/schemas/").skip(1) {
-            let name = name.split('"').next().unwrap_or_default();
-            assert!(
-                document["components"]["schemas"][name].is_object(),
-                "dangling reference {name}"
-            );
-        }
+        assert_eq!(document["openapi"], "3.0.3");
+        assert_eq!(
+            dangling_references(&document, &document),
+            Vec::<String>::new()
+        );
         let paths = document["paths"].as_object().expect("paths");
         assert_eq!(
             paths.len(),
             30,
             "every route but the test-clock one, and the document"
         );
+        let mut operation_ids = Vec::new();
         for (path, item) in paths {
             for (method, operation) in item.as_object().expect("item") {
+                operation_ids.push(operation["operationId"].as_str().expect("id").to_string());
                 let responses = operation["responses"].as_object().expect("responses");
                 let public = operation["security"] == json!([]);
                 let required: &[u16] = if public { &[503] } else { COMMON_ERRORS };
@@ -124,14 +194,43 @@ mod tests {
                     );
                 }
                 if operation.get("requestBody").is_some() {
-                    for status in [400, 408, 413] {
+                    for status in BODY_ERRORS {
                         assert!(
                             responses.contains_key(&status.to_string()),
-                            "{method} {path}"
+                            "{method} {path} omits {status}"
                         );
                     }
                 }
             }
         }
+        let count = operation_ids.len();
+        operation_ids.sort();
+        operation_ids.dedup();
+        assert_eq!(operation_ids.len(), count, "operation ids are unique");
+    }
+
+    #[test]
+    fn the_served_document_is_openapi_3_0() {
+        let text = document_value().to_string();
+        for three_one in [r#""type":["#, r#"{"type":"null"}"#, r#""identifier":"#] {
+            assert!(!text.contains(three_one), "3.1 form left: {three_one}");
+        }
+    }
+
+    #[test]
+    fn bounds_come_from_the_checks() {
+        let document = document_value();
+        let events = &document["paths"]["/api/v1/agent-sessions/{sessionRunId}/events"];
+        let limit = events["get"]["parameters"]
+            .as_array()
+            .and_then(|parameters| parameters.iter().find(|p| p["name"] == "limit"))
+            .expect("limit");
+        assert_eq!(limit["schema"]["minimum"], 1);
+        assert_eq!(limit["schema"]["maximum"], 100);
+        let detail = &document["components"]["schemas"]["Error"]["properties"]["detail"];
+        assert_eq!(
+            detail["maxLength"],
+            baton_kit::shape_error::MAX_DETAIL_CHARS
+        );
     }
 }

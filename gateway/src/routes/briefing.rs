@@ -3,11 +3,16 @@
 use axum::Json;
 use axum::extract::{RawQuery, State};
 use serde::Serialize;
+use utoipa::{PartialSchema, ToSchema};
 
 use baton_kit::error::ErrorCode;
 use baton_kit::selector::Selector;
 use baton_proto::provenance::v1 as proto;
 
+use crate::api_schema::enums::{BriefingMode, BriefingSections, MemoryType, SelectorKind};
+use crate::api_schema::selector::SelectorAnswer;
+use crate::api_schema::text::{ContractUuid, Identifier, Scope, Timestamp};
+use crate::api_schema::{Nullable, errors};
 use crate::response::{HttpError, HttpResult};
 use crate::routes::{iso_of, optional_iso};
 use crate::state::{AppState, Caller};
@@ -24,64 +29,83 @@ const KEYS: &[&str] = &[
 ];
 
 /// A commitment in a briefing.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CommitmentItem {
+    #[schema(schema_with = ContractUuid::schema)]
     pub id: String,
+    #[schema(schema_with = ContractUuid::schema)]
     pub memory_id: String,
     pub topic: String,
     pub status: String,
+    #[schema(schema_with = Nullable::<Timestamp>::schema, required = true)]
     pub due_at: Option<String>,
     pub overdue: bool,
 }
 
 /// A commitment section.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CommitmentSection {
     pub count: u32,
+    #[schema(inline)]
     pub items: Vec<CommitmentItem>,
     pub has_more: bool,
 }
 
 /// A memory in a briefing.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryItem {
+    #[schema(schema_with = ContractUuid::schema)]
     pub id: String,
+    #[schema(schema_with = MemoryType::schema)]
     pub memory_type: String,
     pub topic: String,
     pub scope: String,
+    #[schema(required = true)]
     pub project: Option<String>,
+    #[schema(schema_with = Timestamp::schema)]
     pub recorded_at: String,
+    #[schema(schema_with = Timestamp::schema)]
     pub updated_at: String,
 }
 
 /// A memory section.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct MemorySection {
     pub count: u32,
+    #[schema(inline)]
     pub items: Vec<MemoryItem>,
 }
 
 /// The briefing; sections not asked for are absent.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BriefingAnswer {
+    #[schema(value_type = SelectorAnswer)]
     pub selector: Selector,
+    #[schema(schema_with = BriefingMode::schema)]
     pub mode: String,
+    #[schema(schema_with = Timestamp::schema)]
     pub generated_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub commitments: Option<CommitmentSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub overdue: Option<CommitmentSection>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub blockers: Option<MemorySection>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub stale_candidates: Option<MemorySection>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub recent_decisions: Option<MemorySection>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub preferences: Option<MemorySection>,
 }
 
@@ -176,8 +200,30 @@ fn memory_section(section: proto::MemorySection) -> MemorySection {
     }
 }
 
-/// The briefing: commitments, overdue, blockers, stale candidates, recent decisions and
-/// preferences through a selector. A read: it writes nothing.
+/// The live briefing through a selector; sections not asked for are absent
+///
+/// Commitments, overdue, blockers, stale candidates, recent decisions and preferences. A read:
+/// it writes nothing.
+#[utoipa::path(
+    get,
+    path = "/api/v1/briefing",
+    tag = "briefing",
+    operation_id = "getBriefing",
+    params(
+        ("kind" = inline(SelectorKind), Query),
+        ("scope" = inline(Option<Scope>), Query),
+        ("project" = inline(Option<Identifier<256>>), Query),
+        ("includeUnscoped" = Option<bool>, Query),
+        ("mode" = inline(Option<BriefingMode>), Query),
+        ("sections" = inline(Option<BriefingSections>), Query, style = Form, explode,
+            description = "Repeated or comma-separated."),
+        ("sectionLimit" = Option<u32>, Query, minimum = 1, maximum = 100),
+    ),
+    responses(
+        (status = 200, description = "success", body = BriefingAnswer),
+        errors::InvalidInput,
+    ),
+)]
 pub async fn briefing(
     State(state): State<AppState>,
     Caller(call): Caller,

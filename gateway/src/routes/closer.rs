@@ -9,11 +9,16 @@
 use axum::Json;
 use axum::extract::{RawQuery, State};
 use serde::Serialize;
+use utoipa::{PartialSchema, ToSchema};
 
 use baton_kit::error::ErrorCode;
 use baton_proto::closer::v1 as proto;
 use baton_proto::registry::v1 as registry;
 
+use crate::api_schema::Nullable;
+use crate::api_schema::enums::{EvidenceSource, PassOutcome, PassState, Verdict};
+use crate::api_schema::errors;
+use crate::api_schema::text::{ContractUuid, Timestamp};
 use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::optional_iso;
@@ -22,49 +27,67 @@ use crate::state::{AppState, Caller};
 use crate::strict;
 
 /// One quoted statement a verdict rests on.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EvidenceItem {
+    /// Verbatim slice of the session's last message or of a memory the run wrote.
+    #[schema(min_length = 1)]
     pub quote: String,
     /// `excerpt` or `memory`.
+    #[schema(schema_with = EvidenceSource::schema)]
     pub source: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = ContractUuid::schema)]
     pub memory_id: Option<String>,
 }
 
 /// One briefed commitment's verdict in a pass.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct VerdictItem {
+    #[schema(schema_with = ContractUuid::schema)]
     pub memory_id: String,
+    #[schema(schema_with = Verdict::schema)]
     pub verdict: String,
+    #[schema(min_length = 1, max_length = 40)]
     pub reason: String,
+    #[schema(min_length = 1, max_length = 40)]
     pub judge: String,
+    #[schema(inline)]
     pub evidence: Vec<EvidenceItem>,
+    #[schema(schema_with = Nullable::<Timestamp>::schema, required = true)]
     pub resolved_at: Option<String>,
     pub undone: bool,
+    #[schema(schema_with = Nullable::<Timestamp>::schema, required = true)]
     pub undone_at: Option<String>,
 }
 
 /// One pass (one per activation epoch).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PassItem {
+    #[schema(minimum = 1)]
     pub activation_epoch: i64,
+    #[schema(schema_with = PassState::schema)]
     pub state: String,
+    #[schema(schema_with = Nullable::<PassOutcome>::schema, required = true)]
     pub outcome: Option<String>,
     pub resolved: u32,
     pub rejected: u32,
     pub failures: u32,
+    #[schema(schema_with = Nullable::<Timestamp>::schema, required = true)]
     pub next_attempt_at: Option<String>,
+    #[schema(inline, max_items = 100)]
     pub verdicts: Vec<VerdictItem>,
 }
 
 /// The answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CloserAnswer {
+    #[schema(schema_with = ContractUuid::schema)]
     pub session_run_id: String,
+    #[schema(inline)]
     pub passes: Vec<PassItem>,
 }
 
@@ -89,7 +112,18 @@ fn verdict_item(verdict: proto::Verdict) -> VerdictItem {
     }
 }
 
-/// A run's closer passes with their verdicts and evidence. A read: never refreshes a lease.
+/// The closer's passes over a run
+///
+/// Each briefed commitment's verdict, its evidence, and whether a user has since undone the
+/// resolve. A read: never refreshes a lease.
+#[utoipa::path(
+    get,
+    path = "/api/v1/agent-sessions/{sessionRunId}/closer",
+    tag = "sessions",
+    operation_id = "getCloserPasses",
+    params(RunIdPath),
+    responses((status = 200, description = "success", body = CloserAnswer), errors::InvalidInput),
+)]
 pub async fn passes(
     State(state): State<AppState>,
     Caller(call): Caller,

@@ -1,193 +1,177 @@
-//! `/api/v1/memories`: remember, revise, resolve, archive and the two reads (CONTRACT section
-//! 10). Writes name their session run in `sessionRunId`; provenance resolves it (table E).
+//! `/api/v1/memories`: remember, revise, resolve and archive (CONTRACT section 10; the reads
+//! are [`super::memory_reads`]). Writes name their session run in `sessionRunId`; provenance
+//! resolves it (table E).
 
 use axum::Json;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
+use utoipa::{PartialSchema, ToSchema};
 
 use baton_kit::clock::parse_instant;
 use baton_kit::error::ErrorCode;
 use baton_kit::text;
 use baton_proto::provenance::v1 as proto;
 
+use crate::api_schema::enums::ResolvedStatus;
+use crate::api_schema::enums::{Archived, CommitmentStatus, EdgeIntent, Embedded, MemoryType};
+use crate::api_schema::text::{ContractUuid, Identifier, Scope, TrimmedProse};
+use crate::api_schema::{List, errors};
 use crate::path_ids::MemoryIdPath;
 use crate::response::{HttpError, HttpResult};
-use crate::routes::{iso_of, optional_iso};
 use crate::state::{AppState, Caller};
 use crate::strict::{self, LimitedBody, StrictJson};
 
 /// `POST /memories` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RememberBody {
-    /// decision, commitment, blocker, fact, preference, pattern, note or event.
+    #[schema(schema_with = MemoryType::schema)]
     pub memory_type: String,
+    #[schema(schema_with = Identifier::<256>::schema)]
     pub topic: String,
     /// At most 2000 characters after trimming.
+    #[schema(schema_with = TrimmedProse::<2000>::schema)]
     pub content: String,
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = Scope::schema)]
     pub scope: Option<String>,
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = Identifier::<256>::schema)]
     pub project: Option<String>,
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = List::<Identifier<64>, 32>::schema)]
     pub tags: Option<Vec<String>>,
-    /// Commitments only (Baton addition): when it is due, RFC 3339.
+    /// Commitments only (RFC 3339).
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(format = DateTime, nullable = false)]
     pub due_at: Option<String>,
-    /// Not supported by Baton yet: a body carrying it is refused with a detail.
+    /// Not supported by Baton yet: a body carrying it is refused with a detail (so the
+    /// document leaves it out).
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(ignore)]
     pub facts: Option<serde_json::Value>,
     /// The session run this write belongs to.
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = ContractUuid::schema)]
     pub session_run_id: Option<String>,
 }
 
 /// `POST /memories/{id}/revise` body: the remember fields (no `facts`) and the edge.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ReviseBody {
+    #[schema(schema_with = MemoryType::schema)]
     pub memory_type: String,
+    #[schema(schema_with = Identifier::<256>::schema)]
     pub topic: String,
+    /// At most 2000 characters after trimming.
+    #[schema(schema_with = TrimmedProse::<2000>::schema)]
     pub content: String,
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = Scope::schema)]
     pub scope: Option<String>,
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = Identifier::<256>::schema)]
     pub project: Option<String>,
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = List::<Identifier<64>, 32>::schema)]
     pub tags: Option<Vec<String>>,
+    /// Commitments only (RFC 3339).
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(format = DateTime, nullable = false)]
     pub due_at: Option<String>,
     /// `supersedes` (default) or `updates`.
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = EdgeIntent::schema)]
     pub edge_intent: Option<String>,
-    /// Accepted for compatibility; the URL's id wins.
+    /// Accepted and ignored: the path's id wins.
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(nullable = false)]
     pub predecessor_id: Option<String>,
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = ContractUuid::schema)]
     pub session_run_id: Option<String>,
 }
 
 /// `POST /memories/{id}/resolve` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ResolveBody {
     /// open (unresolve), waiting, resolved or expired.
+    #[schema(schema_with = CommitmentStatus::schema)]
     pub status: String,
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = ContractUuid::schema)]
     pub session_run_id: Option<String>,
-    /// Accepted for compatibility; the URL's id wins.
+    /// Accepted and ignored: the path's id wins.
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(nullable = false)]
     pub memory_id: Option<String>,
 }
 
 /// `POST /memories/{id}/archive` body (optional).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ArchiveBody {
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = ContractUuid::schema)]
     pub session_run_id: Option<String>,
 }
 
 /// The written memory.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct MemoryRef {
+    #[schema(schema_with = ContractUuid::schema)]
     pub id: String,
+    #[schema(schema_with = MemoryType::schema)]
     pub memory_type: String,
     pub topic: String,
     pub scope: String,
+    #[schema(required = true)]
     pub project: Option<String>,
 }
 
 /// `POST /memories` answer (201).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RememberAnswer {
     pub memory: MemoryRef,
     /// Baton computes no embeddings: always `off`.
+    #[schema(schema_with = Embedded::schema)]
     pub embedded: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = ContractUuid::schema)]
     pub commitment_id: Option<String>,
 }
 
 /// `POST /memories/{id}/revise` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ReviseAnswer {
     pub memory: MemoryRef,
+    #[schema(schema_with = Embedded::schema)]
     pub embedded: String,
 }
 
 /// `POST /memories/{id}/resolve` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResolveAnswer {
+    #[schema(schema_with = ContractUuid::schema)]
     pub commitment_id: String,
+    #[schema(schema_with = ResolvedStatus::schema)]
     pub status: String,
 }
 
 /// `POST /memories/{id}/archive` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ArchiveAnswer {
+    #[schema(schema_with = ContractUuid::schema)]
     pub id: String,
+    #[schema(schema_with = Archived::schema)]
     pub status: String,
-}
-
-/// A memory's commitment.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CommitmentView {
-    pub id: String,
-    pub status: String,
-    pub due_at: Option<String>,
-}
-
-/// `GET /memories/{id}` answer.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MemoryView {
-    pub id: String,
-    pub memory_type: String,
-    pub topic: String,
-    pub content: String,
-    pub scope: String,
-    pub project: Option<String>,
-    pub tags: Vec<String>,
-    pub status: String,
-    pub commitment: Option<CommitmentView>,
-    pub predecessor_id: Option<String>,
-    pub superseded_by: Option<String>,
-    pub created_at: String,
-    pub updated_at: String,
-}
-
-/// A payload reduced to its shape: never its values.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PayloadShape {
-    pub present: bool,
-    pub json_type: Option<String>,
-    pub byte_length: i64,
-}
-
-/// One history entry.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HistoryEntry {
-    pub id: String,
-    pub event_kind: String,
-    pub actor_kind: String,
-    pub created_at: String,
-    pub payload: PayloadShape,
-}
-
-/// `GET /memories/{id}/history` answer.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HistoryAnswer {
-    pub memory_id: String,
-    pub events: Vec<HistoryEntry>,
 }
 
 /// A write's provenance from its optional `sessionRunId` (validated, lower-cased).
@@ -225,7 +209,19 @@ fn memory_ref(summary: Option<proto::MemorySummary>) -> Result<MemoryRef, HttpEr
     })
 }
 
-/// Write a memory (CONTRACT section 10).
+/// Write a memory; `sessionRunId` names the run that wrote it (table E)
+#[utoipa::path(
+    post,
+    path = "/api/v1/memories",
+    tag = "memories",
+    operation_id = "rememberMemory",
+    request_body(content = RememberBody, example = json!({"memoryType": "commitment",
+        "topic": "release", "content": "Ship 1.2 with the new importer", "project": "baton"})),
+    responses(
+        (status = 201, description = "success", body = RememberAnswer),
+        errors::Conflict,
+    ),
+)]
 pub async fn remember(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -267,7 +263,21 @@ pub async fn remember(
     ))
 }
 
-/// Revise a memory: a successor supersedes it.
+/// Revise a memory: a successor supersedes it
+#[utoipa::path(
+    post,
+    path = "/api/v1/memories/{id}/revise",
+    tag = "memories",
+    operation_id = "reviseMemory",
+    params(MemoryIdPath),
+    request_body(content = ReviseBody, example = json!({"memoryType": "commitment",
+        "topic": "release", "content": "Ship 1.3 with the new importer", "project": "baton"})),
+    responses(
+        (status = 200, description = "success", body = ReviseAnswer),
+        errors::NotFound,
+        errors::Conflict,
+    ),
+)]
 pub async fn revise(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -309,7 +319,20 @@ pub async fn revise(
     }))
 }
 
-/// Move a commitment to a status (`open` unresolves); a blocker is archived.
+/// Move a commitment to a status (`open` unresolves); a blocker is archived
+#[utoipa::path(
+    post,
+    path = "/api/v1/memories/{id}/resolve",
+    tag = "memories",
+    operation_id = "resolveMemory",
+    params(MemoryIdPath),
+    request_body(content = ResolveBody, example = json!({"status": "resolved"})),
+    responses(
+        (status = 200, description = "success", body = ResolveAnswer),
+        errors::NotFound,
+        errors::Conflict,
+    ),
+)]
 pub async fn resolve(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -334,7 +357,20 @@ pub async fn resolve(
     }))
 }
 
-/// Archive a memory. The body is optional.
+/// Archive a memory; the body is optional
+#[utoipa::path(
+    post,
+    path = "/api/v1/memories/{id}/archive",
+    tag = "memories",
+    operation_id = "archiveMemory",
+    params(MemoryIdPath),
+    request_body(content = Option<ArchiveBody>, example = json!({})),
+    responses(
+        (status = 200, description = "success", body = ArchiveAnswer),
+        errors::NotFound,
+        errors::Conflict,
+    ),
+)]
 pub async fn archive(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -360,87 +396,5 @@ pub async fn archive(
     Ok(Json(ArchiveAnswer {
         id: answer.id,
         status: answer.status,
-    }))
-}
-
-/// Read one memory.
-pub async fn read(
-    State(state): State<AppState>,
-    Caller(call): Caller,
-    MemoryIdPath(memory_id): MemoryIdPath,
-    RawQuery(query): RawQuery,
-) -> HttpResult<Json<MemoryView>> {
-    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
-    let memory = state
-        .provenance
-        .clone()
-        .get_memory(
-            state
-                .outbound
-                .request(&call, proto::GetMemoryRequest { memory_id }),
-        )
-        .await?
-        .into_inner()
-        .memory
-        .ok_or_else(|| HttpError::new(ErrorCode::Internal, "no memory answered"))?;
-    Ok(Json(MemoryView {
-        id: memory.id,
-        memory_type: memory.memory_type,
-        topic: memory.topic,
-        content: memory.content,
-        scope: memory.scope,
-        project: memory.project,
-        tags: memory.tags,
-        status: memory.status,
-        commitment: memory.commitment.map(|commitment| CommitmentView {
-            id: commitment.id,
-            status: commitment.status,
-            due_at: optional_iso(commitment.due_at.as_ref()),
-        }),
-        predecessor_id: memory.predecessor_id,
-        superseded_by: memory.superseded_by,
-        created_at: iso_of(memory.created_at.as_ref()),
-        updated_at: iso_of(memory.updated_at.as_ref()),
-    }))
-}
-
-/// A memory's events: metadata, and each payload's presence, JSON type and size only.
-pub async fn history(
-    State(state): State<AppState>,
-    Caller(call): Caller,
-    MemoryIdPath(memory_id): MemoryIdPath,
-    RawQuery(query): RawQuery,
-) -> HttpResult<Json<HistoryAnswer>> {
-    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
-    let answer = state
-        .provenance
-        .clone()
-        .history(
-            state
-                .outbound
-                .request(&call, proto::HistoryRequest { memory_id }),
-        )
-        .await?
-        .into_inner();
-    Ok(Json(HistoryAnswer {
-        memory_id: answer.memory_id,
-        events: answer
-            .events
-            .into_iter()
-            .map(|event| {
-                let shape = event.payload.unwrap_or_default();
-                HistoryEntry {
-                    id: event.id,
-                    event_kind: event.event_kind,
-                    actor_kind: event.actor_kind,
-                    created_at: iso_of(event.created_at.as_ref()),
-                    payload: PayloadShape {
-                        present: shape.present,
-                        json_type: shape.present.then_some(shape.json_type),
-                        byte_length: shape.byte_length,
-                    },
-                }
-            })
-            .collect(),
     }))
 }

@@ -6,6 +6,7 @@ pub mod closer;
 pub mod events;
 pub mod liveness;
 pub mod memories;
+pub mod memory_reads;
 pub mod runaway;
 pub mod sessions;
 pub mod triage;

@@ -6,6 +6,7 @@
 use axum::Json;
 use axum::extract::{RawQuery, State};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 use baton_proto::usage::v1 as proto;
 
@@ -14,11 +15,14 @@ use crate::state::{AppState, Caller};
 use crate::strict::{self, StrictJson};
 
 /// The policy, as both verbs carry it.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PolicyBody {
+    #[schema(minimum = 1, maximum = 1440)]
     pub window_minutes: u32,
+    #[schema(minimum = 0.01, maximum = 1_000_000)]
     pub spend_usd: f64,
+    #[schema(minimum = 1, maximum = 10080)]
     pub unattended_minutes: u32,
 }
 
@@ -30,6 +34,17 @@ fn body(policy: proto::RunawayPolicy) -> PolicyBody {
     }
 }
 
+/// The tenant's runaway limits
+///
+/// Spend over a sliding window, and how long a main agent may work with no user prompt
+/// (defaults: $10 in 15 minutes, 60 minutes).
+#[utoipa::path(
+    get,
+    path = "/api/v1/runaway-policy",
+    tag = "budgets",
+    operation_id = "getRunawayPolicy",
+    responses((status = 200, description = "success", body = PolicyBody)),
+)]
 pub async fn get(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -49,6 +64,16 @@ pub async fn get(
     Ok(Json(body(policy)))
 }
 
+/// Replace the tenant's runaway limits; later uploads are judged by them
+#[utoipa::path(
+    put,
+    path = "/api/v1/runaway-policy",
+    tag = "budgets",
+    operation_id = "putRunawayPolicy",
+    request_body(content = PolicyBody,
+        example = json!({"windowMinutes": 15, "spendUsd": 10.0, "unattendedMinutes": 60})),
+    responses((status = 200, description = "success", body = PolicyBody)),
+)]
 pub async fn put(
     State(state): State<AppState>,
     Caller(call): Caller,

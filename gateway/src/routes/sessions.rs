@@ -4,12 +4,18 @@
 use axum::Json;
 use axum::extract::{RawQuery, State};
 use serde::{Deserialize, Serialize};
+use utoipa::{PartialSchema, ToSchema};
 
 use baton_kit::error::ErrorCode;
 use baton_kit::selector::Selector;
 use baton_proto::common::v1 as common;
 use baton_proto::registry::v1 as proto;
 
+use crate::api_schema::enums::TriageStatus;
+use crate::api_schema::errors;
+use crate::api_schema::selector::{SelectorAnswer, SelectorBody};
+use crate::api_schema::text::{Agent, ContractUuid, Identifier, Scope, Timestamp};
+use crate::api_schema::{Nullable, text};
 use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::{iso_of, optional_iso};
@@ -17,7 +23,7 @@ use crate::state::{AppState, Caller, Member};
 use crate::strict::{self, StrictJson};
 
 /// `source` of an open: `compact` and `clear` are not sources (400).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SessionSource {
     Startup,
@@ -41,117 +47,159 @@ impl SessionSource {
 }
 
 /// A commitment the agent was shown: `{id, topic, status}`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BriefedRow {
+    #[schema(schema_with = ContractUuid::schema)]
     pub id: String,
+    #[schema(schema_with = Identifier::<256>::schema)]
     pub topic: String,
+    #[schema(schema_with = Identifier::<64>::schema)]
     pub status: String,
 }
 
 /// `POST /agent-sessions/open` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct OpenBody {
+    #[schema(schema_with = Agent::schema)]
     pub agent: String,
+    #[schema(schema_with = Identifier::<256>::schema)]
     pub session_id: String,
+    #[schema(inline)]
     pub source: SessionSource,
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = Identifier::<256>::schema)]
     pub project: Option<String>,
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = Scope::schema)]
     pub scope: Option<String>,
     /// Defaults to `{"kind":"all"}`.
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(value_type = Option<SelectorBody>, nullable = false)]
     pub selector: Option<Selector>,
     /// Present (even `[]`) stamps the briefing delivery; at most 100 rows.
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(max_items = 100, nullable = false)]
     pub briefed_memories: Option<Vec<BriefedRow>>,
     /// Additive: the session this one follows in the same client process (after Claude
     /// Code's `/clear`), by its `sessionId` under the same agent. Recorded on insert only.
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = Identifier::<256>::schema)]
     pub follows_session_id: Option<String>,
 }
 
 /// `POST /agent-sessions/open` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OpenAnswer {
+    #[schema(schema_with = ContractUuid::schema)]
     pub session_run_id: String,
+    #[schema(minimum = 1)]
     pub activation_epoch: i64,
+    #[schema(inline)]
     pub source: SessionSource,
     pub created: bool,
     pub reopened: bool,
+    #[schema(schema_with = Timestamp::schema)]
     pub opened_at: String,
+    #[schema(schema_with = Timestamp::schema)]
     pub last_seen_at: String,
+    #[schema(schema_with = Nullable::<Timestamp>::schema, required = true)]
     pub briefing_delivered_at: Option<String>,
 }
 
 /// `POST /agent-sessions/heartbeat` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct HeartbeatBody {
+    #[schema(schema_with = Agent::schema)]
     pub agent: String,
+    #[schema(schema_with = Identifier::<256>::schema)]
     pub session_id: String,
     /// 1..4000 UTF-16 units, stored as sent.
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = text::Prose::<4000>::schema)]
     pub last_message_excerpt: Option<String>,
     /// Additive: when the hook observed this heartbeat (RFC 3339), for a replay from its
     /// spool. Clamped to `[lastSeenAt, now]`; a replay from before the session's close changes
     /// nothing, and an old replay never makes a session read live now.
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = text::Instant::schema)]
     pub observed_at: Option<String>,
 }
 
 /// `POST /agent-sessions/heartbeat` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HeartbeatAnswer {
+    #[schema(schema_with = ContractUuid::schema)]
     pub session_run_id: String,
+    #[schema(minimum = 1)]
     pub activation_epoch: i64,
+    #[schema(schema_with = Timestamp::schema)]
     pub last_seen_at: String,
     pub resurrected: bool,
 }
 
 /// `POST /agent-sessions/close` body: the natural key, and for a replay when it was observed.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CloseBody {
+    #[schema(schema_with = Agent::schema)]
     pub agent: String,
+    #[schema(schema_with = Identifier::<256>::schema)]
     pub session_id: String,
     /// Additive: when the hook observed the end (RFC 3339); `closedAt` becomes this instant
     /// clamped to `[lastSeenAt, now]`.
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = text::Instant::schema)]
     pub observed_at: Option<String>,
 }
 
 /// `POST /agent-sessions/close` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CloseAnswer {
+    #[schema(schema_with = ContractUuid::schema)]
     pub session_run_id: String,
+    #[schema(minimum = 1)]
     pub activation_epoch: i64,
+    #[schema(schema_with = Timestamp::schema)]
     pub closed_at: String,
     pub already_closed: bool,
 }
 
 /// `GET /agent-sessions/{sessionRunId}` answer: never the excerpt or the watermark.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRow {
+    #[schema(schema_with = ContractUuid::schema)]
     pub session_run_id: String,
     pub agent: String,
     pub session_id: String,
+    #[schema(inline)]
     pub source: SessionSource,
+    #[schema(required = true)]
     pub project: Option<String>,
+    #[schema(required = true)]
     pub scope: Option<String>,
+    #[schema(value_type = SelectorAnswer)]
     pub selector: Selector,
+    #[schema(minimum = 1)]
     pub activation_epoch: i64,
     /// The run's effective triage status (`idle` for a run triage has never handled).
+    #[schema(schema_with = TriageStatus::schema)]
     pub triage_status: String,
+    #[schema(schema_with = Timestamp::schema)]
     pub opened_at: String,
+    #[schema(schema_with = Nullable::<Timestamp>::schema, required = true)]
     pub closed_at: Option<String>,
+    #[schema(schema_with = Timestamp::schema)]
     pub last_seen_at: String,
+    #[schema(schema_with = Nullable::<Timestamp>::schema, required = true)]
     pub briefing_delivered_at: Option<String>,
+    #[schema(max_items = 100)]
     pub briefed_memories: Vec<BriefedRow>,
 }
 
@@ -174,7 +222,16 @@ pub fn key(agent: String, session_id: String) -> Option<proto::SessionKey> {
     Some(proto::SessionKey { agent, session_id })
 }
 
-/// Open or reactivate a session (CONTRACT table A).
+/// Open or reactivate a session (CONTRACT table A)
+#[utoipa::path(
+    post,
+    path = "/api/v1/agent-sessions/open",
+    tag = "sessions",
+    operation_id = "openSession",
+    request_body(content = OpenBody, example = json!({"agent": "claude-code",
+        "sessionId": "doc-1", "source": "startup", "project": "baton", "scope": "work"})),
+    responses((status = 200, description = "success", body = OpenAnswer), errors::Conflict),
+)]
 pub async fn open(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -217,7 +274,16 @@ pub async fn open(
     }))
 }
 
-/// Refresh the lease; resurrects a closed or expired session (CONTRACT table B).
+/// Refresh the lease; resurrects a closed or expired session (CONTRACT table B)
+#[utoipa::path(
+    post,
+    path = "/api/v1/agent-sessions/heartbeat",
+    tag = "sessions",
+    operation_id = "heartbeatSession",
+    request_body(content = HeartbeatBody, example = json!({"agent": "claude-code",
+        "sessionId": "doc-1", "lastMessageExcerpt": "tests pass"})),
+    responses((status = 200, description = "success", body = HeartbeatAnswer), errors::NotFound),
+)]
 pub async fn heartbeat(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -243,7 +309,16 @@ pub async fn heartbeat(
     }))
 }
 
-/// Close by natural key; idempotent (CONTRACT table C).
+/// Close by natural key; idempotent (CONTRACT table C)
+#[utoipa::path(
+    post,
+    path = "/api/v1/agent-sessions/close",
+    tag = "sessions",
+    operation_id = "closeSession",
+    request_body(content = CloseBody,
+        example = json!({"agent": "claude-code", "sessionId": "doc-1"})),
+    responses((status = 200, description = "success", body = CloseAnswer), errors::NotFound),
+)]
 pub async fn close(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -276,7 +351,15 @@ pub fn unknown_run_is_invalid(error: HttpError) -> HttpError {
     }
 }
 
-/// Read one session row (CONTRACT section 8). Never refreshes the lease.
+/// Read one session row; never refreshes the lease (CONTRACT section 8)
+#[utoipa::path(
+    get,
+    path = "/api/v1/agent-sessions/{sessionRunId}",
+    tag = "sessions",
+    operation_id = "getSession",
+    params(RunIdPath),
+    responses((status = 200, description = "success", body = SessionRow), errors::InvalidInput),
+)]
 pub async fn row(
     State(state): State<AppState>,
     Caller(call): Caller,

@@ -5,10 +5,14 @@
 use axum::Json;
 use axum::extract::{RawQuery, State};
 use serde::{Deserialize, Serialize};
+use utoipa::{PartialSchema, ToSchema};
 
 use baton_kit::error::ErrorCode;
 use baton_proto::triage::v1 as proto;
 
+use crate::api_schema::enums::{AttemptOutcome, BeginReason, TriageStatus};
+use crate::api_schema::errors;
+use crate::api_schema::text::{Agent, ContractUuid, Identifier, Scope, Timestamp};
 use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::sessions::unknown_run_is_invalid;
@@ -17,80 +21,113 @@ use crate::state::{AppState, Caller};
 use crate::strict::{self, StrictJson};
 
 /// `POST /agent-sessions/triage/begin` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct BeginBody {
+    #[schema(schema_with = Agent::schema)]
     pub agent: String,
+    #[schema(schema_with = Identifier::<256>::schema)]
     pub session_id: String,
     /// A JSON integer 0..100000 (strings, null and fractions are refused).
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(maximum = 100000, nullable = false)]
     pub turn_count: Option<u32>,
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(nullable = false)]
     pub stop_hook_active: Option<bool>,
 }
 
 /// `POST /agent-sessions/triage/begin` answer; absent keys are omitted.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BeginAnswer {
+    #[schema(schema_with = ContractUuid::schema)]
     pub session_run_id: String,
     pub armed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = ContractUuid::schema)]
     pub attempt_id: Option<String>,
+    #[schema(schema_with = TriageStatus::schema)]
     pub triage_status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = BeginReason::schema)]
     pub reason: Option<String>,
 }
 
 /// `POST /agent-sessions/triage/complete` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct CompleteBody {
+    #[schema(schema_with = Agent::schema)]
     pub agent: String,
+    #[schema(schema_with = Identifier::<256>::schema)]
     pub session_id: String,
+    #[schema(schema_with = ContractUuid::schema)]
     pub attempt_id: String,
 }
 
 /// `POST /agent-sessions/triage/complete` answer: counts only.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CompleteAnswer {
+    #[schema(schema_with = ContractUuid::schema)]
     pub session_run_id: String,
+    #[schema(schema_with = AttemptOutcome::schema)]
     pub triage_status: String,
+    #[schema(maximum = 500)]
     pub event_count: u32,
+    #[schema(maximum = 500)]
     pub since_begin_count: u32,
     pub truncated: bool,
 }
 
 /// One attempt of the log.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AttemptItem {
+    #[schema(schema_with = ContractUuid::schema)]
     pub attempt_id: String,
+    #[schema(schema_with = Timestamp::schema)]
     pub armed_at: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = Timestamp::schema)]
     pub finalized_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(schema_with = AttemptOutcome::schema)]
     pub outcome: Option<String>,
 }
 
 /// `GET /agent-sessions/{id}/triage-attempts` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AttemptsAnswer {
+    #[schema(schema_with = ContractUuid::schema)]
     pub session_run_id: String,
+    #[schema(inline, max_items = 50)]
     pub items: Vec<AttemptItem>,
     pub count: u32,
     pub truncated: bool,
 }
 
 /// `GET /prompts/debrief` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct DebriefAnswer {
+    #[schema(min_length = 1)]
     pub prompt: String,
 }
 
-/// May this turn end inject a debrief? Arms at most one attempt at a time (CONTRACT table F).
+/// May this turn end inject a debrief? (table F)
+///
+/// Arms at most one attempt at a time.
+#[utoipa::path(
+    post,
+    path = "/api/v1/agent-sessions/triage/begin",
+    tag = "triage",
+    operation_id = "beginTriage",
+    request_body(content = BeginBody,
+        example = json!({"agent": "claude-code", "sessionId": "doc-1", "turnCount": 3})),
+    responses((status = 200, description = "success", body = BeginAnswer), errors::NotFound),
+)]
 pub async fn begin(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -117,7 +154,20 @@ pub async fn begin(
     }))
 }
 
-/// Absorbs an armed attempt's writes (CONTRACT table G).
+/// Absorb an armed attempt's writes (table G)
+#[utoipa::path(
+    post,
+    path = "/api/v1/agent-sessions/triage/complete",
+    tag = "triage",
+    operation_id = "completeTriage",
+    request_body(content = CompleteBody, example = json!({"agent": "claude-code",
+        "sessionId": "doc-1", "attemptId": "0190b3a4-7d2e-7c41-9a3b-2f1e4d5c6b7a"})),
+    responses(
+        (status = 200, description = "success", body = CompleteAnswer),
+        errors::NotFound,
+        errors::Conflict,
+    ),
+)]
 pub async fn complete(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -143,7 +193,18 @@ pub async fn complete(
     }))
 }
 
-/// A run's attempt log, oldest first, the newest 50 kept.
+/// A run's attempt log, oldest first, the newest 50 kept
+#[utoipa::path(
+    get,
+    path = "/api/v1/agent-sessions/{sessionRunId}/triage-attempts",
+    tag = "triage",
+    operation_id = "listTriageAttempts",
+    params(RunIdPath),
+    responses(
+        (status = 200, description = "success", body = AttemptsAnswer),
+        errors::InvalidInput,
+    ),
+)]
 pub async fn attempts(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -181,8 +242,27 @@ pub async fn attempts(
     }))
 }
 
-/// The debrief prompt: Baton's instructions plus the session's facets and briefed rows as one
-/// fenced JSON data block. A read: never refreshes a lease.
+/// The debrief prompt; `agent` and `sessionId` go together
+///
+/// Baton's instructions plus the session's facets and briefed rows as one fenced JSON data
+/// block. A read: never refreshes a lease.
+#[utoipa::path(
+    get,
+    path = "/api/v1/prompts/debrief",
+    tag = "triage",
+    operation_id = "getDebriefPrompt",
+    params(
+        ("scope" = inline(Option<Scope>), Query),
+        ("project" = inline(Option<Identifier<256>>), Query),
+        ("agent" = inline(Option<Agent>), Query),
+        ("sessionId" = inline(Option<Identifier<256>>), Query),
+    ),
+    responses(
+        (status = 200, description = "success", body = DebriefAnswer),
+        errors::InvalidInput,
+        errors::NotFound,
+    ),
+)]
 pub async fn debrief(
     State(state): State<AppState>,
     Caller(call): Caller,

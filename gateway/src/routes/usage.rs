@@ -7,23 +7,49 @@ use axum::extract::{RawQuery, State};
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
+use utoipa::{PartialSchema, ToSchema};
 
 use baton_kit::error::ErrorCode;
 use baton_proto::registry::v1 as registry;
 use baton_proto::usage::v1 as proto;
 
+use crate::api_schema::enums::RunawayFilter;
+use crate::api_schema::enums::{AgentKind, AgentStatus, AlwaysTrue, GroupBy, JoinPath};
+use crate::api_schema::text::{Agent, ContractUuid, FactId, Identifier, Instant, Timestamp};
+use crate::api_schema::{Nullable, errors};
 use crate::csv_export;
 use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
-use crate::routes::usage_answers::{FiguresAnswer, SessionAnswer, figures, session};
+use crate::routes::usage_answers::{FiguresAnswer, QueryAnswer, SessionAnswer, figures, session};
 use crate::routes::{optional_instant, optional_iso};
 use crate::state::{AppState, Caller};
 use crate::strict;
 
 pub(crate) use crate::routes::usage_answers::query_answer;
 
-/// Tokens and cost in `[from, to)` grouped by `groupBy` (default `day`), days cut in
-/// `timezone`; CSV when the caller prefers it ([`csv_export`]).
+/// Tokens by kind, cost and unpriced tokens by model, grouped
+///
+/// In [from, to) (default: the last 30 days, at most 400), grouped by `groupBy` (default
+/// `day`, cut in `timezone`). CSV when the caller prefers it: one header row, then one row
+/// per group.
+#[utoipa::path(
+    get,
+    path = "/api/v1/usage",
+    tag = "usage",
+    operation_id = "queryUsage",
+    params(
+        ("from" = inline(Option<Instant>), Query),
+        ("to" = inline(Option<Instant>), Query),
+        ("groupBy" = inline(Option<GroupBy>), Query),
+        ("timezone" = Option<String>, Query, max_length = 64,
+            description = "An IANA zone; UTC by default."),
+    ),
+    responses(
+        (status = 200, description = "success",
+            content((QueryAnswer = "application/json"), (String = "text/csv"))),
+        errors::InvalidInput,
+    ),
+)]
 pub async fn query(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -59,16 +85,46 @@ pub async fn query(
 }
 
 /// `GET /usage/sessions` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionsAnswer {
+    #[schema(max_items = 200)]
     pub sessions: Vec<SessionAnswer>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub next_cursor: Option<String>,
 }
 
-/// Sessions by newest activity, keyset-paged; CSV when the caller prefers it, the next page
-/// then in a `Link` header.
+/// Sessions by their last activity, newest first, with their figures
+///
+/// Those whose last activity is in [from, to), keyset-paged by the opaque `nextCursor` (a
+/// malformed cursor is 400). CSV when the caller prefers it: one header row, then one row per
+/// session, the next page in a `Link` header.
+#[utoipa::path(
+    get,
+    path = "/api/v1/usage/sessions",
+    tag = "usage",
+    operation_id = "listUsageSessions",
+    params(
+        ("from" = inline(Option<Instant>), Query),
+        ("to" = inline(Option<Instant>), Query),
+        ("project" = inline(Option<Identifier<256>>), Query),
+        ("agent" = inline(Option<Agent>), Query),
+        ("hostId" = inline(Option<FactId<128>>), Query),
+        ("member" = Option<String>, Query, max_length = 64,
+            description = "A member's sessions; `unattributed`: those no member uploaded."),
+        ("runaway" = inline(Option<RunawayFilter>), Query),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 200),
+        ("cursor" = Option<String>, Query, max_length = 2048),
+    ),
+    responses(
+        (status = 200, description = "success",
+            content((SessionsAnswer = "application/json"), (String = "text/csv")),
+            headers(("Link" = String,
+                description = "The next page when `Accept: text/csv` (RFC 8288), `<…>; rel=\"next\"`"))),
+        errors::InvalidInput,
+    ),
+)]
 pub async fn sessions(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -136,61 +192,101 @@ pub async fn sessions(
     .into_response())
 }
 
-#[derive(Debug, Serialize)]
+/// An agent of a run's tree, with its own and its subtree's figures.
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TreeAgentAnswer {
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub agent_id: Option<String>,
+    #[schema(schema_with = AgentKind::schema)]
     pub kind: String,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub parent_agent_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub subagent_type: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub spawn_tool: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub model: Option<String>,
+    #[schema(schema_with = AgentStatus::schema)]
     pub status: String,
+    #[schema(schema_with = Nullable::<Timestamp>::schema, required = true)]
     pub first_activity_at: Option<String>,
+    #[schema(schema_with = Nullable::<Timestamp>::schema, required = true)]
     pub last_activity_at: Option<String>,
     pub own: FiguresAnswer,
     pub rolled_up: FiguresAnswer,
 }
 
-#[derive(Debug, Serialize)]
+/// A parent-child edge of the tree, with the join path that proved it.
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TreeEdgeAnswer {
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub parent_agent_id: Option<String>,
     pub child_agent_id: String,
+    #[schema(schema_with = JoinPath::schema)]
     pub join_path: String,
 }
 
-#[derive(Debug, Serialize)]
+/// What delegating to subagents saved, against running their work on the main agent's model.
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SavingsAnswer {
+    #[schema(minimum = 0.0)]
     pub actual_usd: f64,
+    #[schema(minimum = 0.0)]
     pub counterfactual_usd: f64,
     pub savings_usd: f64,
+    #[schema(schema_with = AlwaysTrue::schema)]
     pub is_estimate: bool,
     pub skipped_agent_ids: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
     pub counterfactual_model: Option<String>,
 }
 
 /// `GET /agent-sessions/{sessionRunId}/tree` answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TreeAnswer {
+    #[schema(schema_with = ContractUuid::schema)]
     pub session_run_id: String,
     pub session: SessionAnswer,
+    #[schema(inline)]
     pub agents: Vec<TreeAgentAnswer>,
+    #[schema(inline)]
     pub edges: Vec<TreeEdgeAnswer>,
+    #[schema(inline)]
     pub delegation_savings: SavingsAnswer,
 }
 
-/// A run's agent tree: registry names the run's natural key (an unknown or foreign run is
-/// 404); a run with nothing uploaded answers its empty tree.
+/// A run's agent tree
+///
+/// Agents with status, own and rolled-up figures, edges with the join path that proved them,
+/// and delegation savings (always an estimate). Registry names the run's natural key; a run
+/// with nothing uploaded answers its empty tree.
+#[utoipa::path(
+    get,
+    path = "/api/v1/agent-sessions/{sessionRunId}/tree",
+    tag = "usage",
+    operation_id = "getAgentTree",
+    params(("sessionRunId" = inline(ContractUuid), Path,
+        example = "0190b3a4-7d2e-7c41-9a3b-2f1e4d5c6b7a",
+        description = "Malformed ids are 400; unknown and other tenants' runs are 404. A run \
+            with nothing uploaded answers its empty tree.")),
+    responses(
+        (status = 200, description = "success", body = TreeAnswer),
+        errors::InvalidInput,
+        errors::NotFound,
+    ),
+)]
 pub async fn tree(
     State(state): State<AppState>,
     Caller(call): Caller,

@@ -8,74 +8,109 @@ use axum::Json;
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
+use utoipa::{PartialSchema, ToSchema};
 
 use baton_kit::error::ErrorCode;
 use baton_proto::notify::v1 as proto;
 
+use crate::api_schema::enums::{DeliveryError, DeliveryState, WebhookEvent, WebhookFormat};
+use crate::api_schema::text::Timestamp;
+use crate::api_schema::{List, Nullable, errors};
 use crate::path_ids::BudgetIdPath as IdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::{iso_of, optional_iso};
 use crate::state::{AppState, Caller};
 use crate::strict::{self, StrictJson};
 
+/// The events a webhook receives: each once, at most both.
+type WebhookEvents = List<WebhookEvent, 2>;
+
 /// `POST /webhooks` body.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct WebhookBody {
+    #[schema(max_length = 2048)]
     pub url: String,
+    #[schema(schema_with = WebhookEvents::schema)]
     pub events: Vec<String>,
     #[serde(default, deserialize_with = "strict::present")]
+    #[schema(schema_with = WebhookFormat::schema)]
     pub format: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+/// A registered webhook (never its secret).
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct WebhookAnswer {
+    #[schema(format = Uuid)]
     pub id: String,
     pub url: String,
+    #[schema(schema_with = WebhookEvents::schema)]
     pub events: Vec<String>,
+    #[schema(schema_with = WebhookFormat::schema)]
     pub format: String,
+    #[schema(schema_with = Nullable::<Timestamp>::schema, required = true)]
     pub created_at: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+/// `POST /webhooks` answer (201).
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreatedAnswer {
+    #[schema(inline)]
     pub webhook: WebhookAnswer,
     /// Shown once: the receiver verifies each delivery's signature with it.
     pub secret: String,
 }
 
-#[derive(Debug, Serialize)]
+/// `GET /webhooks` answer.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct WebhooksAnswer {
+    #[schema(inline)]
     pub webhooks: Vec<WebhookAnswer>,
 }
 
-#[derive(Debug, Serialize)]
+/// One delivery attempt: its status code, or why it failed.
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AttemptAnswer {
+    #[schema(minimum = 1, maximum = 1000)]
     pub number: u32,
+    #[schema(schema_with = Timestamp::schema)]
     pub at: String,
     pub duration_ms: u32,
+    #[schema(minimum = 100, maximum = 599, required = true)]
     pub status_code: Option<u32>,
+    #[schema(schema_with = Nullable::<DeliveryError>::schema, required = true)]
     pub error: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+/// One delivery of an alert to a webhook.
+#[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DeliveryAnswer {
+    #[schema(format = Uuid)]
     pub id: String,
+    #[schema(format = Uuid)]
     pub webhook_id: String,
+    #[schema(format = Uuid)]
     pub event_id: String,
+    #[schema(schema_with = WebhookEvent::schema)]
     pub event: String,
+    #[schema(schema_with = DeliveryState::schema)]
     pub state: String,
+    #[schema(schema_with = Timestamp::schema)]
     pub created_at: String,
+    #[schema(schema_with = Nullable::<Timestamp>::schema, required = true)]
     pub next_attempt_at: Option<String>,
+    #[schema(inline)]
     pub attempts: Vec<AttemptAnswer>,
 }
 
-#[derive(Debug, Serialize)]
+/// `GET /webhooks/deliveries` answer.
+#[derive(Debug, Serialize, ToSchema)]
 pub struct DeliveriesAnswer {
+    #[schema(inline, max_items = 200)]
     pub deliveries: Vec<DeliveryAnswer>,
 }
 
@@ -112,7 +147,21 @@ pub(crate) fn delivery_answer(delivery: proto::Delivery) -> DeliveryAnswer {
     }
 }
 
-/// Registers a webhook; 201 with its secret (shown this once).
+/// Register a webhook for alerts (`budget.crossed`, `runaway.flagged`)
+///
+/// Each delivery is signed (`X-Baton-Signature: v1=<hex HMAC-SHA256(secret,
+/// "{X-Baton-Timestamp}.{body}")>`) and retried with backoff until a 2xx; the secret is
+/// answered once (201). A hosted deployment takes only `https` URLs that resolve to public
+/// addresses.
+#[utoipa::path(
+    post,
+    path = "/api/v1/webhooks",
+    tag = "webhooks",
+    operation_id = "createWebhook",
+    request_body(content = WebhookBody, example = json!({
+        "url": "https://hooks.example.com/baton", "events": ["budget.crossed"]})),
+    responses((status = 201, description = "success", body = CreatedAnswer), errors::Conflict),
+)]
 pub async fn create(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -141,7 +190,14 @@ pub async fn create(
     ))
 }
 
-/// The tenant's webhooks, without secrets.
+/// The tenant's webhooks, oldest first (never a secret)
+#[utoipa::path(
+    get,
+    path = "/api/v1/webhooks",
+    tag = "webhooks",
+    operation_id = "listWebhooks",
+    responses((status = 200, description = "success", body = WebhooksAnswer)),
+)]
 pub async fn list(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -159,7 +215,17 @@ pub async fn list(
     }))
 }
 
-/// Removes a webhook; 204. Another tenant's or an unknown id is 404.
+/// Remove a webhook: nothing more is delivered to it; its log stays
+///
+/// 204; another tenant's or an unknown id is 404.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/webhooks/{id}",
+    tag = "webhooks",
+    operation_id = "deleteWebhook",
+    params(IdPath),
+    responses((status = 204, description = "deleted"), errors::NotFound),
+)]
 pub async fn delete(
     State(state): State<AppState>,
     Caller(call): Caller,
@@ -179,7 +245,23 @@ pub async fn delete(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// The delivery log, newest first (`webhookId`, `limit` 1..200).
+/// The delivery log, newest first
+///
+/// Each delivery's state and every attempt with its status code or failure class.
+#[utoipa::path(
+    get,
+    path = "/api/v1/webhooks/deliveries",
+    tag = "webhooks",
+    operation_id = "listWebhookDeliveries",
+    params(
+        ("webhookId" = Option<String>, Query, format = Uuid),
+        ("limit" = Option<u32>, Query, minimum = 1, maximum = 200),
+    ),
+    responses(
+        (status = 200, description = "success", body = DeliveriesAnswer),
+        errors::InvalidInput,
+    ),
+)]
 pub async fn deliveries(
     State(state): State<AppState>,
     Caller(call): Caller,

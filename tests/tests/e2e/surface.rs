@@ -36,7 +36,15 @@ async fn health_readiness_openapi_and_unknown_routes() {
         assert!(paths.contains_key(path), "{path}");
     }
     let open = &paths["/api/v1/agent-sessions/open"]["post"];
+    // The body schema is a named component (generated from the request type).
     let body = &open["requestBody"]["content"]["application/json"]["schema"];
+    let body = match body["$ref"].as_str() {
+        Some(reference) => {
+            let name = reference.trim_start_matches("#/components/schemas/");
+            &openapi.body["components"]["schemas"][name]
+        }
+        None => body,
+    };
     assert_eq!(body["properties"]["briefedMemories"]["maxItems"], 100);
     assert_eq!(body["additionalProperties"], false);
 

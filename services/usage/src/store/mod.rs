@@ -12,7 +12,7 @@
 //!
 //! Every merge commutes (unions, least/greatest, sticky flags, summed rollup deltas), so two
 //! uploads of one tenant need no lock between them; rows are written in key order so
-//! concurrent uploads lock what they share in one order ([`crate::upload`] retries the rare
+//! concurrent uploads lock what they share in one order (the upload retries the rare
 //! deadlock).
 
 use sqlx::{Postgres, Transaction};

@@ -27,11 +27,10 @@ use uuid::Uuid;
 use baton_usage_model::{PriceTable, UsageRecord};
 
 use super::Tx;
-use super::usage_insert::{self, Conflict};
+use super::usage_insert::{self, Conflict, Write};
 use crate::decide::{Fate, decide};
 use crate::keys::{AgentKey, UsageKey};
 use crate::rollups::{self, Delta, Key};
-use crate::row_price::RowPrice;
 use crate::tree::PRICED_ROW_COLUMNS;
 use crate::validate::{Batch, Usage};
 
@@ -50,19 +49,6 @@ struct Stored {
     record: UsageRecord,
     key: Key,
     delta: Delta,
-}
-
-/// A row to write: the uploaded fact, where it counts and its price.
-pub(super) struct Write<'a> {
-    pub(super) row: &'a Usage,
-    pub(super) key: Key,
-    pub(super) price: RowPrice,
-}
-
-impl Write<'_> {
-    fn delta(&self) -> Delta {
-        Delta::of(&self.row.tokens, &self.row.server_tools, &self.price)
-    }
 }
 
 /// Where a usage row counts in the rollups besides its own fields: its session's project and

@@ -1,5 +1,5 @@
 //! The `usage.token_usage` statement: a batch's rows as `unnest` columns, inserted in one
-//! statement under one of two conflict clauses. [`super::usage`] first writes with
+//! statement under one of two conflict clauses. The usage writer (`store/usage.rs`) first writes with
 //! [`Conflict::Skip`] (a key no row holds is inserted, a held key left alone) and, once the
 //! collision rule has decided the held keys against their locked rows, writes the survivors
 //! with [`Conflict::Replace`].
@@ -9,9 +9,24 @@ use sqlx::AssertSqlSafe;
 use uuid::Uuid;
 
 use super::Tx;
-use super::usage::Write;
 use crate::keys::UsageKey;
+use crate::rollups::{Delta, Key};
+use crate::row_price::RowPrice;
 use crate::validate::Batch;
+use crate::validate::Usage;
+
+/// A row to write: the uploaded fact, where it counts and its price.
+pub(super) struct Write<'a> {
+    pub(super) row: &'a Usage,
+    pub(super) key: Key,
+    pub(super) price: RowPrice,
+}
+
+impl Write<'_> {
+    pub(super) fn delta(&self) -> Delta {
+        Delta::of(&self.row.tokens, &self.row.server_tools, &self.price)
+    }
+}
 
 /// The `unnest` columns of the rows to write.
 #[derive(Default)]
@@ -107,7 +122,7 @@ const ON_CONFLICT_SKIP: &str =
 
 /// A replacement takes the survivor's copy whole: every column, its tokens (reasoning
 /// included), server-tool calls and their price, and its host and member (attribution follows
-/// the copy, see [`super::usage`]).
+/// the copy, see `store/usage.rs`).
 const ON_CONFLICT_REPLACE: &str = "ON CONFLICT (tenant_id, agent, dedup_key) DO UPDATE SET \
        session_id = EXCLUDED.session_id, agent_id = EXCLUDED.agent_id, \
        agent_kind = EXCLUDED.agent_kind, project_slug = EXCLUDED.project_slug, \

@@ -1,6 +1,7 @@
 use baton_usage_model::record::{Modifiers, ServerTools, Tokens};
 
 use super::*;
+use crate::row_price::RowPrice;
 
 /// An uploaded copy of `msg_1` with `output` tokens.
 fn copy(output: u64, sidechain: bool, speed: Option<&str>) -> Usage {
