@@ -15,7 +15,7 @@ build:
 	$(CARGO) build --workspace --bins
 
 ## Build, migrate, then serve every service in one process (Ctrl-C stops it).
-run: export BATON_CLOSER_ENABLED ?= true
+run: export BATON_CLOSER__ENABLED ?= true
 run: services build
 	$(CARGO) run -q --bin baton -- migrate
 	@echo
@@ -73,6 +73,6 @@ bench:
 	$(CARGO) build --release --workspace --bins
 	$(CARGO) run --release -q -p baton-bench -- all
 
-## The closer's judge over the labelled corpus in eval/closer (BATON_CLOSER_JUDGE=evidence|openai), dev and held-out reported apart.
+## The closer's judge over the labelled corpus in eval/closer (BATON_CLOSER__JUDGE=evidence|openai), dev and held-out reported apart.
 eval-closer:
 	$(CARGO) run -q --bin baton -- eval-closer --holdout

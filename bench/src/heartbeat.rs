@@ -26,7 +26,7 @@ pub async fn run() -> anyhow::Result<()> {
         WARMUP.as_secs()
     );
     let baton = Baton::start_with(&[
-        ("BATON_RATE_LIMIT__REQUESTS", "10000000"),
+        ("BATON_GATEWAY__RATE_LIMIT_REQUESTS", "10000000"),
         ("BATON_LOG", "warn,baton=info"),
         ("BATON_TEST_CLOCK", "0"),
     ])

@@ -47,7 +47,7 @@ fn timed(mut command: Command, stdin: Option<&[u8]>) -> anyhow::Result<Duration>
 pub async fn run() -> anyhow::Result<()> {
     println!("hook: spawn-to-exit latency, {RUNS} runs per variant, interleaved");
     let baton = Baton::start_with(&[
-        ("BATON_RATE_LIMIT__REQUESTS", "10000000"),
+        ("BATON_GATEWAY__RATE_LIMIT_REQUESTS", "10000000"),
         ("BATON_LOG", "warn,baton=info"),
         ("BATON_TEST_CLOCK", "0"),
     ])

@@ -8,7 +8,7 @@
 //! (`--holdout` adds them). The default margin is the lowest threshold at which the
 //! development corpora together stay at or under 1% spurious. Spurious rate = wrong resolves /
 //! briefed commitments that were not truly completed (see `baton_closer::eval`). The evidence
-//! judge always runs; the `openai` judge runs as well when `BATON_CLOSER_JUDGE_URL` is set. A
+//! judge always runs; the `openai` judge runs as well when `BATON_CLOSER__JUDGE_URL` is set. A
 //! malformed file fails with one line naming the file, the line and the reason.
 
 use std::collections::BTreeMap;
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
-use baton_closer::config::{CloserConfig, JudgeConfig};
+use baton_closer::config::{CloserConfig, CloserSettings, JudgeConfig};
 use baton_closer::eval::curve::{self, Point, Rate};
 use baton_closer::eval::{self, Case, Tally};
 use baton_closer::judge::{self, Judge, Verdict};
@@ -208,7 +208,7 @@ async fn report_judge(
     verbose: bool,
 ) -> anyhow::Result<()> {
     println!(
-        "\n=== judge: {} (margin BATON_CLOSER_MIN_CONFIDENCE = {margin:.2}; spurious = wrong resolves / briefed commitments not truly completed)",
+        "\n=== judge: {} (margin BATON_CLOSER__MIN_CONFIDENCE = {margin:.2}; spurious = wrong resolves / briefed commitments not truly completed)",
         judge.name()
     );
     let steps = thresholds(margin);
@@ -251,10 +251,10 @@ fn judges(env: &Env) -> anyhow::Result<(Vec<std::sync::Arc<dyn Judge>>, f64)> {
         .clone()
         .with("BATON_SERVICE_TOKEN", "eval-needs-no-service-token");
     let config = CloserConfig::from_env(&env)?;
+    let settings: CloserSettings = baton_kit::config::load(&env)?;
     let mut found = vec![judge::from_config(&JudgeConfig::Evidence)?];
-    if env.optional_string("BATON_CLOSER_JUDGE_URL").is_some() {
-        let openai = CloserConfig::from_env(&env.clone().with("BATON_CLOSER_JUDGE", "openai"))?;
-        found.push(judge::from_config(&openai.judge)?);
+    if let Some(openai) = settings.openai_judge() {
+        found.push(judge::from_config(&openai)?);
     }
     Ok((found, config.min_confidence))
 }

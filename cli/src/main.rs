@@ -6,6 +6,7 @@ mod eval;
 mod migrate;
 mod report;
 mod serve;
+mod settings;
 mod target;
 mod tenant;
 mod usage;
@@ -52,7 +53,7 @@ enum Command {
     /// Run the closer's judges over the labelled corpora and print recall, precision and the
     /// spurious-resolve rate per kind and overall, and the curve over abstention thresholds
     /// with 95% Wilson intervals (the evidence judge; the openai one too when
-    /// `BATON_CLOSER_JUDGE_URL` is set).
+    /// `BATON_CLOSER__JUDGE_URL` is set).
     EvalCloser {
         /// Corpus files (JSON lines); default: the development corpora.
         files: Vec<std::path::PathBuf>,

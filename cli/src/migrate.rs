@@ -2,16 +2,21 @@
 
 use anyhow::Context;
 
-use baton_kit::config::{DEFAULT_DATABASE_URL, Env};
+use baton_kit::config::{CommonSettings, ConfigError, Env, load};
 use baton_kit::{db, schema};
 
+use crate::settings::{ContextUrl, ContextUrls, MigrateSettings};
 use crate::target::Target;
 
 /// The admin URL: `BATON_MIGRATE_DATABASE_URL`, else `BATON_DATABASE_URL`. It must be allowed to
 /// create roles and schemas (a superuser locally; the migrations Job's credentials in k8s).
-pub fn admin_url(env: &Env) -> String {
-    env.optional_string("BATON_MIGRATE_DATABASE_URL")
-        .unwrap_or_else(|| env.string("BATON_DATABASE_URL", DEFAULT_DATABASE_URL))
+pub fn admin_url(env: &Env) -> Result<String, ConfigError> {
+    let settings: MigrateSettings = load(env)?;
+    let url = match settings.migrate_database_url {
+        Some(url) => url,
+        None => load::<CommonSettings>(env)?.database_url.0,
+    };
+    Ok(url.expose().to_string())
 }
 
 /// Creates the database if missing, then migrates each context into its own schema.
@@ -64,13 +69,13 @@ pub async fn migrate_all(admin_url: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// One context as `--check` sees it: its name, where it lives, its embedded migrations and the
-/// variable of its own database URL.
+/// One context as `--check` sees it: its name, where it lives, its embedded migrations and its
+/// own database URL (`BATON_<CONTEXT>__DATABASE_URL`).
 struct Checked {
     target: Target,
     db: &'static db::ContextDb,
     migrator: fn() -> sqlx::migrate::Migrator,
-    url_key: &'static str,
+    url: fn(&ContextUrls) -> &ContextUrl,
 }
 
 const CONTEXTS: [Checked; 7] = [
@@ -78,43 +83,43 @@ const CONTEXTS: [Checked; 7] = [
         target: Target::Registry,
         db: &baton_registry::DB,
         migrator: baton_registry::migrator,
-        url_key: "BATON_REGISTRY__DATABASE_URL",
+        url: |urls| &urls.registry,
     },
     Checked {
         target: Target::Provenance,
         db: &baton_provenance::DB,
         migrator: baton_provenance::migrator,
-        url_key: "BATON_PROVENANCE__DATABASE_URL",
+        url: |urls| &urls.provenance,
     },
     Checked {
         target: Target::Triage,
         db: &baton_triage::DB,
         migrator: baton_triage::migrator,
-        url_key: "BATON_TRIAGE__DATABASE_URL",
+        url: |urls| &urls.triage,
     },
     Checked {
         target: Target::Closer,
         db: &baton_closer::DB,
         migrator: baton_closer::migrator,
-        url_key: "BATON_CLOSER__DATABASE_URL",
+        url: |urls| &urls.closer,
     },
     Checked {
         target: Target::Usage,
         db: &baton_usage::DB,
         migrator: baton_usage::migrator,
-        url_key: "BATON_USAGE__DATABASE_URL",
+        url: |urls| &urls.usage,
     },
     Checked {
         target: Target::Notify,
         db: &baton_notify::DB,
         migrator: baton_notify::migrator,
-        url_key: "BATON_NOTIFY__DATABASE_URL",
+        url: |urls| &urls.notify,
     },
     Checked {
         target: Target::Gateway,
         db: &baton_gateway::DB,
         migrator: baton_gateway::migrator,
-        url_key: "BATON_GATEWAY__DATABASE_URL",
+        url: |urls| &urls.gateway,
     },
 ];
 
@@ -125,12 +130,13 @@ pub async fn check(env: &Env, targets: &[Target]) -> anyhow::Result<()> {
     let wanted = |target: Target| {
         targets.is_empty() || targets.contains(&Target::All) || targets.contains(&target)
     };
+    let urls: ContextUrls = load(env)?;
     let mut behind = Vec::new();
     for context in CONTEXTS.iter().filter(|context| wanted(context.target)) {
-        let url = env
-            .optional_secret_url(context.url_key)
-            .map(|url| url.expose().to_string())
-            .unwrap_or_else(|| admin_url(env));
+        let url = match &(context.url)(&urls).database_url {
+            Some(url) => url.expose().to_string(),
+            None => admin_url(env)?,
+        };
         let pool = sqlx::postgres::PgPoolOptions::new()
             .max_connections(1)
             .acquire_timeout(std::time::Duration::from_secs(10))
@@ -154,7 +160,7 @@ pub async fn check(env: &Env, targets: &[Target]) -> anyhow::Result<()> {
 }
 
 pub async fn run(env: &Env) -> anyhow::Result<()> {
-    migrate_all(&admin_url(env)).await?;
+    migrate_all(&admin_url(env)?).await?;
     eprintln!("migrations applied");
     Ok(())
 }

@@ -7,12 +7,15 @@
 use anyhow::Context;
 use chrono::{DateTime, Duration, Utc};
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 use uuid::Uuid;
 
 use baton_closer::report::{Rates, add};
+use baton_gateway::config::GatewaySettings;
 use baton_kit::clock::{iso, parse_instant, to_timestamp};
-use baton_kit::config::{CommonConfig, DEFAULT_DATABASE_URL, Env};
+use baton_kit::config::peers::CloserPeer;
+use baton_kit::config::{CommonConfig, CommonSettings, Env, SecretUrl, Settings, load};
 use baton_kit::db;
 use baton_kit::grpc::{Outbound, OutboundCall};
 use baton_proto::closer::v1 as proto;
@@ -36,10 +39,11 @@ async fn tenants(env: &Env, tenant: Option<&str>) -> anyhow::Result<Vec<Uuid>> {
             .with_context(|| format!("--tenant {tenant:?} is not a tenant id"))?;
         return Ok(vec![id]);
     }
+    let common: CommonSettings = load(env)?;
+    let gateway: GatewaySettings = load(env)?;
     let pool = db::connect_runtime(
-        &env.string("BATON_DATABASE_URL", DEFAULT_DATABASE_URL),
-        env.optional_string("BATON_GATEWAY__DATABASE_URL")
-            .as_deref(),
+        common.database_url.0.expose(),
+        gateway.database_url.as_ref().map(SecretUrl::expose),
         &baton_gateway::DB,
         1,
     )
@@ -185,6 +189,17 @@ fn json_of(
     })
 }
 
+/// The service the report calls (`BATON_CLOSER__ADDR`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+struct ReportCalls {
+    closer: CloserPeer,
+}
+
+impl Settings for ReportCalls {
+    const SECTION: &'static str = "";
+}
+
 /// Runs the report and prints it.
 pub async fn closer(
     env: &Env,
@@ -194,10 +209,8 @@ pub async fn closer(
 ) -> anyhow::Result<()> {
     let since = window_start(since, Utc::now())?;
     let common = CommonConfig::from_env(env).context("reading BATON_SERVICE_TOKEN")?;
-    let address = env.string(
-        "BATON_CLOSER__ADDR",
-        baton_gateway::config::DEFAULT_CLOSER_ADDR,
-    );
+    let calls: ReportCalls = load(env)?;
+    let address = calls.closer.addr();
     let channel = baton_kit::grpc::channel(&address).context("the closer's address")?;
     let mut client = CloserClient::new(channel);
     let outbound = Outbound::new(&common.service_token);

@@ -11,7 +11,7 @@ use tokio::task::JoinSet;
 
 use baton_closer::CloserConfig;
 use baton_gateway::GatewayConfig;
-use baton_kit::config::Env;
+use baton_kit::config::{Env, load};
 use baton_kit::shutdown::{self, Shutdown};
 use baton_kit::telemetry::Component;
 use baton_kit::telemetry::component::within;
@@ -22,6 +22,7 @@ use baton_triage::TriageConfig;
 use baton_usage::UsageConfig;
 
 use crate::migrate;
+use crate::settings::ServeSettings;
 use crate::target::Target;
 
 /// The components `targets` name, each reporting its own `service.name`.
@@ -75,7 +76,7 @@ pub async fn run(env: &Env, targets: &[Target], migrate_first: bool) -> anyhow::
 }
 
 /// The configurations of the services this process runs, validated before anything starts.
-struct Plan {
+pub(crate) struct Plan {
     registry: Option<RegistryConfig>,
     provenance: Option<ProvenanceConfig>,
     triage: Option<TriageConfig>,
@@ -88,7 +89,7 @@ struct Plan {
     grpc_in_process: bool,
 }
 
-fn plan(env: &Env, targets: &[Target]) -> anyhow::Result<Plan> {
+pub(crate) fn plan(env: &Env, targets: &[Target]) -> anyhow::Result<Plan> {
     let wants = |service: Target| targets.contains(&Target::All) || targets.contains(&service);
     Ok(Plan {
         registry: wants(Target::Registry)
@@ -112,7 +113,7 @@ fn plan(env: &Env, targets: &[Target]) -> anyhow::Result<Plan> {
         gateway: wants(Target::Gateway)
             .then(|| GatewayConfig::from_env(env))
             .transpose()?,
-        grpc_in_process: env.bool("BATON_GRPC_IN_PROCESS", true)?,
+        grpc_in_process: load::<ServeSettings>(env)?.grpc_in_process.get(),
     })
 }
 
@@ -135,7 +136,7 @@ fn wire<'a>(
 async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> anyhow::Result<()> {
     let mut plan = plan(env, targets)?;
     if migrate_first {
-        migrate::migrate_all(&migrate::admin_url(env)).await?;
+        migrate::migrate_all(&migrate::admin_url(env)?).await?;
         tracing::info!("migrations applied");
     }
     // Bind everything first; co-located services then talk to the addresses just bound.

@@ -2,15 +2,17 @@
 
 use anyhow::Context;
 
+use baton_gateway::config::GatewaySettings;
 use baton_gateway::tenants::Scope;
-use baton_kit::config::{DEFAULT_DATABASE_URL, Env};
+use baton_kit::config::{CommonSettings, Env, SecretUrl, load};
 use baton_kit::db;
 
 async fn gateway_pool(env: &Env) -> anyhow::Result<sqlx::PgPool> {
+    let common: CommonSettings = load(env)?;
+    let gateway: GatewaySettings = load(env)?;
     db::connect_runtime(
-        &env.string("BATON_DATABASE_URL", DEFAULT_DATABASE_URL),
-        env.optional_string("BATON_GATEWAY__DATABASE_URL")
-            .as_deref(),
+        common.database_url.0.expose(),
+        gateway.database_url.as_ref().map(SecretUrl::expose),
         &baton_gateway::DB,
         1,
     )

@@ -3,8 +3,8 @@
 
 use anyhow::Context;
 
-use baton_kit::config::{DEFAULT_DATABASE_URL, Env};
-use baton_usage::config::RetentionConfig;
+use baton_kit::config::{CommonSettings, Env, SecretUrl, load};
+use baton_usage::config::{RetentionConfig, UsageSettings};
 
 use crate::migrate;
 
@@ -15,7 +15,7 @@ pub async fn pricing_import(env: &Env, file: &std::path::Path) -> anyhow::Result
         std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let pool = sqlx::postgres::PgPoolOptions::new()
         .max_connections(1)
-        .connect(&migrate::admin_url(env))
+        .connect(&migrate::admin_url(env)?)
         .await
         .context("connecting")?;
     let imported = baton_usage::pricing::import(&pool, &text)
@@ -33,12 +33,15 @@ pub async fn pricing_import(env: &Env, file: &std::path::Path) -> anyhow::Result
 
 /// Runs hook-delivery retention once as the usage maintenance role and prints its journal.
 pub async fn retention(env: &Env) -> anyhow::Result<()> {
-    let config = RetentionConfig::from_env(env)?;
-    let base = env.string("BATON_DATABASE_URL", DEFAULT_DATABASE_URL);
-    let override_url = env.optional_secret_url("BATON_USAGE__MAINTENANCE_DATABASE_URL");
+    let common: CommonSettings = load(env)?;
+    let settings: UsageSettings = load(env)?;
+    let config = RetentionConfig::from(&settings);
     let pool = baton_kit::db::connect_maintenance(
-        &base,
-        override_url.as_ref().map(|url| url.expose()),
+        common.database_url.0.expose(),
+        settings
+            .maintenance_database_url
+            .as_ref()
+            .map(SecretUrl::expose),
         &baton_usage::DB,
         2,
     )

@@ -1,26 +1,30 @@
 """Every Baton container in the rendered manifests gets every variable its program needs.
 
-Why a check that reads the Rust config sources rather than a Rust test: it runs in a second
-without compiling the workspace (so `make lint` can afford it), and it reads the very call sites
-the binary reads (`env.string("BATON_...", DEFAULT)` and friends), so a key added to a config
-struct is checked the moment it is written. It fails loudly when it cannot follow a call (an
-unresolvable default, a program whose sources name no key), so a refactor cannot turn it into a
-check that passes on nothing.
+What each program reads comes from deploy/checks/settings.tsv: one line per program and
+variable, with the variable's default and its old name, generated from the Rust settings
+structs by a test of the `baton` crate (cli/src/settings/documented.rs), which records the
+structs each program's configuration code loads and fails when the file is stale. A check that
+reads that list rather than compiling the workspace runs in a second (so `make lint` can afford
+it), and the list cannot drift from the code while `cargo test` runs. It fails loudly when the
+list is missing or names no variable for a program, so it cannot turn into a check that passes
+on nothing.
 
 Rules (each a pure function below, unit-tested in test_checks.py):
 
-- A key is *required* when its read has no default (`.ok_or_else(...)` after it), or when its
-  default points at a loopback address (127.0.0.1, localhost, ::1): such a default is right on
-  a laptop and wrong in a pod, where the peer, broker or database is elsewhere and a listener
-  on loopback is unreachable. The value a pod receives must not be loopback either.
+- A key is *required* when its default points at a loopback address (127.0.0.1, localhost,
+  ::1): such a default is right on a laptop and wrong in a pod, where the peer, broker or
+  database is elsewhere and a listener on loopback is unreachable. The value a pod receives
+  must not be loopback either. A key without a default is optional, except the service token
+  (`EITHER_OR_FILE`) and the keys required only under a setting (`CONDITIONAL`).
 - `BATON_DATABASE_URL` (the base URL) is needed only for a pool whose own URL is missing: a
   program that receives every `..._DATABASE_URL` override it reads never uses the base
-  (`db::connect_runtime` / `connect_maintenance` use the override as-is).
-- A few keys are required only under a setting (`CONDITIONAL`); the table is checked against
-  the sources so it cannot go stale.
+  (`db::connect_runtime` / `connect_maintenance` use the override as-is); `migrate` uses it only
+  without `BATON_MIGRATE_DATABASE_URL` (`BASE_REPLACED_BY`).
+- `CONDITIONAL` is checked against the list so it cannot go stale.
 - Every `BATON_*` variable set directly on a container must be one its program reads, and every
   `BATON_*` key of a ConfigMap one some program reads: a misspelt name is otherwise silently
-  ignored and the default wins.
+  ignored and the default wins. An old name (still accepted, with a deprecation line in the
+  log) is reported with its new one.
 - The migrations Job carries the overlay's release in its name (components/release), and every
   Deployment that serves waits for the schema: an init container running `baton migrate --check`.
 - Every Secret and ConfigMap key a container references exists (in prod, where the Secret is not
@@ -38,40 +42,19 @@ import sys
 import yaml
 
 LOOPBACK = re.compile(r"(127\.0\.0\.1|localhost|\[?::1\]?)(:|/|$)")
-CALL = re.compile(
-    r"env\s*\.\s*(?P<method>\w+)\(\s*\"(?P<key>BATON_[A-Z0-9_]+)\"\s*(?:,\s*(?P<default>[^,()]+))?"
-)
-KEY = re.compile(r"\"(BATON_[A-Z0-9_]+)\"")
-CONST = re.compile(r"const\s+(\w+)\s*:\s*&str\s*=\s*\"([^\"]*)\"")
+SETTINGS = "deploy/checks/settings.tsv"
 BASE_URL = "BATON_DATABASE_URL"
 
 # Keys required only when another key has a value: key -> (setting, value).
-CONDITIONAL = {"BATON_CLOSER_JUDGE_URL": ("BATON_CLOSER_JUDGE", "openai")}
+CONDITIONAL = {"BATON_CLOSER__JUDGE_URL": ("BATON_CLOSER__JUDGE", "openai")}
 
 # Keys required unless their file form is set (the code reads either; see
 # services/kit/src/service_tokens.rs and Env::with_files).
 EITHER_OR_FILE = {"BATON_SERVICE_TOKEN": "BATON_SERVICE_TOKEN_FILE"}
 
-# Which config sources each program reads. `serve <context>` reads its context's config.rs,
-# which pulls in CommonConfig (kit) and BusConfig (kit bus) when it calls them.
-PROGRAM_SOURCES = {
-    "serve registry": ["services/registry/src/config.rs"],
-    "serve provenance": ["services/provenance/src/config.rs"],
-    "serve triage": ["services/triage/src/config.rs"],
-    "serve closer": ["services/closer/src/config.rs"],
-    "serve usage": ["services/usage/src/config.rs"],
-    "serve notify": ["services/notify/src/config.rs"],
-    "serve gateway": ["gateway/src/config.rs"],
-    "migrate": ["cli/src/migrate.rs"],
-}
-SHARED_SOURCES = {
-    "CommonConfig::from_env": [
-        "services/kit/src/config/service.rs",
-        "services/kit/src/config/env.rs",
-    ],
-    "BusConfig::from_env": ["services/kit/src/bus/mod.rs"],
-    "ServiceTokens::from_env": ["services/kit/src/service_tokens.rs"],
-}
+# Programs whose base URL is replaced by one URL alone: `migrate --check` reads each context's
+# own URL but falls back to the admin URL, not to the base.
+BASE_REPLACED_BY = {"migrate": ["BATON_MIGRATE_DATABASE_URL"]}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,11 +69,8 @@ class Spec:
     program: str
     known: set[str]
     reads: dict[str, Read]
-
-
-def without_tests(source: str) -> str:
-    """The source up to its `#[cfg(test)]` module: tests set variables the binary never reads."""
-    return source.split("#[cfg(test)]", 1)[0]
+    # Old name -> new name, for the keys this program reads.
+    renamed: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 def is_loopback(value: str) -> bool:
@@ -99,76 +79,37 @@ def is_loopback(value: str) -> bool:
     return bool(LOOPBACK.match(host))
 
 
-# Env methods whose default is text (an address or a URL); other defaults are typed (a Duration,
-# a number, a bool) and cannot point anywhere.
-TEXT_METHODS = {"string", "socket_addr", "secret_url"}
-
-
-def requirement(
-    method: str, default: str | None, consts: dict[str, str], after: str
-) -> tuple[bool, bool]:
-    """(required, no_loopback) for one read, from its default and the text after the call."""
-    if re.match(r"\s*\)\s*\.\s*ok_or_else", after):
+def requirement(key: str, default: str | None) -> tuple[bool, bool]:
+    """(required, no_loopback) for one read, from its default."""
+    if key in EITHER_OR_FILE:
         return True, True
-    if default is None:
-        return False, False
-    default = default.strip()
-    name = default.split("::")[-1]
-    if default.startswith('"'):
-        value = default.strip('"')
-    elif name in consts:
-        value = consts[name]
-    elif method in TEXT_METHODS:
-        raise ValueError(f"cannot resolve the default {default} of env.{method}")
-    else:
-        return False, False
-    loopback = is_loopback(value)
+    loopback = default is not None and is_loopback(default)
     return loopback, loopback
 
 
-def parse_reads(source: str, consts: dict[str, str]) -> dict[str, Read]:
-    reads: dict[str, Read] = {}
-    for match in CALL.finditer(source):
-        key = match["key"]
-        required, no_loopback = requirement(
-            match["method"], match["default"], consts, source[match.end() :]
-        )
-        previous = reads.get(key)
-        if previous:
-            required = required or previous.required
-            no_loopback = no_loopback or previous.no_loopback
-        reads[key] = Read(key, required, no_loopback)
-    return reads
+def parse_settings(text: str) -> dict[str, Spec]:
+    """The programs of settings.tsv: `program<TAB>key<TAB>default<TAB>old name` per line."""
+    specs: dict[str, Spec] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        fields = line.split("\t")
+        if len(fields) != 4:
+            raise ValueError(f"{SETTINGS}:{number}: expected 4 tab-separated fields")
+        program, key, default, old = fields
+        spec = specs.setdefault(program, Spec(program, set(), {}))
+        spec.known.add(key)
+        spec.reads[key] = Read(key, *requirement(key, default or None))
+        if old:
+            spec.renamed[old] = key
+    return specs
 
 
 def load_specs(root: pathlib.Path) -> dict[str, Spec]:
-    texts = {}
-    for paths in list(PROGRAM_SOURCES.values()) + list(SHARED_SOURCES.values()):
-        for path in paths:
-            texts[path] = without_tests((root / path).read_text())
-    consts = {}
-    for text in texts.values():
-        consts.update(dict(CONST.findall(text)))
-    specs = {}
-    for program, paths in PROGRAM_SOURCES.items():
-        sources = [texts[path] for path in paths]
-        # Shared sources pull in others (CommonConfig reads ServiceTokens): follow to a fixpoint.
-        added = True
-        while added:
-            added = False
-            for marker, paths in SHARED_SOURCES.items():
-                if texts[paths[0]] not in sources and any(marker in text for text in sources):
-                    sources.extend(texts[path] for path in paths)
-                    added = True
-        joined = "\n".join(sources)
-        reads = parse_reads(joined, consts)
-        for key in EITHER_OR_FILE:
-            if key in reads:
-                reads[key] = Read(key, True, reads[key].no_loopback)
-        known = set(KEY.findall(joined))
-        if not reads:
-            raise ValueError(f"{program}: no env reads found in {paths}")
-        specs[program] = Spec(program, known, reads)
+    specs = parse_settings((root / SETTINGS).read_text())
+    for program in ("serve registry", "serve gateway", "migrate"):
+        if not specs.get(program) or not specs[program].reads:
+            raise ValueError(f"{SETTINGS}: no variables for {program}")
     for key, (setting, _) in CONDITIONAL.items():
         if not any(key in s.known and setting in s.known for s in specs.values()):
             raise ValueError(f"CONDITIONAL names {key}/{setting}, which no program reads")
@@ -190,7 +131,7 @@ def program_of(container: dict) -> str | None:
 def missing(spec: Spec, env: dict[str, str]) -> list[str]:
     """Problems with one container's resolved environment (key -> value)."""
     problems = []
-    overrides = [
+    overrides = BASE_REPLACED_BY.get(spec.program) or [
         key
         for key in spec.reads
         if key != BASE_URL and key.endswith("DATABASE_URL") and not spec.reads[key].required
@@ -279,9 +220,12 @@ def waits_for_schema(pod: dict) -> bool:
 def check(rendered: Rendered, specs: dict[str, Spec]) -> list[str]:
     problems: list[str] = []
     every_key = set().union(*(s.known for s in specs.values()))
+    renamed = {old: new for s in specs.values() for old, new in s.renamed.items()}
     for name, data in rendered.configmaps.items():
         for key in data:
-            if key.startswith("BATON_") and key not in every_key:
+            if key in renamed:
+                problems.append(f"ConfigMap/{name}: {key} is the old name of {renamed[key]}")
+            elif key.startswith("BATON_") and key not in every_key:
                 problems.append(f"ConfigMap/{name}: {key} is read by no program")
     for doc in rendered.docs:
         if doc["metadata"]["name"].endswith("-unreleased"):
@@ -304,7 +248,9 @@ def check(rendered: Rendered, specs: dict[str, Spec]) -> list[str]:
             env, direct = resolve_env(container, rendered, where, problems)
             problems += [f"{where}: {p}" for p in missing(specs[program], env)]
             for key in sorted(direct):
-                if key.startswith("BATON_") and key not in specs[program].known:
+                if key in renamed:
+                    problems.append(f"{where}: {key} is the old name of {renamed[key]}")
+                elif key.startswith("BATON_") and key not in specs[program].known:
                     problems.append(f"{where}: {key} is not read by {program}")
     for program in specs:
         if program not in seen:

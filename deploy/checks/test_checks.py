@@ -38,27 +38,32 @@ class LoopbackAndRequirement(unittest.TestCase):
             with self.subTest(value=value):
                 self.assertEqual(envcheck.is_loopback(value), loopback)
 
-    def test_a_read_is_required_without_default_or_with_a_loopback_default(self):
-        consts = {"DEFAULT_LISTEN": "127.0.0.1:50051", "REMOTE": "db.internal:5432"}
+    def test_a_read_is_required_with_a_loopback_default_or_as_the_service_token(self):
         cases = [
-            # (method, default, text after the call) -> (required, no_loopback)
-            ("optional_string", None, ").ok_or_else(|| ...)", (True, True)),
-            ("secret", None, ")\n        .ok_or_else(|| {", (True, True)),
-            ("optional_secret_url", None, "),", (False, False)),
-            ("socket_addr", "DEFAULT_LISTEN", ")?", (True, True)),
-            ("string", '"127.0.0.1:50052"', ")", (True, True)),
-            ("string", '"lexical"', ")", (False, False)),
-            ("string", "crate::REMOTE", ")", (False, False)),
-            ("bounded_duration", "Duration::from_secs(60)", ")", (False, False)),
-            ("duration", "crate::liveness::DEFAULT_WINDOW", ")", (False, False)),
+            # (key, default) -> (required, no_loopback)
+            ("BATON_REGISTRY__LISTEN", "127.0.0.1:50051", (True, True)),
+            ("BATON_AMQP_URL", "amqp://guest:***@127.0.0.1:5672/%2f", (True, True)),
+            ("BATON_CLOSER__JUDGE", "evidence", (False, False)),
+            ("BATON_REGISTRY__SESSION_LEASE", "1day", (False, False)),
+            ("BATON_REGISTRY__DATABASE_URL", None, (False, False)),
+            ("BATON_SERVICE_TOKEN", None, (True, True)),
         ]
-        for method, default, after, expected in cases:
-            with self.subTest(method=method, default=default):
-                self.assertEqual(envcheck.requirement(method, default, consts, after), expected)
+        for key, default, expected in cases:
+            with self.subTest(key=key):
+                self.assertEqual(envcheck.requirement(key, default), expected)
 
-    def test_an_unresolvable_text_default_fails_loudly(self):
+    def test_the_settings_list_is_read_strictly(self):
+        text = (
+            "# comment\n"
+            "serve closer\tBATON_CLOSER__LISTEN\t127.0.0.1:50054\t\n"
+            "serve closer\tBATON_CLOSER__ENABLED\tfalse\tBATON_CLOSER_ENABLED\n"
+        )
+        spec = envcheck.parse_settings(text)["serve closer"]
+        self.assertEqual(spec.known, {"BATON_CLOSER__LISTEN", "BATON_CLOSER__ENABLED"})
+        self.assertTrue(spec.reads["BATON_CLOSER__LISTEN"].required)
+        self.assertEqual(spec.renamed, {"BATON_CLOSER_ENABLED": "BATON_CLOSER__ENABLED"})
         with self.assertRaises(ValueError):
-            envcheck.requirement("socket_addr", "SOMEWHERE", {}, ")")
+            envcheck.parse_settings("serve closer\tBATON_CLOSER__LISTEN\n")
 
 
 class Programs(unittest.TestCase):
@@ -125,13 +130,13 @@ class Missing(unittest.TestCase):
                 self.assertEqual(envcheck.missing(SPEC, env), expected)
 
     def test_conditional_keys_follow_their_setting(self):
-        spec = envcheck.Spec("serve closer", {"BATON_CLOSER_JUDGE_URL", "BATON_CLOSER_JUDGE"}, {
-            "BATON_CLOSER_JUDGE_URL": envcheck.Read("BATON_CLOSER_JUDGE_URL", True, True),
+        spec = envcheck.Spec("serve closer", {"BATON_CLOSER__JUDGE_URL", "BATON_CLOSER__JUDGE"}, {
+            "BATON_CLOSER__JUDGE_URL": envcheck.Read("BATON_CLOSER__JUDGE_URL", False, False),
         })
         self.assertEqual(envcheck.missing(spec, {}), [])
-        self.assertEqual(envcheck.missing(spec, {"BATON_CLOSER_JUDGE": "openai"}), ["serve closer: BATON_CLOSER_JUDGE_URL is not set"])
+        self.assertEqual(envcheck.missing(spec, {"BATON_CLOSER__JUDGE": "openai"}), ["serve closer: BATON_CLOSER__JUDGE_URL is not set"])
 
-    def test_the_real_sources_name_the_keys_the_manifests_must_carry(self):
+    def test_the_real_settings_name_the_keys_the_manifests_must_carry(self):
         specs = envcheck.load_specs(ROOT)
         required = {p: {k for k, r in s.reads.items() if r.required} for p, s in specs.items()}
         self.assertIn("BATON_AMQP_URL", required["serve registry"])

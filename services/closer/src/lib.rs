@@ -5,7 +5,7 @@
 //! Resolve only, reversible, fenced on the activation epoch ([`pass`]). Passes start from
 //! `registry.session.closed` messages ([`consume`]) and from the periodic sweep's retries
 //! ([`sweep`]). [`judge`] holds the deciders; [`metering`] the generation budget; [`eval`] the
-//! corpus evaluation. The kill switch (`BATON_CLOSER_ENABLED`, default off) stops the sweep and
+//! corpus evaluation. The kill switch (`BATON_CLOSER__ENABLED`, default off) stops the sweep and
 //! the consumer: nothing runs, nothing is billed, messages wait in their queue.
 
 pub mod budget_gauge;
@@ -82,7 +82,7 @@ pub async fn serve(
         Outbound::new(&config.common.service_token),
     );
     if !config.enabled {
-        tracing::info!("closer disabled (BATON_CLOSER_ENABLED=false): no sweep, no passes");
+        tracing::info!("closer disabled (BATON_CLOSER__ENABLED=false): no sweep, no passes");
         let grpc = grpc::CloserGrpc::new(None, pool, links, clock);
         baton_kit::grpc::serve(listener, settings, CloserServer::new(grpc), shutdown.wait())
             .await?;

@@ -52,7 +52,7 @@ pub const BACKOFF_BASE: Duration = Duration::from_secs(20 * 60);
 pub const BACKOFF_MAX: Duration = Duration::from_secs(4 * 3600);
 
 /// The retry schedule of a refused or failed pass: the seed's base and cap, configurable
-/// (`BATON_CLOSER_BACKOFF_BASE`, `BATON_CLOSER_BACKOFF_MAX`) so a deployment can tune it and a
+/// (`BATON_CLOSER__BACKOFF_BASE`, `BATON_CLOSER__BACKOFF_MAX`) so a deployment can tune it and a
 /// test on the system clock can watch a retry happen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Backoff {

@@ -45,7 +45,7 @@ pub struct Passes {
     judge: Arc<dyn Judge>,
     meter: Meter,
     backoff: Backoff,
-    /// Findings below this confidence stay open (`BATON_CLOSER_MIN_CONFIDENCE`).
+    /// Findings below this confidence stay open (`BATON_CLOSER__MIN_CONFIDENCE`).
     min_confidence: f64,
 }
 

@@ -13,8 +13,10 @@
 
 use std::fmt;
 
+use serde::{Deserialize, Serialize};
 use tonic::transport::{Certificate, ClientTlsConfig, Identity, ServerTlsConfig};
 
+use crate::config::Settings;
 use crate::config::env::{ConfigError, Env};
 
 /// The process's gRPC TLS material.
@@ -41,6 +43,24 @@ const KEYS: [&str; 3] = [
     "BATON_GRPC_TLS_CA",
 ];
 
+/// mTLS on the internal gRPC hops, process-wide (`BATON_GRPC_TLS_*`): all three files or none.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct GrpcTlsSettings {
+    /// This process's certificate (PEM file).
+    pub grpc_tls_cert: Option<String>,
+    /// Its private key (PEM file).
+    pub grpc_tls_key: Option<String>,
+    /// The CA that signs every Baton process's certificate (PEM file).
+    pub grpc_tls_ca: Option<String>,
+    /// The name servers' certificates are checked against, instead of each address's host.
+    pub grpc_tls_domain: Option<String>,
+}
+
+impl Settings for GrpcTlsSettings {
+    const SECTION: &'static str = "";
+}
+
 /// Reads a PEM file named by `key`, or says which variable points at what.
 pub(crate) fn read_pem(key: &str, path: &str) -> Result<Vec<u8>, ConfigError> {
     let bytes = std::fs::read(path)
@@ -54,14 +74,19 @@ pub(crate) fn read_pem(key: &str, path: &str) -> Result<Vec<u8>, ConfigError> {
 impl GrpcTls {
     /// `None` when none of the variables is set.
     pub fn from_env(env: &Env) -> Result<Option<GrpcTls>, ConfigError> {
-        let paths: Vec<Option<&str>> = KEYS.iter().map(|key| env.raw(key)).collect();
-        match paths.as_slice() {
+        let settings: GrpcTlsSettings = crate::config::load(env)?;
+        let paths = [
+            settings.grpc_tls_cert.as_deref(),
+            settings.grpc_tls_key.as_deref(),
+            settings.grpc_tls_ca.as_deref(),
+        ];
+        match paths {
             [None, None, None] => Ok(None),
             [Some(cert), Some(key), Some(ca)] => Ok(Some(GrpcTls {
                 cert: read_pem(KEYS[0], cert)?,
                 key: read_pem(KEYS[1], key)?,
                 ca: read_pem(KEYS[2], ca)?,
-                domain: env.optional_string("BATON_GRPC_TLS_DOMAIN"),
+                domain: settings.grpc_tls_domain,
             })),
             _ => {
                 let missing = KEYS

@@ -19,10 +19,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
 use subtle::ConstantTimeEq;
 
+use crate::config::Settings;
 use crate::config::env::{ConfigError, Env};
 use crate::config::secret::Secret;
+use crate::config::values::{Span, hours, millis, secs};
 use crate::internal_clients::{self, ClientEntry, Decision};
 
 /// Shortest service token accepted: anything shorter is guessable.
@@ -92,6 +95,28 @@ fn check_length(key: &str, tokens: &[Secret]) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// The service token settings, process-wide (`BATON_SERVICE_TOKEN...`, `BATON_GRPC_CLIENTS_FILE`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct TokenSettings {
+    /// The token this process sends, and accepts; required (at least 16 characters).
+    pub service_token: Option<Secret>,
+    /// Further tokens accepted during a rotation, separated by commas or newlines.
+    pub service_tokens_accepted: Option<Secret>,
+    /// A file holding the sent token, read again every `service_token_reload`.
+    pub service_token_file: Option<PathBuf>,
+    /// A file holding the accepted list, read again every `service_token_reload`.
+    pub service_tokens_accepted_file: Option<PathBuf>,
+    /// Internal clients' credentials (JSON lines), read again with the token files.
+    pub grpc_clients_file: Option<PathBuf>,
+    /// How often the files are read again.
+    pub service_token_reload: Span<{ secs(10) }, { millis(100) }, { hours(1) }>,
+}
+
+impl Settings for TokenSettings {
+    const SECTION: &'static str = "";
+}
+
 fn read_file(path: &PathBuf) -> Result<String, String> {
     std::fs::read_to_string(path).map_err(|error| format!("{}: {error}", path.display()))
 }
@@ -116,21 +141,15 @@ impl ServiceTokens {
 
     /// From `BATON_SERVICE_TOKEN[_FILE]` and `BATON_SERVICE_TOKENS_ACCEPTED[_FILE]`.
     pub fn from_env(env: &Env) -> Result<ServiceTokens, ConfigError> {
-        let send_file = env.raw("BATON_SERVICE_TOKEN_FILE").map(PathBuf::from);
-        let accepted_file = env
-            .raw("BATON_SERVICE_TOKENS_ACCEPTED_FILE")
-            .map(PathBuf::from);
-        let clients_file = env.raw("BATON_GRPC_CLIENTS_FILE").map(PathBuf::from);
-        let every = env.bounded_duration(
-            "BATON_SERVICE_TOKEN_RELOAD",
-            Duration::from_secs(10),
-            Duration::from_millis(100),
-            Duration::from_secs(3600),
-        )?;
-        let env_send = env.secret("BATON_SERVICE_TOKEN");
-        let env_accepted = env
-            .raw("BATON_SERVICE_TOKENS_ACCEPTED")
-            .map(parse_list)
+        let settings: TokenSettings = crate::config::load(env)?;
+        let send_file = settings.service_token_file;
+        let accepted_file = settings.service_tokens_accepted_file;
+        let clients_file = settings.grpc_clients_file;
+        let every = settings.service_token_reload.get();
+        let env_send = settings.service_token;
+        let env_accepted = settings
+            .service_tokens_accepted
+            .map(|list| parse_list(list.expose()))
             .unwrap_or_default();
         check_length("BATON_SERVICE_TOKENS_ACCEPTED", &env_accepted)?;
         let source = if send_file.is_some() || accepted_file.is_some() || clients_file.is_some() {

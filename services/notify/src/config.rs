@@ -4,15 +4,64 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use baton_kit::bus::BusConfig;
-use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl};
+use baton_kit::config::values::{Flag, Int, Listen, Span, hours, millis, mins, secs};
+use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl, Settings, load};
+use serde::{Deserialize, Serialize};
 
 use crate::backoff::Backoff;
+
+/// Notify's own settings, `BATON_NOTIFY__<FIELD>`; each type declares the default and the
+/// bounds.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct NotifySettings {
+    /// gRPC listen address.
+    pub listen: Listen<50056>,
+    /// Full database URL for the runtime role, instead of the base URL.
+    pub database_url: Option<SecretUrl>,
+    /// Full database URL for the maintenance role that claims due deliveries across tenants.
+    pub maintenance_database_url: Option<SecretUrl>,
+    /// Off (the hosted setting), a webhook URL must be `https` and every address a delivery
+    /// connects to must be public (no loopback, private, link-local, CGNAT, unique-local,
+    /// multicast, documentation or unspecified address, nor an IPv4-mapped form of one). A
+    /// self-hosted deployment whose receivers sit on its own network turns it on, which also
+    /// allows `http`.
+    pub allow_private_addresses: Flag<false>,
+    /// Attempts before a delivery is given up as `failed` (about half an hour of retries with
+    /// the default backoff).
+    pub max_attempts: Int<12, 1, 50>,
+    /// Delay before the second attempt, doubling after each failure up to `backoff_max`, each
+    /// delay drawn at random between half and all of its value.
+    pub backoff_base: Span<{ secs(1) }, { millis(10) }, { hours(1) }>,
+    /// The longest delay between attempts; not below `backoff_base`.
+    pub backoff_max: Span<{ mins(15) }, { millis(10) }, { hours(24) }>,
+    /// Longest one attempt may take, connecting included.
+    pub request_timeout: Span<{ secs(10) }, { secs(1) }, { secs(60) }>,
+    /// How often the worker looks for due deliveries when nothing woke it.
+    pub poll_interval: Span<{ secs(1) }, { millis(10) }, { secs(60) }>,
+    /// Attempts in flight at once in this process.
+    pub concurrency: Int<16, 1, 256>,
+}
+
+impl Settings for NotifySettings {
+    const SECTION: &'static str = "notify";
+
+    fn check(&self) -> Result<(), ConfigError> {
+        if self.backoff_max.get() < self.backoff_base.get() {
+            return Err(ConfigError::new(
+                "BATON_NOTIFY__BACKOFF_MAX",
+                "must not be shorter than BATON_NOTIFY__BACKOFF_BASE",
+            ));
+        }
+        Ok(())
+    }
+}
 
 /// Everything notify needs to start.
 #[derive(Debug, Clone)]
 pub struct NotifyConfig {
     pub common: CommonConfig,
-    /// gRPC listen address (`BATON_NOTIFY__LISTEN`, default [`DEFAULT_LISTEN`]).
+    /// gRPC listen address (`BATON_NOTIFY__LISTEN`).
     pub listen: SocketAddr,
     /// Full database URL for the runtime role (`BATON_NOTIFY__DATABASE_URL`).
     pub database_url: Option<SecretUrl>,
@@ -23,87 +72,57 @@ pub struct NotifyConfig {
     pub delivery: DeliveryConfig,
 }
 
-/// How deliveries are made.
+/// How deliveries are made (see [`NotifySettings`] for each one's rule and default).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeliveryConfig {
-    /// `BATON_NOTIFY__ALLOW_PRIVATE_ADDRESSES` (default false, the hosted setting): when
-    /// false, a webhook URL must be `https` and every address a delivery connects to must be
-    /// public (no loopback, private, link-local, CGNAT, unique-local, multicast, documentation
-    /// or unspecified address, nor an IPv4-mapped form of one). A self-hosted deployment whose
-    /// receivers sit on its own network sets it true, which also allows `http`.
+    /// `BATON_NOTIFY__ALLOW_PRIVATE_ADDRESSES`.
     pub allow_private_addresses: bool,
-    /// Attempts before a delivery is given up as `failed` (`BATON_NOTIFY__MAX_ATTEMPTS`,
-    /// 1..=50, default 12: up to about half an hour of retries with the default backoff).
+    /// `BATON_NOTIFY__MAX_ATTEMPTS`.
     pub max_attempts: u32,
-    /// Delay before the second attempt, doubling after each failure up to the maximum, each
-    /// delay drawn at random between half and all of its value (`BATON_NOTIFY__BACKOFF_BASE`,
-    /// 10 ms..1 h, default 1 s; `BATON_NOTIFY__BACKOFF_MAX`, 10 ms..24 h, default 15 min).
+    /// `BATON_NOTIFY__BACKOFF_BASE` and `BATON_NOTIFY__BACKOFF_MAX`.
     pub backoff: Backoff,
-    /// Longest one attempt may take, connecting included (`BATON_NOTIFY__REQUEST_TIMEOUT`,
-    /// 1 s..60 s, default 10 s).
+    /// `BATON_NOTIFY__REQUEST_TIMEOUT`.
     pub request_timeout: Duration,
-    /// How often the worker looks for due deliveries when nothing woke it
-    /// (`BATON_NOTIFY__POLL_INTERVAL`, 10 ms..60 s, default 1 s).
+    /// `BATON_NOTIFY__POLL_INTERVAL`.
     pub poll_interval: Duration,
-    /// Attempts in flight at once in this process (`BATON_NOTIFY__CONCURRENCY`, 1..=256,
-    /// default 16).
+    /// `BATON_NOTIFY__CONCURRENCY`.
     pub concurrency: usize,
 }
 
-/// Default gRPC listen address.
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:50056";
+impl From<&NotifySettings> for DeliveryConfig {
+    fn from(settings: &NotifySettings) -> DeliveryConfig {
+        DeliveryConfig {
+            allow_private_addresses: settings.allow_private_addresses.get(),
+            max_attempts: settings.max_attempts.get() as u32,
+            backoff: Backoff {
+                base: settings.backoff_base.get(),
+                max: settings.backoff_max.get(),
+            },
+            request_timeout: settings.request_timeout.get(),
+            poll_interval: settings.poll_interval.get(),
+            concurrency: settings.concurrency.get() as usize,
+        }
+    }
+}
 
 impl DeliveryConfig {
     pub fn from_env(env: &Env) -> Result<DeliveryConfig, ConfigError> {
-        let base = env.bounded_duration(
-            "BATON_NOTIFY__BACKOFF_BASE",
-            Duration::from_secs(1),
-            Duration::from_millis(10),
-            Duration::from_secs(3600),
-        )?;
-        let max = env.bounded_duration(
-            "BATON_NOTIFY__BACKOFF_MAX",
-            Duration::from_secs(15 * 60),
-            Duration::from_millis(10),
-            Duration::from_secs(24 * 3600),
-        )?;
-        if max < base {
-            return Err(ConfigError::new(
-                "BATON_NOTIFY__BACKOFF_MAX",
-                "must not be shorter than BATON_NOTIFY__BACKOFF_BASE",
-            ));
-        }
-        Ok(DeliveryConfig {
-            allow_private_addresses: env.bool("BATON_NOTIFY__ALLOW_PRIVATE_ADDRESSES", false)?,
-            max_attempts: env.bounded_u64("BATON_NOTIFY__MAX_ATTEMPTS", 12, 1, 50)? as u32,
-            backoff: Backoff { base, max },
-            request_timeout: env.bounded_duration(
-                "BATON_NOTIFY__REQUEST_TIMEOUT",
-                Duration::from_secs(10),
-                Duration::from_secs(1),
-                Duration::from_secs(60),
-            )?,
-            poll_interval: env.bounded_duration(
-                "BATON_NOTIFY__POLL_INTERVAL",
-                Duration::from_secs(1),
-                Duration::from_millis(10),
-                Duration::from_secs(60),
-            )?,
-            concurrency: env.bounded_u64("BATON_NOTIFY__CONCURRENCY", 16, 1, 256)? as usize,
-        })
+        load::<NotifySettings>(env).map(|settings| DeliveryConfig::from(&settings))
     }
 }
 
 impl NotifyConfig {
     pub fn from_env(env: &Env) -> Result<NotifyConfig, ConfigError> {
+        let common = CommonConfig::from_env(env)?;
+        let settings: NotifySettings = load(env)?;
+        let bus = BusConfig::from_env(env)?;
         Ok(NotifyConfig {
-            common: CommonConfig::from_env(env)?,
-            listen: env.socket_addr("BATON_NOTIFY__LISTEN", DEFAULT_LISTEN)?,
-            database_url: env.optional_secret_url("BATON_NOTIFY__DATABASE_URL"),
-            maintenance_database_url: env
-                .optional_secret_url("BATON_NOTIFY__MAINTENANCE_DATABASE_URL"),
-            bus: BusConfig::from_env(env)?,
-            delivery: DeliveryConfig::from_env(env)?,
+            common,
+            listen: settings.listen.get(),
+            delivery: DeliveryConfig::from(&settings),
+            database_url: settings.database_url,
+            maintenance_database_url: settings.maintenance_database_url,
+            bus,
         })
     }
 }

@@ -2,7 +2,35 @@
 
 use std::net::SocketAddr;
 
-use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl};
+use baton_kit::config::peers::RegistryPeer;
+use baton_kit::config::values::Listen;
+use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl, Settings, load};
+use serde::{Deserialize, Serialize};
+
+/// Provenance's own settings, `BATON_PROVENANCE__<FIELD>`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ProvenanceSettings {
+    /// gRPC listen address.
+    pub listen: Listen<50052>,
+    /// Full database URL for the provenance role, instead of the base URL.
+    pub database_url: Option<SecretUrl>,
+}
+
+impl Settings for ProvenanceSettings {
+    const SECTION: &'static str = "provenance";
+}
+
+/// The services provenance calls (`BATON_<SERVICE>__ADDR`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct ProvenanceCalls {
+    pub registry: RegistryPeer,
+}
+
+impl Settings for ProvenanceCalls {
+    const SECTION: &'static str = "";
+}
 
 /// Everything provenance needs to start.
 #[derive(Debug, Clone)]
@@ -16,15 +44,16 @@ pub struct ProvenanceConfig {
     pub registry_addr: String,
 }
 
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:50052";
-
 impl ProvenanceConfig {
     pub fn from_env(env: &Env) -> Result<ProvenanceConfig, ConfigError> {
+        let common = CommonConfig::from_env(env)?;
+        let settings: ProvenanceSettings = load(env)?;
+        let calls: ProvenanceCalls = load(env)?;
         Ok(ProvenanceConfig {
-            common: CommonConfig::from_env(env)?,
-            listen: env.socket_addr("BATON_PROVENANCE__LISTEN", DEFAULT_LISTEN)?,
-            database_url: env.optional_secret_url("BATON_PROVENANCE__DATABASE_URL"),
-            registry_addr: env.string("BATON_REGISTRY__ADDR", "127.0.0.1:50051"),
+            common,
+            listen: settings.listen.get(),
+            database_url: settings.database_url,
+            registry_addr: calls.registry.addr(),
         })
     }
 }

@@ -4,7 +4,39 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use baton_kit::bus::BusConfig;
-use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl};
+use baton_kit::config::values::{Listen, Span, days, hours, mins, secs};
+use baton_kit::config::{CommonConfig, ConfigError, Env, Renamed, SecretUrl, Settings, load};
+use serde::{Deserialize, Serialize};
+
+/// The registry's own settings, `BATON_REGISTRY__<FIELD>`; each type declares the default and
+/// the bounds.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct RegistrySettings {
+    /// gRPC listen address (DESIGN section 7).
+    pub listen: Listen<50051>,
+    /// Full database URL for the registry role, instead of the base URL.
+    pub database_url: Option<SecretUrl>,
+    /// Full database URL for the maintenance role (the lease-expiry sweep, the outbox relay).
+    pub maintenance_database_url: Option<SecretUrl>,
+    /// A session is live while `last_seen_at > now − lease`.
+    pub session_lease: Span<{ hours(24) }, { mins(1) }, { days(30) }>,
+    /// The sweep waits this long past the lease before closing. Non-zero on purpose: a swept
+    /// close must land outside the explicit-close window.
+    pub session_grace: Span<{ hours(1) }, { secs(1) }, { days(7) }>,
+    /// A client that stopped pulsing reads disconnected after this long.
+    pub liveness_window:
+        Span<{ crate::liveness::DEFAULT_WINDOW.as_millis() as u64 }, { secs(1) }, { hours(1) }>,
+}
+
+impl Settings for RegistrySettings {
+    const SECTION: &'static str = "registry";
+    const RENAMED: &'static [Renamed] = &[
+        Renamed::new("BATON_SESSION_LEASE", "session_lease"),
+        Renamed::new("BATON_SESSION_GRACE", "session_grace"),
+        Renamed::new("BATON_LIVENESS_WINDOW", "liveness_window"),
+    ];
+}
 
 /// Everything the registry needs to start.
 #[derive(Debug, Clone)]
@@ -14,50 +46,33 @@ pub struct RegistryConfig {
     pub listen: SocketAddr,
     /// Full database URL for the registry role, overriding the base URL (`BATON_REGISTRY__DATABASE_URL`).
     pub database_url: Option<SecretUrl>,
-    /// A session is live while `last_seen_at > now − lease` (`BATON_SESSION_LEASE`, default 24h).
+    /// A session is live while `last_seen_at > now − lease` (`BATON_REGISTRY__SESSION_LEASE`).
     pub lease: Duration,
-    /// The sweep waits this long past the lease before closing (`BATON_SESSION_GRACE`, 1h).
+    /// The sweep waits this long past the lease before closing (`BATON_REGISTRY__SESSION_GRACE`).
     pub grace: Duration,
     /// Full database URL for the maintenance role (`BATON_REGISTRY__MAINTENANCE_DATABASE_URL`).
     pub maintenance_database_url: Option<SecretUrl>,
     /// A client that stopped pulsing reads disconnected after this long
-    /// (`BATON_LIVENESS_WINDOW`, default 120s).
+    /// (`BATON_REGISTRY__LIVENESS_WINDOW`).
     pub liveness_window: Duration,
     /// The broker the outbox relay publishes to.
     pub bus: BusConfig,
 }
 
-/// DESIGN section 7.
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:50051";
-
 impl RegistryConfig {
     pub fn from_env(env: &Env) -> Result<RegistryConfig, ConfigError> {
+        let common = CommonConfig::from_env(env)?;
+        let bus = BusConfig::from_env(env)?;
+        let settings: RegistrySettings = load(env)?;
         Ok(RegistryConfig {
-            common: CommonConfig::from_env(env)?,
-            maintenance_database_url: env
-                .optional_secret_url("BATON_REGISTRY__MAINTENANCE_DATABASE_URL"),
-            bus: BusConfig::from_env(env)?,
-            listen: env.socket_addr("BATON_REGISTRY__LISTEN", DEFAULT_LISTEN)?,
-            database_url: env.optional_secret_url("BATON_REGISTRY__DATABASE_URL"),
-            lease: env.bounded_duration(
-                "BATON_SESSION_LEASE",
-                Duration::from_secs(24 * 3600),
-                Duration::from_secs(60),
-                Duration::from_secs(30 * 24 * 3600),
-            )?,
-            liveness_window: env.bounded_duration(
-                "BATON_LIVENESS_WINDOW",
-                crate::liveness::DEFAULT_WINDOW,
-                Duration::from_secs(1),
-                Duration::from_secs(3600),
-            )?,
-            // Non-zero on purpose: a swept close must land outside the explicit-close window.
-            grace: env.bounded_duration(
-                "BATON_SESSION_GRACE",
-                Duration::from_secs(3600),
-                Duration::from_secs(1),
-                Duration::from_secs(7 * 24 * 3600),
-            )?,
+            common,
+            maintenance_database_url: settings.maintenance_database_url,
+            bus,
+            listen: settings.listen.get(),
+            database_url: settings.database_url,
+            lease: settings.session_lease.get(),
+            liveness_window: settings.liveness_window.get(),
+            grace: settings.session_grace.get(),
         })
     }
 }

@@ -3,9 +3,50 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl};
+use baton_kit::config::peers::{ProvenancePeer, RegistryPeer};
+use baton_kit::config::values::{Int, Listen, Span, days, mins, secs};
+use baton_kit::config::{CommonConfig, ConfigError, Env, Renamed, SecretUrl, Settings, load};
+use serde::{Deserialize, Serialize};
 
 use crate::decide::Thresholds;
+
+/// Triage's own settings, `BATON_TRIAGE__<FIELD>`: where it listens and when a Stop is worth a
+/// debrief.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct TriageSettings {
+    /// gRPC listen address.
+    pub listen: Listen<50053>,
+    /// Full database URL for the triage role, instead of the base URL.
+    pub database_url: Option<SecretUrl>,
+    /// Turns a session must have had before a Stop asks for a debrief.
+    pub min_turns: Int<3, 0, 100_000>,
+    /// Time a session must have run before a Stop asks for a debrief.
+    pub min_elapsed: Span<{ mins(10) }, 0, { days(7) }>,
+    /// Age an unanswered debrief attempt must reach before another is asked for.
+    pub min_attempt_age: Span<{ secs(30) }, { secs(1) }, { mins(10) }>,
+}
+
+impl Settings for TriageSettings {
+    const SECTION: &'static str = "triage";
+    const RENAMED: &'static [Renamed] = &[
+        Renamed::new("BATON_TRIAGE_MIN_TURNS", "min_turns"),
+        Renamed::new("BATON_TRIAGE_MIN_ELAPSED", "min_elapsed"),
+        Renamed::new("BATON_TRIAGE_MIN_ATTEMPT_AGE", "min_attempt_age"),
+    ];
+}
+
+/// The services triage calls (`BATON_<SERVICE>__ADDR`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct TriageCalls {
+    pub registry: RegistryPeer,
+    pub provenance: ProvenancePeer,
+}
+
+impl Settings for TriageCalls {
+    const SECTION: &'static str = "";
+}
 
 /// Everything triage needs to start.
 #[derive(Debug, Clone)]
@@ -21,36 +62,25 @@ pub struct TriageConfig {
     pub thresholds: Thresholds,
 }
 
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:50053";
-
 fn chrono(duration: Duration) -> chrono::Duration {
     chrono::Duration::from_std(duration).unwrap_or(chrono::Duration::MAX)
 }
 
 impl TriageConfig {
     pub fn from_env(env: &Env) -> Result<TriageConfig, ConfigError> {
-        let min_attempt_age = env.bounded_duration(
-            "BATON_TRIAGE_MIN_ATTEMPT_AGE",
-            Duration::from_secs(30),
-            Duration::from_secs(1),
-            Duration::from_secs(600),
-        )?;
-        let min_elapsed = env.bounded_duration(
-            "BATON_TRIAGE_MIN_ELAPSED",
-            Duration::from_secs(600),
-            Duration::ZERO,
-            Duration::from_secs(7 * 24 * 3600),
-        )?;
+        let settings: TriageSettings = load(env)?;
+        let common = CommonConfig::from_env(env)?;
+        let calls: TriageCalls = load(env)?;
         Ok(TriageConfig {
-            common: CommonConfig::from_env(env)?,
-            listen: env.socket_addr("BATON_TRIAGE__LISTEN", DEFAULT_LISTEN)?,
-            database_url: env.optional_secret_url("BATON_TRIAGE__DATABASE_URL"),
-            registry_addr: env.string("BATON_REGISTRY__ADDR", "127.0.0.1:50051"),
-            provenance_addr: env.string("BATON_PROVENANCE__ADDR", "127.0.0.1:50052"),
+            common,
+            listen: settings.listen.get(),
+            database_url: settings.database_url,
+            registry_addr: calls.registry.addr(),
+            provenance_addr: calls.provenance.addr(),
             thresholds: Thresholds {
-                min_turns: env.bounded_u64("BATON_TRIAGE_MIN_TURNS", 3, 0, 100_000)? as u32,
-                min_elapsed: chrono(min_elapsed),
-                min_attempt_age: chrono(min_attempt_age),
+                min_turns: settings.min_turns.get() as u32,
+                min_elapsed: chrono(settings.min_elapsed.get()),
+                min_attempt_age: chrono(settings.min_attempt_age.get()),
             },
         })
     }
@@ -66,10 +96,18 @@ mod tests {
         let config = TriageConfig::from_env(&base).expect("defaults");
         assert_eq!(config.thresholds, Thresholds::default());
         for bad in ["0s", "601s", "never"] {
-            let env = base.clone().with("BATON_TRIAGE_MIN_ATTEMPT_AGE", bad);
+            let env = base.clone().with("BATON_TRIAGE__MIN_ATTEMPT_AGE", bad);
             assert!(TriageConfig::from_env(&env).is_err(), "{bad}");
         }
-        let env = base.with("BATON_TRIAGE_MIN_ATTEMPT_AGE", "600s");
+        let env = base.clone().with("BATON_TRIAGE__MIN_ATTEMPT_AGE", "600s");
         assert!(TriageConfig::from_env(&env).is_ok());
+        let old = base.with("BATON_TRIAGE_MIN_ATTEMPT_AGE", "601s");
+        assert_eq!(
+            TriageConfig::from_env(&old)
+                .expect_err("old name, same bound")
+                .key,
+            "BATON_TRIAGE_MIN_ATTEMPT_AGE",
+            "the error names the variable that was set"
+        );
     }
 }

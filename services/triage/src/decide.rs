@@ -16,11 +16,11 @@ use crate::status::{Reason, Status};
 /// The debounce and age-guard thresholds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Thresholds {
-    /// `turnCount` at or above this admits an idle run (`BATON_TRIAGE_MIN_TURNS`, 3).
+    /// `turnCount` at or above this admits an idle run (`BATON_TRIAGE__MIN_TURNS`, 3).
     pub min_turns: u32,
-    /// Time since `opened_at` at or above this admits an idle run (`BATON_TRIAGE_MIN_ELAPSED`, 10 min).
+    /// Time since `opened_at` at or above this admits an idle run (`BATON_TRIAGE__MIN_ELAPSED`, 10 min).
     pub min_elapsed: Duration,
-    /// A pending attempt younger than this is withheld (`BATON_TRIAGE_MIN_ATTEMPT_AGE`, 30 s).
+    /// A pending attempt younger than this is withheld (`BATON_TRIAGE__MIN_ATTEMPT_AGE`, 30 s).
     pub min_attempt_age: Duration,
 }
 

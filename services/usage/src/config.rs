@@ -4,7 +4,36 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use baton_kit::bus::BusConfig;
-use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl};
+use baton_kit::config::values::{Int, Listen, Span, SpanOrSeconds, days, hours, mins, secs};
+use baton_kit::config::{CommonConfig, ConfigError, Env, Renamed, SecretUrl, Settings, load};
+use serde::{Deserialize, Serialize};
+
+/// The usage service's own settings, `BATON_USAGE__<FIELD>`; each type declares the default
+/// and the bounds.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct UsageSettings {
+    /// gRPC listen address.
+    pub listen: Listen<50055>,
+    /// Full database URL for the usage role, instead of the base URL.
+    pub database_url: Option<SecretUrl>,
+    /// Full database URL for the maintenance role (retention, the outbox relay).
+    pub maintenance_database_url: Option<SecretUrl>,
+    /// A non-terminal agent quiet for longer reads `unknown` (seed 002's watchdog); a plain
+    /// number is seconds.
+    pub watchdog_window: SpanOrSeconds<{ mins(10) }, { secs(1) }, { days(7) }>,
+    /// Days a hook delivery is kept (seed 002: 90); 0 keeps them forever.
+    pub retention_days: Int<90, 0, 36_500>,
+    /// Rows deleted per statement by retention.
+    pub retention_batch: Int<5000, 1, 1_000_000>,
+    /// How often the service runs retention.
+    pub retention_interval: Span<{ hours(1) }, { secs(1) }, { days(7) }>,
+}
+
+impl Settings for UsageSettings {
+    const SECTION: &'static str = "usage";
+    const RENAMED: &'static [Renamed] = &[Renamed::new("BATON_WATCHDOG_WINDOW", "watchdog_window")];
+}
 
 /// Everything the usage service needs to start.
 #[derive(Debug, Clone)]
@@ -16,10 +45,11 @@ pub struct UsageConfig {
     pub database_url: Option<SecretUrl>,
     /// Full database URL for the maintenance role (`BATON_USAGE__MAINTENANCE_DATABASE_URL`).
     pub maintenance_database_url: Option<SecretUrl>,
-    /// A non-terminal agent quiet for longer reads `unknown` (`BATON_WATCHDOG_WINDOW`, 10 min).
+    /// A non-terminal agent quiet for longer reads `unknown` (`BATON_USAGE__WATCHDOG_WINDOW`,
+    /// 10 min).
     pub watchdog_window: Duration,
     pub retention: RetentionConfig,
-    /// The broker the outbox relay publishes `usage.budget.crossed` to (`BATON_BUS__…`).
+    /// The broker the outbox relay publishes `usage.budget.crossed` to (`BATON_AMQP_URL`, ...).
     pub bus: BusConfig,
 }
 
@@ -36,63 +66,41 @@ pub struct RetentionConfig {
 
 impl Default for RetentionConfig {
     fn default() -> RetentionConfig {
+        RetentionConfig::from(&UsageSettings::default())
+    }
+}
+
+impl From<&UsageSettings> for RetentionConfig {
+    fn from(settings: &UsageSettings) -> RetentionConfig {
         RetentionConfig {
-            days: 90,
-            batch: 5000,
-            interval: Duration::from_secs(3600),
+            days: settings.retention_days.get() as u32,
+            batch: settings.retention_batch.get() as u32,
+            interval: settings.retention_interval.get(),
         }
     }
 }
 
-pub const DEFAULT_LISTEN: &str = "127.0.0.1:50055";
-
 impl RetentionConfig {
     pub fn from_env(env: &Env) -> Result<RetentionConfig, ConfigError> {
-        Ok(RetentionConfig {
-            days: env.bounded_u64("BATON_USAGE__RETENTION_DAYS", 90, 0, 36_500)? as u32,
-            batch: env.bounded_u64("BATON_USAGE__RETENTION_BATCH", 5000, 1, 1_000_000)? as u32,
-            interval: env.bounded_duration(
-                "BATON_USAGE__RETENTION_INTERVAL",
-                Duration::from_secs(3600),
-                Duration::from_secs(1),
-                Duration::from_secs(7 * 24 * 3600),
-            )?,
-        })
+        load::<UsageSettings>(env).map(|settings| RetentionConfig::from(&settings))
     }
 }
 
 impl UsageConfig {
     pub fn from_env(env: &Env) -> Result<UsageConfig, ConfigError> {
+        let common = CommonConfig::from_env(env)?;
+        let settings: UsageSettings = load(env)?;
+        let bus = BusConfig::from_env(env)?;
         Ok(UsageConfig {
-            common: CommonConfig::from_env(env)?,
-            listen: env.socket_addr("BATON_USAGE__LISTEN", DEFAULT_LISTEN)?,
-            database_url: env.optional_secret_url("BATON_USAGE__DATABASE_URL"),
-            maintenance_database_url: env
-                .optional_secret_url("BATON_USAGE__MAINTENANCE_DATABASE_URL"),
-            watchdog_window: watchdog_window(env)?,
-            retention: RetentionConfig::from_env(env)?,
-            bus: BusConfig::from_env(env)?,
+            common,
+            listen: settings.listen.get(),
+            retention: RetentionConfig::from(&settings),
+            database_url: settings.database_url,
+            maintenance_database_url: settings.maintenance_database_url,
+            watchdog_window: settings.watchdog_window.get(),
+            bus,
         })
     }
-}
-
-/// `BATON_WATCHDOG_WINDOW`: humantime (`10m`) or bare seconds (`600`), 1 s .. 7 days.
-pub fn watchdog_window(env: &Env) -> Result<Duration, ConfigError> {
-    const KEY: &str = "BATON_WATCHDOG_WINDOW";
-    let (min, max) = (Duration::from_secs(1), Duration::from_secs(7 * 24 * 3600));
-    let value = match env.raw(KEY).map(str::trim) {
-        Some(text) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => {
-            Duration::from_secs(
-                text.parse()
-                    .map_err(|_| ConfigError::new(KEY, "not a number of seconds"))?,
-            )
-        }
-        _ => env.duration(KEY, Duration::from_secs(600))?,
-    };
-    if value < min || value > max {
-        return Err(ConfigError::new(KEY, "must be between 1s and 7days"));
-    }
-    Ok(value)
 }
 
 #[cfg(test)]
@@ -113,7 +121,7 @@ mod tests {
         ];
         for (text, expected) in table {
             let env = match text {
-                Some(text) => base.clone().with("BATON_WATCHDOG_WINDOW", text),
+                Some(text) => base.clone().with("BATON_USAGE__WATCHDOG_WINDOW", text),
                 None => base.clone(),
             };
             let got = UsageConfig::from_env(&env)
@@ -121,13 +129,23 @@ mod tests {
                 .map(|config| config.watchdog_window.as_secs());
             assert_eq!(got, expected, "{text:?}");
         }
+        let old = base.with("BATON_WATCHDOG_WINDOW", "90");
+        let config = UsageConfig::from_env(&old).expect("the old name still works");
+        assert_eq!(config.watchdog_window, Duration::from_secs(90));
     }
 
     #[test]
     fn retention_defaults_to_ninety_days_in_windows_of_5000() {
         let env = Env::from_pairs([("BATON_SERVICE_TOKEN", "a-long-enough-token")]);
         let config = UsageConfig::from_env(&env).expect("defaults");
-        assert_eq!(config.retention, RetentionConfig::default());
+        assert_eq!(
+            config.retention,
+            RetentionConfig {
+                days: 90,
+                batch: 5000,
+                interval: Duration::from_secs(3600),
+            }
+        );
         let keep = env.clone().with("BATON_USAGE__RETENTION_DAYS", "0");
         assert_eq!(UsageConfig::from_env(&keep).expect("0").retention.days, 0);
         let bad = env.with("BATON_USAGE__RETENTION_BATCH", "0");

@@ -83,7 +83,7 @@ pub struct Finding {
     /// The supporting quotes when done; the vetoing statement when one withdrew it.
     pub evidence: Vec<Evidence>,
     /// How sure the judge is that a `done` finding is right, in [0, 1] (0 for an open one).
-    /// The closer resolves only at or above `BATON_CLOSER_MIN_CONFIDENCE` ([`abstain`]).
+    /// The closer resolves only at or above `BATON_CLOSER__MIN_CONFIDENCE` ([`abstain`]).
     pub confidence: f64,
 }
 

@@ -17,8 +17,62 @@ pub mod topology;
 use std::time::Duration;
 
 use lapin::{Connect, Connection, ConnectionProperties};
+use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, Env, SecretUrl};
+use crate::config::{ConfigError, Env, SecretUrl, Settings};
+
+/// The broker settings, process-wide (`BATON_AMQP_*`, `BATON_BUS_NAMESPACE`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct BusSettings {
+    /// RabbitMQ; `amqps://` connects over TLS (see [`tls`]).
+    pub amqp_url: BrokerUrl,
+    /// Prefixes the exchange and queue names, so tests (and several deployments on one broker)
+    /// never see each other's messages.
+    pub bus_namespace: Namespace,
+    /// The private CA that signs the broker's certificate (PEM file; `amqps://` only).
+    pub amqp_tls_ca: Option<String>,
+    /// A client certificate for a broker that asks for one (PEM file; with the key).
+    pub amqp_tls_cert: Option<String>,
+    /// The client certificate's key (PEM file, PKCS#8; with the certificate).
+    pub amqp_tls_key: Option<String>,
+}
+
+impl Settings for BusSettings {
+    const SECTION: &'static str = "";
+}
+
+/// The broker's URL, [`DEFAULT_AMQP_URL`] when unset.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct BrokerUrl(pub SecretUrl);
+
+impl Default for BrokerUrl {
+    fn default() -> BrokerUrl {
+        BrokerUrl(SecretUrl::new(DEFAULT_AMQP_URL.to_string()))
+    }
+}
+
+/// A bus namespace: a slug (`^[a-z0-9][a-z0-9-]*$`), `baton` when unset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Namespace(pub String);
+
+impl Default for Namespace {
+    fn default() -> Namespace {
+        Namespace("baton".to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Namespace {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Namespace, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        if !crate::text::is_slug(&text) {
+            return Err(serde::de::Error::custom("must match ^[a-z0-9][a-z0-9-]*$"));
+        }
+        Ok(Namespace(text))
+    }
+}
 
 /// Where the broker is and which names this deployment uses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,18 +90,12 @@ pub const DEFAULT_AMQP_URL: &str = "amqp://guest:guest@127.0.0.1:5672/%2f";
 
 impl BusConfig {
     pub fn from_env(env: &Env) -> Result<BusConfig, ConfigError> {
-        let namespace = env.string("BATON_BUS_NAMESPACE", "baton");
-        if !crate::text::is_slug(&namespace) {
-            return Err(ConfigError::new(
-                "BATON_BUS_NAMESPACE",
-                "must match ^[a-z0-9][a-z0-9-]*$",
-            ));
-        }
-        let url = env.secret_url("BATON_AMQP_URL", DEFAULT_AMQP_URL);
+        let settings: BusSettings = crate::config::load(env)?;
+        let url = settings.amqp_url.0;
         let tls = tls::BusTls::from_env(env, &url)?;
         Ok(BusConfig {
             url,
-            namespace,
+            namespace: settings.bus_namespace.0,
             tls,
         })
     }

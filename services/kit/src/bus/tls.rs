@@ -39,11 +39,16 @@ pub const KEY: &str = "BATON_AMQP_TLS_KEY";
 impl BusTls {
     /// Reads the variables and checks them against the URL's scheme.
     pub fn from_env(env: &Env, url: &SecretUrl) -> Result<BusTls, ConfigError> {
-        let ca = env
-            .raw(CA)
+        let settings: super::BusSettings = crate::config::load(env)?;
+        let ca = settings
+            .amqp_tls_ca
+            .as_deref()
             .map(|path| crate::grpc_tls::read_pem(CA, path))
             .transpose()?;
-        let identity = match (env.raw(CERT), env.raw(KEY)) {
+        let identity = match (
+            settings.amqp_tls_cert.as_deref(),
+            settings.amqp_tls_key.as_deref(),
+        ) {
             (None, None) => None,
             (Some(cert), Some(key)) => Some((
                 crate::grpc_tls::read_pem(CERT, cert)?,

@@ -1,13 +1,7 @@
-//! Reading settings from the environment: [`Env`] (defaults, bounds, durations, strict
-//! booleans, secrets from files, database TLS) and the [`ConfigError`] naming the variable.
+//! The snapshot of the environment settings are read from ([`Env`]: secrets from files,
+//! database TLS applied to every database URL) and the [`ConfigError`] naming the variable.
 
 use std::collections::HashMap;
-use std::fmt;
-use std::net::SocketAddr;
-use std::str::FromStr;
-use std::time::Duration;
-
-use super::secret::{Secret, SecretUrl};
 
 /// A configuration value that is missing or malformed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,74 +68,8 @@ impl Env {
     /// `verify-full`) and `BATON_DATABASE_SSLROOTCERT` (a CA file) to every database URL the
     /// process reads (`BATON_DATABASE_URL`, `BATON_MIGRATE_DATABASE_URL` and each context's
     /// `..._DATABASE_URL`), unless a URL sets its own `sslmode` / `sslrootcert`.
-    pub fn with_database_tls(mut self) -> Result<Env, ConfigError> {
-        const MODES: [&str; 6] = [
-            "disable",
-            "allow",
-            "prefer",
-            "require",
-            "verify-ca",
-            "verify-full",
-        ];
-        let mode = self.optional_string("BATON_DATABASE_SSLMODE");
-        let root = self.optional_string("BATON_DATABASE_SSLROOTCERT");
-        if let Some(mode) = &mode
-            && !MODES.contains(&mode.as_str())
-        {
-            return Err(ConfigError::new(
-                "BATON_DATABASE_SSLMODE",
-                format!("must be one of {}", MODES.join(", ")),
-            ));
-        }
-        if let Some(root) = &root
-            && !std::path::Path::new(root).is_file()
-        {
-            return Err(ConfigError::new(
-                "BATON_DATABASE_SSLROOTCERT",
-                format!("no such file: {root}"),
-            ));
-        }
-        if mode.is_none() && root.is_none() {
-            return Ok(self);
-        }
-        if self.raw("BATON_DATABASE_URL").is_none() {
-            self.vars
-                .insert("BATON_DATABASE_URL".into(), DEFAULT_DATABASE_URL.into());
-        }
-        let keys: Vec<String> = self
-            .vars
-            .keys()
-            .filter(|key| key.starts_with("BATON_") && key.ends_with("DATABASE_URL"))
-            .cloned()
-            .collect();
-        for key in keys {
-            let Some(value) = self.raw(&key).map(str::to_string) else {
-                continue;
-            };
-            let mut url = url::Url::parse(&value)
-                .map_err(|error| ConfigError::new(&key, format!("not a URL: {error}")))?;
-            let present: Vec<String> = url
-                .query_pairs()
-                .map(|(name, _)| name.into_owned())
-                .collect();
-            {
-                let mut query = url.query_pairs_mut();
-                if let Some(mode) = mode
-                    .as_deref()
-                    .filter(|_| !present.iter().any(|n| n == "sslmode"))
-                {
-                    query.append_pair("sslmode", mode);
-                }
-                if let Some(root) = root
-                    .as_deref()
-                    .filter(|_| !present.iter().any(|n| n == "sslrootcert"))
-                {
-                    query.append_pair("sslrootcert", root);
-                }
-            }
-            self.vars.insert(key, url.to_string());
-        }
-        Ok(self)
+    pub fn with_database_tls(self) -> Result<Env, ConfigError> {
+        super::database_tls::apply(self)
     }
 
     /// An explicit set of variables (tests, embedded use).
@@ -170,109 +98,20 @@ impl Env {
             .filter(|value| !value.trim().is_empty())
     }
 
-    pub fn string(&self, key: &str, default: &str) -> String {
-        self.raw(key).unwrap_or(default).to_string()
-    }
-
     pub fn optional_string(&self, key: &str) -> Option<String> {
         self.raw(key).map(str::to_string)
     }
 
-    /// Any `FromStr` value.
-    pub fn parse<T>(&self, key: &str, default: T) -> Result<T, ConfigError>
-    where
-        T: FromStr,
-        T::Err: fmt::Display,
-    {
-        match self.raw(key) {
-            None => Ok(default),
-            Some(text) => text
-                .trim()
-                .parse()
-                .map_err(|error: T::Err| ConfigError::new(key, error.to_string())),
-        }
+    /// Every variable that is set (an empty value counts as unset).
+    pub(super) fn set(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.vars
+            .iter()
+            .filter(|(_, value)| !value.trim().is_empty())
+            .map(|(key, value)| (key.as_str(), value.as_str()))
     }
 
-    /// An integer within `[min, max]`.
-    pub fn bounded_u64(
-        &self,
-        key: &str,
-        default: u64,
-        min: u64,
-        max: u64,
-    ) -> Result<u64, ConfigError> {
-        let value = self.parse(key, default)?;
-        if value < min || value > max {
-            return Err(ConfigError::new(
-                key,
-                format!("must be between {min} and {max}, got {value}"),
-            ));
-        }
-        Ok(value)
-    }
-
-    /// A duration written as `24h`, `90s`, `1h 30m` (humantime).
-    pub fn duration(&self, key: &str, default: Duration) -> Result<Duration, ConfigError> {
-        match self.raw(key) {
-            None => Ok(default),
-            Some(text) => humantime::parse_duration(text.trim())
-                .map_err(|error| ConfigError::new(key, format!("not a duration: {error}"))),
-        }
-    }
-
-    /// A duration within `[min, max]`.
-    pub fn bounded_duration(
-        &self,
-        key: &str,
-        default: Duration,
-        min: Duration,
-        max: Duration,
-    ) -> Result<Duration, ConfigError> {
-        let value = self.duration(key, default)?;
-        if value < min || value > max {
-            return Err(ConfigError::new(
-                key,
-                format!(
-                    "must be between {} and {}",
-                    humantime::format_duration(min),
-                    humantime::format_duration(max)
-                ),
-            ));
-        }
-        Ok(value)
-    }
-
-    /// `1`, `true`, `yes`, `on` and their negatives.
-    pub fn bool(&self, key: &str, default: bool) -> Result<bool, ConfigError> {
-        match self.raw(key).map(|text| text.trim().to_ascii_lowercase()) {
-            None => Ok(default),
-            Some(text) => match text.as_str() {
-                "1" | "true" | "yes" | "on" => Ok(true),
-                "0" | "false" | "no" | "off" => Ok(false),
-                _ => Err(ConfigError::new(key, "must be true or false")),
-            },
-        }
-    }
-
-    pub fn socket_addr(&self, key: &str, default: &str) -> Result<SocketAddr, ConfigError> {
-        let text = self.string(key, default);
-        text.parse()
-            .map_err(|_| ConfigError::new(key, format!("not a host:port address: {text}")))
-    }
-
-    /// A secret; `None` when unset.
-    pub fn secret(&self, key: &str) -> Option<Secret> {
-        self.raw(key).map(|text| Secret::new(text.to_string()))
-    }
-
-    /// A connection URL that may carry a password.
-    pub fn secret_url(&self, key: &str, default: &str) -> SecretUrl {
-        SecretUrl::new(self.string(key, default))
-    }
-
-    /// A connection URL that may carry a password; `None` when unset.
-    pub fn optional_secret_url(&self, key: &str) -> Option<SecretUrl> {
-        self.raw(key).map(|text| SecretUrl::new(text.to_string()))
+    pub(super) fn insert(&mut self, key: &str, value: String) {
+        self.vars.insert(key.to_string(), value);
     }
 }
 

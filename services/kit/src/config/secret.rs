@@ -73,3 +73,30 @@ impl fmt::Display for SecretUrl {
         formatter.write_str(&self.redacted())
     }
 }
+
+// Settings deserialize secrets from a variable's text and serialize them only redacted, so
+// printing a settings struct (or documenting its defaults) never shows one.
+
+impl<'de> serde::Deserialize<'de> for Secret {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Secret, D::Error> {
+        <String as serde::Deserialize>::deserialize(deserializer).map(Secret::new)
+    }
+}
+
+impl serde::Serialize for Secret {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for SecretUrl {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<SecretUrl, D::Error> {
+        <String as serde::Deserialize>::deserialize(deserializer).map(SecretUrl::new)
+    }
+}
+
+impl serde::Serialize for SecretUrl {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}

@@ -1,14 +1,47 @@
-//! Settings every service process shares ([`CommonConfig`]), and the variable naming the
-//! deployment environment.
+//! Settings every service process shares ([`CommonSettings`], read into [`CommonConfig`]), and
+//! the variable naming the deployment environment.
+
+use serde::{Deserialize, Serialize};
 
 use super::env::{ConfigError, DEFAULT_DATABASE_URL, Env};
+use super::load::{Settings, load};
 use super::secret::SecretUrl;
+use super::values::{Flag, Int};
 
 /// The variable naming the deployment environment (`dev`, `prod`, ...), reported as the
 /// `deployment.environment.name` resource attribute of every component
 /// (`telemetry::resource`). Read before any service's config, by telemetry's start; the k8s
 /// overlays set it in their ConfigMap.
 pub const DEPLOYMENT_ENVIRONMENT_KEY: &str = "BATON_DEPLOYMENT_ENVIRONMENT";
+
+/// Process-wide settings of every service, `BATON_<FIELD>`. The service token and gRPC TLS
+/// have their own structs next to the code that uses them (`service_tokens`, `grpc_tls`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(default)]
+pub struct CommonSettings {
+    /// Base database URL; each context logs in as its own role on this host and database.
+    pub database_url: DatabaseUrl,
+    /// Largest number of pooled database connections per context.
+    pub database_max_connections: Int<16, 1, 1000>,
+    /// Honour `X-Baton-Test-Now` / `x-baton-test-now` and the test sweep route (never in
+    /// production).
+    pub test_clock: Flag<false>,
+}
+
+impl Settings for CommonSettings {
+    const SECTION: &'static str = "";
+}
+
+/// The base database URL, `postgres://127.0.0.1:5432/baton` when unset.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct DatabaseUrl(pub SecretUrl);
+
+impl Default for DatabaseUrl {
+    fn default() -> DatabaseUrl {
+        DatabaseUrl(SecretUrl::new(DEFAULT_DATABASE_URL.to_string()))
+    }
+}
 
 /// Settings every service process shares.
 #[derive(Debug, Clone)]
@@ -28,17 +61,14 @@ pub struct CommonConfig {
 impl CommonConfig {
     pub fn from_env(env: &Env) -> Result<CommonConfig, ConfigError> {
         let service_token = crate::service_tokens::ServiceTokens::from_env(env)?;
+        let grpc_tls = crate::grpc_tls::GrpcTls::from_env(env)?;
+        let settings: CommonSettings = load(env)?;
         Ok(CommonConfig {
-            database_url: env.secret_url("BATON_DATABASE_URL", DEFAULT_DATABASE_URL),
+            database_url: settings.database_url.0,
             service_token,
-            grpc_tls: crate::grpc_tls::GrpcTls::from_env(env)?,
-            test_clock: env.bool("BATON_TEST_CLOCK", false)?,
-            database_max_connections: env.bounded_u64(
-                "BATON_DATABASE_MAX_CONNECTIONS",
-                16,
-                1,
-                1000,
-            )? as u32,
+            grpc_tls,
+            test_clock: settings.test_clock.get(),
+            database_max_connections: settings.database_max_connections.get() as u32,
         })
     }
 }
