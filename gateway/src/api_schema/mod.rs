@@ -5,7 +5,7 @@
 //! `#[schema(schema_with = Kind::schema)]`, a query parameter with `inline(Kind)`; the field
 //! keeps its Rust type (a `String` the service validates), so the gateway's behaviour does not
 //! depend on the document. A kind says what the server enforces: the bound, the character rule
-//! as a pattern, the enumeration. The document itself is assembled in [`crate::openapi`].
+//! as a pattern, the enumeration. The document itself is assembled in the `openapi` module.
 
 use std::marker::PhantomData;
 

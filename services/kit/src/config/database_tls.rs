@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::env::{ConfigError, DEFAULT_DATABASE_URL, Env};
-use super::load::{Settings, load};
+use super::load::load;
+use super::settings::Settings;
 
 /// `BATON_DATABASE_SSL*`, applied by [`Env::with_database_tls`] to every `..._DATABASE_URL`
 /// that does not set its own.
@@ -105,4 +106,15 @@ pub(super) fn apply(mut env: Env) -> Result<Env, ConfigError> {
         env.insert(&key, url.to_string());
     }
     Ok(env)
+}
+
+// The method lives here, beside the rule it applies, so `env` need not know this module.
+impl Env {
+    /// Applies `BATON_DATABASE_SSLMODE` (`disable`, `allow`, `prefer`, `require`, `verify-ca`,
+    /// `verify-full`) and `BATON_DATABASE_SSLROOTCERT` (a CA file) to every database URL the
+    /// process reads (`BATON_DATABASE_URL`, `BATON_MIGRATE_DATABASE_URL` and each context's
+    /// `..._DATABASE_URL`), unless a URL sets its own `sslmode` / `sslrootcert`.
+    pub fn with_database_tls(self) -> Result<Env, ConfigError> {
+        apply(self)
+    }
 }

@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use super::load::{Settings, variable};
+use super::settings::{Settings, variable};
 
 /// One variable of a settings struct.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -64,14 +64,6 @@ impl Env {
         Ok(self)
     }
 
-    /// Applies `BATON_DATABASE_SSLMODE` (`disable`, `allow`, `prefer`, `require`, `verify-ca`,
-    /// `verify-full`) and `BATON_DATABASE_SSLROOTCERT` (a CA file) to every database URL the
-    /// process reads (`BATON_DATABASE_URL`, `BATON_MIGRATE_DATABASE_URL` and each context's
-    /// `..._DATABASE_URL`), unless a URL sets its own `sslmode` / `sslrootcert`.
-    pub fn with_database_tls(self) -> Result<Env, ConfigError> {
-        super::database_tls::apply(self)
-    }
-
     /// An explicit set of variables (tests, embedded use).
     pub fn from_pairs<K: Into<String>, V: Into<String>>(
         pairs: impl IntoIterator<Item = (K, V)>,

@@ -21,13 +21,15 @@ pub mod load;
 pub mod peers;
 pub mod secret;
 pub mod service;
+pub mod settings;
 pub mod values;
 
 pub use database_tls::DatabaseTlsSettings;
 pub use env::{ConfigError, DEFAULT_DATABASE_URL, Env};
-pub use load::{Renamed, Settings, load};
+pub use load::load;
 pub use secret::{Secret, SecretUrl};
 pub use service::{CommonConfig, CommonSettings, DEPLOYMENT_ENVIRONMENT_KEY, DatabaseUrl};
+pub use settings::{Renamed, Settings};
 
 #[cfg(test)]
 mod tests;

@@ -4,8 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::env::{ConfigError, DEFAULT_DATABASE_URL, Env};
-use super::load::{Settings, load};
+use super::load::load;
 use super::secret::SecretUrl;
+use super::settings::Settings;
 use super::values::{Flag, Int};
 
 /// The variable naming the deployment environment (`dev`, `prod`, ...), reported as the

@@ -471,7 +471,7 @@ impl Judge for EvidenceJudge {
 
 /// Why a quoted statement cannot show `commitment` done, if it cannot: a question, a plan, or
 /// a disqualifying cue outside the commitment's own wording (for judges that quote, see
-/// [`crate::judge::openai`]).
+/// the `openai` judge).
 pub fn quote_withdrawn(quote: &str, commitment: &str) -> Option<&'static str> {
     let own: HashSet<String> = terms::words(commitment)
         .into_iter()
