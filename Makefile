@@ -8,8 +8,11 @@ CARGO ?= cargo
 # Local defaults (DESIGN section 7). Override on the command line or in the environment.
 export BATON_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baton
 export BATON_SERVICE_TOKEN ?= local-dev-service-token
+# The registry's and usage's SQL is checked at build time against the descriptions committed in
+# .sqlx/ (scripts/sqlx-data.sh writes them from the migrations); no build needs a database.
+export SQLX_OFFLINE ?= true
 
-.PHONY: run build test lint deploy-check bench fmt eval-closer harnesses services browser nextest
+.PHONY: run build test lint deploy-check bench fmt eval-closer harnesses services browser nextest sqlx-data sqlx-check
 
 build:
 	$(CARGO) build --workspace --bins
@@ -67,6 +70,15 @@ deploy-check:
 
 fmt:
 	$(CARGO) fmt --all
+
+## After changing a query of registry or usage, or a migration: rewrite .sqlx/ from a scratch
+## database migrated from services/*/migrations (needs PostgreSQL, see scripts/sqlx-data.sh).
+sqlx-data: services
+	bash scripts/sqlx-data.sh write
+
+## Fails when .sqlx/ is not what today's queries and migrations describe (CI runs it).
+sqlx-check: services
+	bash scripts/sqlx-data.sh check
 
 ## Benchmarks against same-run baselines; they print ratios and never fail on a timing.
 bench:

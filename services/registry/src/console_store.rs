@@ -4,20 +4,14 @@
 
 use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
+use sqlx::types::Json;
 use uuid::Uuid;
 
-use crate::session::Session;
-use crate::session_list::Bounds;
-use crate::store::SessionRecord;
+use baton_kit::selector::Selector;
 
-/// A listed session with the run it follows.
-#[derive(sqlx::FromRow)]
-struct ListedRecord {
-    #[sqlx(flatten)]
-    session: SessionRecord,
-    follows_run_id: Option<Uuid>,
-    members: Vec<String>,
-}
+use crate::session::{BriefedMemory, Session};
+use crate::session_list::Bounds;
+use crate::store::session_from;
 
 /// A listed session: the row, the run it follows and its members.
 pub struct Listed {
@@ -26,14 +20,19 @@ pub struct Listed {
     pub members: Vec<String>,
 }
 
-impl From<ListedRecord> for Listed {
-    fn from(record: ListedRecord) -> Listed {
+/// Builds a [`Listed`] from a list query's record: the session columns, `follows_run_id` and
+/// `members`.
+macro_rules! listed_from {
+    ($record:expr) => {{
+        let record = $record;
+        let follows = record.follows_run_id;
+        let members = record.members.clone();
         Listed {
-            session: Session::from(record.session),
-            follows: record.follows_run_id,
-            members: record.members,
+            session: session_from!(record),
+            follows,
+            members,
         }
-    }
+    }};
 }
 
 /// The filters a page's query applies in SQL (the state filter cannot be: it is derived).
@@ -54,29 +53,33 @@ pub async fn sessions_page(
     tenant_id: Uuid,
     scan: &SessionScan<'_>,
 ) -> Result<Vec<Listed>, sqlx::Error> {
-    let records: Vec<ListedRecord> = sqlx::query_as(
-        "SELECT id, agent, session_id, source, project, scope, selector, opened_at, closed_at, \
-           last_seen_at, activation_epoch, briefing_delivered_at, \
-           '[]'::jsonb AS briefed_memories, follows_run_id, members \
-         FROM registry.agent_sessions \
-         WHERE tenant_id = $1 AND (opened_at, id) < ($2, $3) AND opened_at >= $4 \
-           AND ($5::text IS NULL OR project = $5) AND ($6::text IS NULL OR agent = $6) \
-           AND ($8::text IS NULL \
-             OR ($8 = $9 AND cardinality(members) = 0) OR ($8 <> $9 AND $8 = ANY(members))) \
-         ORDER BY opened_at DESC, id DESC LIMIT $7",
+    let records = sqlx::query!(
+        r#"SELECT id, agent, session_id, source, project, scope,
+             selector AS "selector: Json<Selector>", opened_at, closed_at, last_seen_at,
+             activation_epoch, briefing_delivered_at,
+             '[]'::jsonb AS "briefed_memories!: Json<Vec<BriefedMemory>>", follows_run_id, members
+           FROM registry.agent_sessions
+           WHERE tenant_id = $1 AND (opened_at, id) < ($2, $3) AND opened_at >= $4
+             AND ($5::text IS NULL OR project = $5) AND ($6::text IS NULL OR agent = $6)
+             AND ($8::text IS NULL
+               OR ($8 = $9 AND cardinality(members) = 0) OR ($8 <> $9 AND $8 = ANY(members)))
+           ORDER BY opened_at DESC, id DESC LIMIT $7"#,
+        tenant_id,
+        scan.bounds.upper.opened_at,
+        scan.bounds.upper.id,
+        scan.bounds.lower,
+        scan.project,
+        scan.agent,
+        scan.rows,
+        scan.member,
+        baton_kit::member::UNATTRIBUTED,
     )
-    .bind(tenant_id)
-    .bind(scan.bounds.upper.opened_at)
-    .bind(scan.bounds.upper.id)
-    .bind(scan.bounds.lower)
-    .bind(scan.project)
-    .bind(scan.agent)
-    .bind(scan.rows)
-    .bind(scan.member)
-    .bind(baton_kit::member::UNATTRIBUTED)
     .fetch_all(connection)
     .await?;
-    Ok(records.into_iter().map(Listed::from).collect())
+    Ok(records
+        .into_iter()
+        .map(|record| listed_from!(record))
+        .collect())
 }
 
 /// The sessions of these natural keys (`agents[i]`, `session_ids[i]`), each with the run it
@@ -88,36 +91,25 @@ pub async fn sessions_by_keys(
     agents: &[String],
     session_ids: &[String],
 ) -> Result<Vec<Listed>, sqlx::Error> {
-    let records: Vec<ListedRecord> = sqlx::query_as(
-        "SELECT s.id, s.agent, s.session_id, s.source, s.project, s.scope, s.selector, \
-           s.opened_at, s.closed_at, s.last_seen_at, s.activation_epoch, \
-           s.briefing_delivered_at, '[]'::jsonb AS briefed_memories, s.follows_run_id, \
-           s.members \
-         FROM unnest($2::text[], $3::text[]) AS k(agent, session_id) \
-         JOIN registry.agent_sessions AS s \
-           ON s.tenant_id = $1 AND s.agent = k.agent AND s.session_id = k.session_id",
+    let records = sqlx::query!(
+        r#"SELECT s.id, s.agent, s.session_id, s.source, s.project, s.scope,
+             s.selector AS "selector: Json<Selector>", s.opened_at, s.closed_at,
+             s.last_seen_at, s.activation_epoch, s.briefing_delivered_at,
+             '[]'::jsonb AS "briefed_memories!: Json<Vec<BriefedMemory>>", s.follows_run_id,
+             s.members
+           FROM unnest($2::text[], $3::text[]) AS k(agent, session_id)
+           JOIN registry.agent_sessions AS s
+             ON s.tenant_id = $1 AND s.agent = k.agent AND s.session_id = k.session_id"#,
+        tenant_id,
+        agents,
+        session_ids,
     )
-    .bind(tenant_id)
-    .bind(agents)
-    .bind(session_ids)
     .fetch_all(connection)
     .await?;
-    Ok(records.into_iter().map(Listed::from).collect())
-}
-
-/// One episode pulsed since an instant, with its session.
-#[derive(sqlx::FromRow)]
-struct PulseRecord {
-    episode_id: Uuid,
-    client: String,
-    client_version: Option<String>,
-    host_client: Option<String>,
-    host_id: String,
-    pid: i64,
-    last_pulse_at: DateTime<Utc>,
-    host_label: Option<String>,
-    #[sqlx(flatten)]
-    session: SessionRecord,
+    Ok(records
+        .into_iter()
+        .map(|record| listed_from!(record))
+        .collect())
 }
 
 /// A pulse of [`pulses_since`]: the episode's machine-facing fields and its session.
@@ -135,40 +127,41 @@ pub async fn pulses_since(
     since: DateTime<Utc>,
     rows: i64,
 ) -> Result<Vec<PulseRow>, sqlx::Error> {
-    let records: Vec<PulseRecord> = sqlx::query_as(
-        "SELECT e.id AS episode_id, e.client, e.client_version, e.host_client, e.host_id, \
-           e.pid, e.last_pulse_at, e.host_label, \
-           s.id, s.agent, s.session_id, s.source, s.project, s.scope, s.selector, s.opened_at, \
-           s.closed_at, s.last_seen_at, s.activation_epoch, s.briefing_delivered_at, \
-           '[]'::jsonb AS briefed_memories \
-         FROM registry.process_episodes AS e \
-         JOIN registry.agent_sessions AS s \
-           ON s.tenant_id = e.tenant_id AND s.id = e.session_run_id \
-         WHERE e.tenant_id = $1 AND e.last_pulse_at >= $2 \
-         ORDER BY e.last_pulse_at DESC, e.id DESC LIMIT $3",
+    let records = sqlx::query!(
+        r#"SELECT e.id AS episode_id, e.client, e.client_version, e.host_client, e.host_id,
+             e.pid, e.last_pulse_at, e.host_label,
+             s.id, s.agent, s.session_id, s.source, s.project, s.scope,
+             s.selector AS "selector: Json<Selector>", s.opened_at, s.closed_at,
+             s.last_seen_at, s.activation_epoch, s.briefing_delivered_at,
+             '[]'::jsonb AS "briefed_memories!: Json<Vec<BriefedMemory>>"
+           FROM registry.process_episodes AS e
+           JOIN registry.agent_sessions AS s
+             ON s.tenant_id = e.tenant_id AND s.id = e.session_run_id
+           WHERE e.tenant_id = $1 AND e.last_pulse_at >= $2
+           ORDER BY e.last_pulse_at DESC, e.id DESC LIMIT $3"#,
+        tenant_id,
+        since,
+        rows,
     )
-    .bind(tenant_id)
-    .bind(since)
-    .bind(rows)
     .fetch_all(connection)
     .await?;
     Ok(records
         .into_iter()
         .map(|record| {
-            let session = Session::from(record.session);
+            let pulse = crate::machines::HostPulse {
+                episode_id: record.episode_id,
+                session_run_id: record.id,
+                host_id: record.host_id.clone(),
+                host_label: record.host_label.clone(),
+                client: record.client.clone(),
+                client_version: record.client_version.clone(),
+                host_client: record.host_client.clone(),
+                pid: record.pid,
+                last_pulse_at: record.last_pulse_at,
+            };
             PulseRow {
-                pulse: crate::machines::HostPulse {
-                    episode_id: record.episode_id,
-                    session_run_id: session.id,
-                    host_id: record.host_id,
-                    host_label: record.host_label,
-                    client: record.client,
-                    client_version: record.client_version,
-                    host_client: record.host_client,
-                    pid: record.pid,
-                    last_pulse_at: record.last_pulse_at,
-                },
-                session,
+                pulse,
+                session: session_from!(record),
             }
         })
         .collect())

@@ -55,7 +55,7 @@ pub struct Pulse {
 }
 
 /// One stored episode.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Episode {
     pub id: Uuid,
     pub client: String,
@@ -94,7 +94,7 @@ pub async fn record_pulse(
     at: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
     let ended_at = pulse.end_reason.map(|_| at);
-    let written = sqlx::query(
+    let written = sqlx::query!(
         "INSERT INTO registry.process_episodes (tenant_id, id, session_run_id, client, \
            client_version, host_client, host_id, pid, started_at, last_pulse_at, ended_at, \
            end_reason, host_label) \
@@ -109,19 +109,19 @@ pub async fn record_pulse(
                THEN COALESCE(EXCLUDED.host_label, process_episodes.host_label) \
              ELSE COALESCE(process_episodes.host_label, EXCLUDED.host_label) END \
          WHERE process_episodes.session_run_id = EXCLUDED.session_run_id",
+        tenant_id,
+        pulse.episode_id,
+        session_run_id,
+        pulse.client,
+        pulse.client_version,
+        pulse.host_client,
+        pulse.host_id,
+        i64::from(pulse.pid),
+        at,
+        ended_at,
+        pulse.end_reason.map(EndReason::as_str),
+        pulse.host_label,
     )
-    .bind(tenant_id)
-    .bind(pulse.episode_id)
-    .bind(session_run_id)
-    .bind(&pulse.client)
-    .bind(&pulse.client_version)
-    .bind(&pulse.host_client)
-    .bind(&pulse.host_id)
-    .bind(i64::from(pulse.pid))
-    .bind(at)
-    .bind(ended_at)
-    .bind(pulse.end_reason.map(EndReason::as_str))
-    .bind(&pulse.host_label)
     .execute(connection)
     .await?;
     Ok(written.rows_affected() == 1)
@@ -134,25 +134,25 @@ pub async fn episodes_of(
     tenant_id: Uuid,
     session_run_id: Uuid,
 ) -> Result<Vec<Episode>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as!(
+        Episode,
         "SELECT id, client, client_version, host_client, host_id, pid, started_at, \
            last_pulse_at, ended_at, end_reason, host_label \
          FROM registry.process_episodes \
          WHERE tenant_id = $1 AND session_run_id = $2 \
          ORDER BY started_at DESC, id DESC LIMIT $3",
+        tenant_id,
+        session_run_id,
+        MAX_EPISODES_READ,
     )
-    .bind(tenant_id)
-    .bind(session_run_id)
-    .bind(MAX_EPISODES_READ)
     .fetch_all(connection)
     .await
 }
 
 /// One episode of [`episodes_of_sessions`], with the session it belongs to.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionEpisode {
     pub session_run_id: Uuid,
-    #[sqlx(flatten)]
     pub episode: Episode,
 }
 
@@ -168,7 +168,7 @@ pub async fn episodes_of_sessions(
     if session_run_ids.is_empty() {
         return Ok(Vec::new());
     }
-    sqlx::query_as(
+    let records = sqlx::query!(
         "SELECT session_run_id, id, client, client_version, host_client, host_id, pid, \
            started_at, last_pulse_at, ended_at, end_reason, host_label \
          FROM ( \
@@ -179,12 +179,31 @@ pub async fn episodes_of_sessions(
          ) AS ranked \
          WHERE rank <= $3 \
          ORDER BY session_run_id, started_at DESC, id DESC",
+        tenant_id,
+        session_run_ids,
+        MAX_EPISODES_READ,
     )
-    .bind(tenant_id)
-    .bind(session_run_ids)
-    .bind(MAX_EPISODES_READ)
     .fetch_all(connection)
-    .await
+    .await?;
+    Ok(records
+        .into_iter()
+        .map(|record| SessionEpisode {
+            session_run_id: record.session_run_id,
+            episode: Episode {
+                id: record.id,
+                client: record.client,
+                client_version: record.client_version,
+                host_client: record.host_client,
+                host_id: record.host_id,
+                pid: record.pid,
+                started_at: record.started_at,
+                last_pulse_at: record.last_pulse_at,
+                ended_at: record.ended_at,
+                end_reason: record.end_reason,
+                host_label: record.host_label,
+            },
+        })
+        .collect())
 }
 
 /// Links a just-inserted session to the session it follows (same agent), when that one exists.
@@ -196,17 +215,17 @@ pub async fn link_follows(
     agent: &str,
     follows_session_id: &str,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE registry.agent_sessions SET follows_run_id = predecessor.id \
          FROM registry.agent_sessions AS predecessor \
          WHERE agent_sessions.tenant_id = $1 AND agent_sessions.id = $2 \
            AND predecessor.tenant_id = $1 AND predecessor.agent = $3 \
            AND predecessor.session_id = $4 AND predecessor.id <> $2",
+        tenant_id,
+        session_run_id,
+        agent,
+        follows_session_id,
     )
-    .bind(tenant_id)
-    .bind(session_run_id)
-    .bind(agent)
-    .bind(follows_session_id)
     .execute(connection)
     .await?;
     Ok(())
@@ -219,14 +238,14 @@ pub async fn follows_of(
     tenant_id: Uuid,
     session_run_id: Uuid,
 ) -> Result<Option<Uuid>, sqlx::Error> {
-    let row: Option<(Option<Uuid>,)> = sqlx::query_as(
+    let follows = sqlx::query_scalar!(
         "SELECT follows_run_id FROM registry.agent_sessions WHERE tenant_id = $1 AND id = $2",
+        tenant_id,
+        session_run_id,
     )
-    .bind(tenant_id)
-    .bind(session_run_id)
     .fetch_optional(connection)
     .await?;
-    Ok(row.and_then(|(follows,)| follows))
+    Ok(follows.flatten())
 }
 
 /// The newest session (by `opened_at`) that follows a run: its `/clear` successor.
@@ -236,13 +255,13 @@ pub async fn followed_by(
     tenant_id: Uuid,
     session_run_id: Uuid,
 ) -> Result<Option<Uuid>, sqlx::Error> {
-    sqlx::query_scalar(
+    sqlx::query_scalar!(
         "SELECT id FROM registry.agent_sessions \
          WHERE tenant_id = $1 AND follows_run_id = $2 \
          ORDER BY opened_at DESC, id DESC LIMIT 1",
+        tenant_id,
+        session_run_id,
     )
-    .bind(tenant_id)
-    .bind(session_run_id)
     .fetch_optional(connection)
     .await
 }

@@ -64,15 +64,15 @@ impl Attribution {
 #[tracing::instrument(name = "db.registry.add_member", skip_all)]
 async fn write(pool: &PgPool, tenant_id: Uuid, id: Uuid, member: &str) -> Result<(), sqlx::Error> {
     let mut transaction = begin_tenant(pool, tenant_id).await?;
-    sqlx::query(
+    sqlx::query!(
         "UPDATE registry.agent_sessions SET members = members || $3::text \
          WHERE tenant_id = $1 AND id = $2 AND NOT ($3 = ANY(members)) \
            AND cardinality(members) < $4",
+        tenant_id,
+        id,
+        member,
+        MAX_MEMBERS as i32,
     )
-    .bind(tenant_id)
-    .bind(id)
-    .bind(member)
-    .bind(MAX_MEMBERS as i32)
     .execute(&mut *transaction)
     .await?;
     transaction.commit().await

@@ -44,32 +44,34 @@ async fn read(
     since: DateTime<Utc>,
     limit: u32,
 ) -> Result<BriefedSince, ApiError> {
-    let sessions_opened: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM registry.agent_sessions WHERE tenant_id = $1 AND opened_at >= $2",
+    let sessions_opened = sqlx::query_scalar!(
+        r#"SELECT count(*) AS "count!" FROM registry.agent_sessions
+           WHERE tenant_id = $1 AND opened_at >= $2"#,
+        tenant_id,
+        since,
     )
-    .bind(tenant_id)
-    .bind(since)
     .fetch_one(&mut *connection)
     .await?;
-    let rows: Vec<(Uuid, Option<String>)> = sqlx::query_as(
-        "SELECT s.id, b.row->>'id' FROM registry.agent_sessions s \
-           CROSS JOIN LATERAL jsonb_array_elements(s.briefed_memories) WITH ORDINALITY AS b(row, n) \
-         WHERE s.tenant_id = $1 AND s.opened_at >= $2 \
-         ORDER BY s.opened_at, s.id, b.n LIMIT $3",
+    let rows = sqlx::query!(
+        r#"SELECT s.id, b.row->>'id' AS memory FROM registry.agent_sessions s
+             CROSS JOIN LATERAL jsonb_array_elements(s.briefed_memories)
+               WITH ORDINALITY AS b(row, n)
+           WHERE s.tenant_id = $1 AND s.opened_at >= $2
+           ORDER BY s.opened_at, s.id, b.n LIMIT $3"#,
+        tenant_id,
+        since,
+        i64::from(limit) + 1,
     )
-    .bind(tenant_id)
-    .bind(since)
-    .bind(i64::from(limit) + 1)
     .fetch_all(connection)
     .await?;
     let truncated = rows.len() > limit as usize;
     let briefed = rows
         .into_iter()
         .take(limit as usize)
-        .map(|(run, memory)| {
-            memory
+        .map(|row| {
+            row.memory
                 .and_then(|memory| Uuid::parse_str(&memory).ok())
-                .map(|memory| (run, memory))
+                .map(|memory| (row.id, memory))
                 .ok_or_else(|| ApiError::internal("a stored briefed row has no uuid id"))
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -8,42 +8,25 @@ use uuid::Uuid;
 
 use baton_kit::selector::Selector;
 
-use crate::session::{BriefedMemory, Session, Source};
+use crate::session::{BriefedMemory, Session};
 
-/// The columns [`SessionRecord`] reads, as one literal so every query can `concat!` it.
-macro_rules! session_columns {
-    () => {
-        "id, agent, session_id, source, project, scope, selector, opened_at, closed_at, \
-         last_seen_at, activation_epoch, briefing_delivered_at, briefed_memories"
-    };
-}
-
-/// A session row as stored; other reads flatten it into their own rows.
-#[derive(sqlx::FromRow)]
-pub(crate) struct SessionRecord {
-    id: Uuid,
-    agent: String,
-    session_id: String,
-    source: String,
-    project: Option<String>,
-    scope: Option<String>,
-    selector: Json<Selector>,
-    opened_at: DateTime<Utc>,
-    closed_at: Option<DateTime<Utc>>,
-    last_seen_at: DateTime<Utc>,
-    activation_epoch: i64,
-    briefing_delivered_at: Option<DateTime<Utc>>,
-    briefed_memories: Json<Vec<BriefedMemory>>,
-}
-
-impl From<SessionRecord> for Session {
-    fn from(record: SessionRecord) -> Session {
-        Session {
+/// Builds a [`Session`] from the record of any `sqlx::query!` that selects the whole row: `id,
+/// agent, session_id, source, project, scope, selector AS "selector: Json<Selector>", opened_at,
+/// closed_at, last_seen_at, activation_epoch, briefing_delivered_at, briefed_memories AS
+/// "briefed_memories: Json<Vec<BriefedMemory>>"` (the lists, which never show briefed memories,
+/// select `'[]'::jsonb` under that name). The list is written out in each statement because
+/// sqlx's macros check one string literal against the schema; this macro is what keeps the
+/// statements' records and [`Session`] in step.
+macro_rules! session_from {
+    ($record:expr) => {{
+        let record = $record;
+        $crate::session::Session {
             id: record.id,
             agent: record.agent,
             session_id: record.session_id,
             // The CHECK constraint admits only these two values.
-            source: Source::parse(&record.source).unwrap_or(Source::Startup),
+            source: $crate::session::Source::parse(&record.source)
+                .unwrap_or($crate::session::Source::Startup),
             project: record.project,
             scope: record.scope,
             selector: record.selector.0,
@@ -54,7 +37,25 @@ impl From<SessionRecord> for Session {
             briefing_delivered_at: record.briefing_delivered_at,
             briefed_memories: record.briefed_memories.0,
         }
-    }
+    }};
+}
+pub(crate) use session_from;
+
+/// `sqlx::query!` over whole `registry.agent_sessions` rows: the select list [`session_from`]
+/// reads, then `$rest` (a string literal: the `WHERE` clause and what follows it), then the
+/// statement's arguments.
+macro_rules! select_sessions {
+    ($rest:literal, $($argument:expr),+ $(,)?) => {
+        sqlx::query!(
+            r#"SELECT id, agent, session_id, source, project, scope,
+                 selector AS "selector: Json<Selector>", opened_at, closed_at, last_seen_at,
+                 activation_epoch, briefing_delivered_at,
+                 briefed_memories AS "briefed_memories: Json<Vec<BriefedMemory>>"
+               FROM registry.agent_sessions "#
+                + $rest,
+            $($argument),+
+        )
+    };
 }
 
 /// The row for a natural key, locked for update.
@@ -65,18 +66,15 @@ pub async fn lock_by_key(
     agent: &str,
     session_id: &str,
 ) -> Result<Option<Session>, sqlx::Error> {
-    let record: Option<SessionRecord> = sqlx::query_as(concat!(
-        "SELECT ",
-        session_columns!(),
-        " FROM registry.agent_sessions \
-          WHERE tenant_id = $1 AND agent = $2 AND session_id = $3 FOR UPDATE"
-    ))
-    .bind(tenant_id)
-    .bind(agent)
-    .bind(session_id)
+    let record = select_sessions!(
+        "WHERE tenant_id = $1 AND agent = $2 AND session_id = $3 FOR UPDATE",
+        tenant_id,
+        agent,
+        session_id,
+    )
     .fetch_optional(connection)
     .await?;
-    Ok(record.map(Session::from))
+    Ok(record.map(|record| session_from!(record)))
 }
 
 /// The row for a run id, locked for update.
@@ -86,16 +84,10 @@ pub async fn lock_by_id(
     tenant_id: Uuid,
     id: Uuid,
 ) -> Result<Option<Session>, sqlx::Error> {
-    let record: Option<SessionRecord> = sqlx::query_as(concat!(
-        "SELECT ",
-        session_columns!(),
-        " FROM registry.agent_sessions WHERE tenant_id = $1 AND id = $2 FOR UPDATE"
-    ))
-    .bind(tenant_id)
-    .bind(id)
-    .fetch_optional(connection)
-    .await?;
-    Ok(record.map(Session::from))
+    let record = select_sessions!("WHERE tenant_id = $1 AND id = $2 FOR UPDATE", tenant_id, id,)
+        .fetch_optional(connection)
+        .await?;
+    Ok(record.map(|record| session_from!(record)))
 }
 
 /// Up to two leased-open rows of a project (NULL matches NULL), locked: enough to tell zero,
@@ -107,20 +99,20 @@ pub async fn lock_open_of_project(
     project: Option<&str>,
     lease_cutoff: DateTime<Utc>,
 ) -> Result<Vec<Session>, sqlx::Error> {
-    let records: Vec<SessionRecord> = sqlx::query_as(concat!(
-        "SELECT ",
-        session_columns!(),
-        " FROM registry.agent_sessions \
-          WHERE tenant_id = $1 AND project IS NOT DISTINCT FROM $2 \
-            AND closed_at IS NULL AND last_seen_at > $3 \
-          ORDER BY id LIMIT 2 FOR UPDATE"
-    ))
-    .bind(tenant_id)
-    .bind(project)
-    .bind(lease_cutoff)
+    let records = select_sessions!(
+        "WHERE tenant_id = $1 AND project IS NOT DISTINCT FROM $2 \
+           AND closed_at IS NULL AND last_seen_at > $3 \
+         ORDER BY id LIMIT 2 FOR UPDATE",
+        tenant_id,
+        project,
+        lease_cutoff,
+    )
     .fetch_all(connection)
     .await?;
-    Ok(records.into_iter().map(Session::from).collect())
+    Ok(records
+        .into_iter()
+        .map(|record| session_from!(record))
+        .collect())
 }
 
 /// The row for a natural key, unlocked.
@@ -131,17 +123,15 @@ pub async fn find_by_key(
     agent: &str,
     session_id: &str,
 ) -> Result<Option<Session>, sqlx::Error> {
-    let record: Option<SessionRecord> = sqlx::query_as(concat!(
-        "SELECT ",
-        session_columns!(),
-        " FROM registry.agent_sessions WHERE tenant_id = $1 AND agent = $2 AND session_id = $3"
-    ))
-    .bind(tenant_id)
-    .bind(agent)
-    .bind(session_id)
+    let record = select_sessions!(
+        "WHERE tenant_id = $1 AND agent = $2 AND session_id = $3",
+        tenant_id,
+        agent,
+        session_id,
+    )
     .fetch_optional(connection)
     .await?;
-    Ok(record.map(Session::from))
+    Ok(record.map(|record| session_from!(record)))
 }
 
 /// The row for a run id, unlocked.
@@ -151,16 +141,10 @@ pub async fn find_by_id(
     tenant_id: Uuid,
     id: Uuid,
 ) -> Result<Option<Session>, sqlx::Error> {
-    let record: Option<SessionRecord> = sqlx::query_as(concat!(
-        "SELECT ",
-        session_columns!(),
-        " FROM registry.agent_sessions WHERE tenant_id = $1 AND id = $2"
-    ))
-    .bind(tenant_id)
-    .bind(id)
-    .fetch_optional(connection)
-    .await?;
-    Ok(record.map(Session::from))
+    let record = select_sessions!("WHERE tenant_id = $1 AND id = $2", tenant_id, id,)
+        .fetch_optional(connection)
+        .await?;
+    Ok(record.map(|record| session_from!(record)))
 }
 
 /// The project a natural key's row was opened with (`Some(None)`: a row without project).
@@ -172,13 +156,13 @@ pub async fn project_of(
     agent: &str,
     session_id: &str,
 ) -> Result<Option<Option<String>>, sqlx::Error> {
-    sqlx::query_scalar(
+    sqlx::query_scalar!(
         "SELECT project FROM registry.agent_sessions \
          WHERE tenant_id = $1 AND agent = $2 AND session_id = $3",
+        tenant_id,
+        agent,
+        session_id,
     )
-    .bind(tenant_id)
-    .bind(agent)
-    .bind(session_id)
     .fetch_optional(connection)
     .await
 }
@@ -193,8 +177,7 @@ pub async fn lock_project(
 ) -> Result<(), sqlx::Error> {
     // A project is never empty (1..256 after trim), so "" stands for "no project".
     let key = format!("registry.project:{tenant_id}:{}", project.unwrap_or(""));
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
-        .bind(key)
+    sqlx::query!("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", key)
         .execute(connection)
         .await?;
     Ok(())
@@ -207,32 +190,34 @@ pub async fn insert_if_absent(
     tenant_id: Uuid,
     session: &Session,
 ) -> Result<Option<Session>, sqlx::Error> {
-    let record: Option<SessionRecord> = sqlx::query_as(concat!(
-        "INSERT INTO registry.agent_sessions (tenant_id, id, agent, session_id, source, project, \
-           scope, selector, opened_at, closed_at, last_seen_at, activation_epoch, \
-           briefing_delivered_at, briefed_memories) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
-         ON CONFLICT ON CONSTRAINT agent_sessions_natural_key DO NOTHING \
-         RETURNING ",
-        session_columns!()
-    ))
-    .bind(tenant_id)
-    .bind(session.id)
-    .bind(&session.agent)
-    .bind(&session.session_id)
-    .bind(session.source.as_str())
-    .bind(&session.project)
-    .bind(&session.scope)
-    .bind(Json(&session.selector))
-    .bind(session.opened_at)
-    .bind(session.closed_at)
-    .bind(session.last_seen_at)
-    .bind(session.activation_epoch)
-    .bind(session.briefing_delivered_at)
-    .bind(Json(&session.briefed_memories))
+    let record = sqlx::query!(
+        r#"INSERT INTO registry.agent_sessions (tenant_id, id, agent, session_id, source,
+             project, scope, selector, opened_at, closed_at, last_seen_at, activation_epoch,
+             briefing_delivered_at, briefed_memories)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+           ON CONFLICT ON CONSTRAINT agent_sessions_natural_key DO NOTHING
+           RETURNING id, agent, session_id, source, project, scope,
+             selector AS "selector: Json<Selector>", opened_at, closed_at, last_seen_at,
+             activation_epoch, briefing_delivered_at,
+             briefed_memories AS "briefed_memories: Json<Vec<BriefedMemory>>""#,
+        tenant_id,
+        session.id,
+        session.agent,
+        session.session_id,
+        session.source.as_str(),
+        session.project,
+        session.scope,
+        Json(&session.selector) as _,
+        session.opened_at,
+        session.closed_at,
+        session.last_seen_at,
+        session.activation_epoch,
+        session.briefing_delivered_at,
+        Json(&session.briefed_memories) as _,
+    )
     .fetch_optional(connection)
     .await?;
-    Ok(record.map(Session::from))
+    Ok(record.map(|record| session_from!(record)))
 }
 
 /// Writes the mutable columns of a row the transaction holds locked. Identity columns
@@ -243,19 +228,19 @@ pub async fn update(
     tenant_id: Uuid,
     session: &Session,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE registry.agent_sessions \
          SET closed_at = $3, last_seen_at = $4, activation_epoch = $5, \
              briefing_delivered_at = $6, briefed_memories = $7 \
          WHERE tenant_id = $1 AND id = $2",
+        tenant_id,
+        session.id,
+        session.closed_at,
+        session.last_seen_at,
+        session.activation_epoch,
+        session.briefing_delivered_at,
+        Json(&session.briefed_memories) as _,
     )
-    .bind(tenant_id)
-    .bind(session.id)
-    .bind(session.closed_at)
-    .bind(session.last_seen_at)
-    .bind(session.activation_epoch)
-    .bind(session.briefing_delivered_at)
-    .bind(Json(&session.briefed_memories))
     .execute(connection)
     .await?;
     Ok(())
@@ -269,13 +254,13 @@ pub async fn set_excerpt(
     id: Uuid,
     excerpt: &str,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE registry.agent_sessions SET last_message_excerpt = $3 \
          WHERE tenant_id = $1 AND id = $2",
+        tenant_id,
+        id,
+        excerpt,
     )
-    .bind(tenant_id)
-    .bind(id)
-    .bind(excerpt)
     .execute(connection)
     .await?;
     Ok(())
@@ -294,7 +279,7 @@ pub struct LiveRefresh {
 }
 
 /// A refreshed row, with the natural key it answers.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refreshed {
     pub tenant_id: Uuid,
     pub agent: String,
@@ -321,16 +306,20 @@ pub async fn refresh_live_batch(
         .iter()
         .map(|refresh| refresh.excerpt.clone())
         .collect();
-    sqlx::query_as(
-        "SELECT tenant_id, agent, session_id, id, activation_epoch, last_seen_at \
-         FROM registry.refresh_live_batch($1, $2, $3, $4, $5, $6)",
+    // The function's result columns carry no NOT NULL; each is a row's column that has one.
+    sqlx::query_as!(
+        Refreshed,
+        r#"SELECT tenant_id AS "tenant_id!", agent AS "agent!", session_id AS "session_id!",
+             id AS "id!", activation_epoch AS "activation_epoch!",
+             last_seen_at AS "last_seen_at!"
+           FROM registry.refresh_live_batch($1, $2, $3, $4, $5, $6)"#,
+        &tenant_ids,
+        &column(|refresh| refresh.agent.clone()),
+        &column(|refresh| refresh.session_id.clone()),
+        &nows,
+        &cutoffs,
+        &excerpts as &[Option<String>],
     )
-    .bind(tenant_ids)
-    .bind(column(|refresh| refresh.agent.clone()))
-    .bind(column(|refresh| refresh.session_id.clone()))
-    .bind(nows)
-    .bind(cutoffs)
-    .bind(excerpts)
     .fetch_all(pool)
     .await
 }
@@ -342,11 +331,11 @@ pub async fn excerpt(
     tenant_id: Uuid,
     id: Uuid,
 ) -> Result<Option<String>, sqlx::Error> {
-    let excerpt: Option<Option<String>> = sqlx::query_scalar(
+    let excerpt = sqlx::query_scalar!(
         "SELECT last_message_excerpt FROM registry.agent_sessions WHERE tenant_id = $1 AND id = $2",
+        tenant_id,
+        id,
     )
-    .bind(tenant_id)
-    .bind(id)
     .fetch_optional(connection)
     .await?;
     Ok(excerpt.flatten())
@@ -360,13 +349,13 @@ pub async fn consume_excerpt(
     id: Uuid,
     epoch: i64,
 ) -> Result<bool, sqlx::Error> {
-    let result = sqlx::query(
+    let result = sqlx::query!(
         "UPDATE registry.agent_sessions SET last_message_excerpt = NULL \
          WHERE tenant_id = $1 AND id = $2 AND activation_epoch = $3 AND closed_at IS NOT NULL",
+        tenant_id,
+        id,
+        epoch,
     )
-    .bind(tenant_id)
-    .bind(id)
-    .bind(epoch)
     .execute(connection)
     .await?;
     Ok(result.rows_affected() == 1)

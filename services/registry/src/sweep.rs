@@ -26,7 +26,7 @@ pub const EXCERPT_TTL: Duration = Duration::days(7);
 pub const MAX_BATCH: u32 = 100;
 
 /// A row the sweep closed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Swept {
     pub tenant_id: Uuid,
     pub id: Uuid,
@@ -75,7 +75,8 @@ impl Sweeper {
         });
         let cutoff = now - self.lease.duration - self.grace;
         let mut transaction = self.maintenance.begin().await?;
-        let closed: Vec<Swept> = sqlx::query_as(
+        let closed = sqlx::query_as!(
+            Swept,
             "WITH candidates AS ( \
                SELECT tenant_id, id FROM ( \
                  SELECT tenant_id, id, \
@@ -87,11 +88,11 @@ impl Sweeper {
              FROM candidates c \
              WHERE s.tenant_id = c.tenant_id AND s.id = c.id \
                AND s.closed_at IS NULL AND s.last_seen_at < $1 \
-             RETURNING s.tenant_id, s.id, s.activation_epoch, s.closed_at",
+             RETURNING s.tenant_id, s.id, s.activation_epoch, s.closed_at AS \"closed_at!\"",
+            cutoff,
+            batch,
+            now,
         )
-        .bind(cutoff)
-        .bind(batch)
-        .bind(now)
         .fetch_all(&mut *transaction)
         .await?;
         for row in &closed {
@@ -104,7 +105,7 @@ impl Sweeper {
             )
             .await?;
         }
-        let cleared = sqlx::query(
+        let cleared = sqlx::query!(
             "UPDATE registry.agent_sessions SET last_message_excerpt = NULL \
              WHERE (tenant_id, id) IN ( \
                SELECT tenant_id, id FROM ( \
@@ -115,9 +116,9 @@ impl Sweeper {
                    AND last_seen_at < $1) ranked \
                WHERE rank <= $2) \
                AND closed_at IS NOT NULL AND last_seen_at < $1",
+            now - EXCERPT_TTL,
+            batch,
         )
-        .bind(now - EXCERPT_TTL)
-        .bind(batch)
         .execute(&mut *transaction)
         .await?
         .rows_affected();

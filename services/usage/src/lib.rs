@@ -32,6 +32,7 @@ pub mod session_figures;
 pub mod sessions;
 pub mod status;
 pub mod store;
+pub mod stored_row;
 pub mod summaries;
 pub mod tree;
 pub mod upload;

@@ -39,14 +39,15 @@ type Cached = (Fingerprint, Arc<PriceTable>);
 impl PriceCache {
     /// The current table, rebuilt from the database when it changed since the last read.
     pub async fn table(&self, pool: &PgPool) -> Result<Arc<PriceTable>, sqlx::Error> {
-        let fingerprint: Fingerprint = sqlx::query_as(
-            "SELECT (SELECT count(*) FROM usage.model_pricing) \
-                 + (SELECT count(*) FROM usage.server_tool_pricing), \
-               GREATEST((SELECT max(loaded_at) FROM usage.model_pricing), \
-                 (SELECT max(loaded_at) FROM usage.server_tool_pricing))",
+        let row = sqlx::query!(
+            r#"SELECT (SELECT count(*) FROM usage.model_pricing)
+                 + (SELECT count(*) FROM usage.server_tool_pricing) AS "rows!",
+               GREATEST((SELECT max(loaded_at) FROM usage.model_pricing),
+                 (SELECT max(loaded_at) FROM usage.server_tool_pricing)) AS newest"#,
         )
         .fetch_one(pool)
         .await?;
+        let fingerprint: Fingerprint = (row.rows, row.newest);
         if let Some((cached, table)) = self.inner.read().await.as_ref()
             && *cached == fingerprint
         {
@@ -61,19 +62,20 @@ impl PriceCache {
 
 /// Every stored row as one table.
 pub async fn load(connection: &mut sqlx::PgConnection) -> Result<PriceTable, sqlx::Error> {
-    let rows: Vec<(Value,)> =
-        sqlx::query_as("SELECT row_json FROM usage.model_pricing ORDER BY model, effective_from")
-            .fetch_all(&mut *connection)
-            .await?;
-    let tools: Vec<(Value,)> = sqlx::query_as(
+    let rows: Vec<Value> = sqlx::query_scalar!(
+        "SELECT row_json FROM usage.model_pricing ORDER BY model, effective_from"
+    )
+    .fetch_all(&mut *connection)
+    .await?;
+    let tools: Vec<Value> = sqlx::query_scalar!(
         "SELECT row_json FROM usage.server_tool_pricing ORDER BY provider, tool, effective_from",
     )
     .fetch_all(&mut *connection)
     .await?;
     let file = serde_json::json!({
         "schema": 1,
-        "rows": rows.into_iter().map(|(row,)| row).collect::<Vec<_>>(),
-        "serverTools": tools.into_iter().map(|(row,)| row).collect::<Vec<_>>(),
+        "rows": rows,
+        "serverTools": tools,
     });
     // Rows were validated when stored; one that no longer parses prices nothing.
     Ok(PriceTable::from_json(&file.to_string()).unwrap_or_default())
@@ -167,23 +169,23 @@ pub enum ImportError {
 pub async fn import(pool: &PgPool, text: &str) -> Result<Imported, ImportError> {
     let rows = rows_of(text)?;
     let mut transaction = pool.begin().await?;
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended('baton.usage.pricing', 0))")
+    sqlx::query!("SELECT pg_advisory_xact_lock(hashtextextended('baton.usage.pricing', 0))")
         .execute(&mut *transaction)
         .await?;
     let mut changed_models: Vec<String> = Vec::new();
     let mut changed_agents: Vec<&'static str> = Vec::new();
     let mut rows_changed = 0;
     for (model, date, row) in rows.models {
-        let written = sqlx::query(
+        let written = sqlx::query!(
             "INSERT INTO usage.model_pricing (model, effective_from, row_json, loaded_at) \
              VALUES ($1, $2, $3, clock_timestamp()) \
              ON CONFLICT (model, effective_from) DO UPDATE \
                SET row_json = EXCLUDED.row_json, loaded_at = EXCLUDED.loaded_at \
                WHERE usage.model_pricing.row_json IS DISTINCT FROM EXCLUDED.row_json",
+            &model,
+            date,
+            &row,
         )
-        .bind(&model)
-        .bind(date)
-        .bind(&row)
         .execute(&mut *transaction)
         .await?
         .rows_affected();
@@ -193,18 +195,18 @@ pub async fn import(pool: &PgPool, text: &str) -> Result<Imported, ImportError> 
         }
     }
     for (provider, tool, date, row) in rows.server_tools {
-        let written = sqlx::query(
+        let written = sqlx::query!(
             "INSERT INTO usage.server_tool_pricing (provider, tool, effective_from, row_json, \
                loaded_at) \
              VALUES ($1, $2, $3, $4, clock_timestamp()) \
              ON CONFLICT (provider, tool, effective_from) DO UPDATE \
                SET row_json = EXCLUDED.row_json, loaded_at = EXCLUDED.loaded_at \
                WHERE usage.server_tool_pricing.row_json IS DISTINCT FROM EXCLUDED.row_json",
+            &provider,
+            &tool,
+            date,
+            &row,
         )
-        .bind(&provider)
-        .bind(&tool)
-        .bind(date)
-        .bind(&row)
         .execute(&mut *transaction)
         .await?
         .rows_affected();

@@ -233,6 +233,9 @@ pub async fn query(
     } else {
         [(from, to), (to, to)]
     };
+    // The two statements below are the usage context's only SQL not checked at build time
+    // (`sqlx::query!` takes one literal): the group column is one of `GroupBy`'s closed list,
+    // spliced in, and the database tests read every choice through both statements.
     let mut tx = begin_tenant(pool, tenant_id).await.map_err(db_error)?;
     let mut rows: Vec<GroupRow> = Vec::new();
     if use_rollups {

@@ -6,15 +6,14 @@
 
 use std::collections::HashMap;
 
-use chrono::{DateTime, Utc};
-use sqlx::{AssertSqlSafe, Postgres, Row, Transaction};
+use sqlx::{Postgres, Transaction};
 use uuid::Uuid;
 
 use baton_usage_model::PriceTable;
 
 use crate::rollups::{self, Delta, Key};
 use crate::row_price::RowPrice;
-use crate::tree::PRICED_ROW_COLUMNS;
+use crate::stored_row::{select_stored_rows, stored_row};
 
 /// What an import touched.
 #[derive(Debug, Clone, Default)]
@@ -44,43 +43,37 @@ pub async fn reprice(
     touched: &Touched,
 ) -> Result<u64, sqlx::Error> {
     // Two index scans (`token_usage_by_model`, `token_usage_with_server_tools`) OR-ed.
-    let statement = format!(
-        "SELECT tenant_id, agent, session_id, agent_kind, project_slug, host_id, member, \
-           {PRICED_ROW_COLUMNS} \
-         FROM usage.token_usage WHERE model_key = ANY($1) \
-           OR (agent = ANY($2) AND (web_search_requests > 0 OR web_fetch_requests > 0))"
-    );
-    let rows = sqlx::query(AssertSqlSafe(statement))
-        .bind(&touched.models)
-        .bind(&touched.agents_with_server_tools)
-        .fetch_all(&mut **tx)
-        .await?;
+    let rows = select_stored_rows!(
+        "tenant_id, agent, session_id, agent_kind, project_slug, host_id, member,",
+        "WHERE model_key = ANY($1) \
+           OR (agent = ANY($2) AND (web_search_requests > 0 OR web_fetch_requests > 0))",
+        &touched.models,
+        &touched.agents_with_server_tools,
+    )
+    .fetch_all(&mut **tx)
+    .await?;
     let mut updates = Updates::default();
     let mut deltas: HashMap<Uuid, Vec<(Key, Delta)>> = HashMap::new();
-    for row in &rows {
-        let tenant: Uuid = row.try_get("tenant_id")?;
-        let agent: String = row.try_get("agent")?;
-        let session_id: String = row.try_get("session_id")?;
-        let old = crate::tree::priced_row(row, &agent, &session_id)?;
+    for row in rows {
+        let old = stored_row!(row).priced(&row.agent, &row.session_id);
         let price: RowPrice = crate::row_price::price(table, &old.record);
         if price == old.price {
             continue;
         }
-        let at: DateTime<Utc> = row.try_get("at")?;
         let key = Key {
-            bucket: rollups::bucket(at),
+            bucket: rollups::bucket(row.at),
             model: rollups::model_coordinate(old.record.model.as_deref()),
-            project_slug: row.try_get("project_slug")?,
-            host_id: row.try_get("host_id")?,
-            agent_kind: row.try_get("agent_kind")?,
-            member: row.try_get("member")?,
+            project_slug: row.project_slug,
+            host_id: row.host_id,
+            agent_kind: row.agent_kind,
+            member: row.member,
         };
         let (tokens, tools) = (&old.record.tokens, &old.record.server_tools);
-        let tenant_deltas = deltas.entry(tenant).or_default();
+        let tenant_deltas = deltas.entry(row.tenant_id).or_default();
         tenant_deltas.push((key.clone(), Delta::of(tokens, tools, &old.price).negated()));
         tenant_deltas.push((key, Delta::of(tokens, tools, &price)));
-        updates.tenant.push(tenant);
-        updates.agent.push(agent);
+        updates.tenant.push(row.tenant_id);
+        updates.agent.push(row.agent);
         updates.dedup_key.push(old.record.message_id.clone());
         updates.cost.push(price.cost.to_string());
         updates.priced.push(price.priced);
@@ -92,20 +85,20 @@ pub async fn reprice(
     if updates.tenant.is_empty() {
         return Ok(0);
     }
-    let changed = sqlx::query(
+    let changed = sqlx::query!(
         "UPDATE usage.token_usage t SET cost = u.c::numeric, priced = u.p, \
            server_tool_cost = u.sc::numeric, unpriced_calls = u.uc \
          FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::bool[], $6::text[], \
            $7::int8[]) AS u(tn, a, d, c, p, sc, uc) \
          WHERE t.tenant_id = u.tn AND t.agent = u.a AND t.dedup_key = u.d",
+        &updates.tenant,
+        &updates.agent,
+        &updates.dedup_key,
+        &updates.cost,
+        &updates.priced,
+        &updates.server_tool_cost,
+        &updates.unpriced_calls,
     )
-    .bind(&updates.tenant)
-    .bind(&updates.agent)
-    .bind(&updates.dedup_key)
-    .bind(&updates.cost)
-    .bind(&updates.priced)
-    .bind(&updates.server_tool_cost)
-    .bind(&updates.unpriced_calls)
     .execute(&mut **tx)
     .await?
     .rows_affected();

@@ -45,23 +45,23 @@ pub async fn run_once(
     let Some(cutoff) = cutoff(config, now) else {
         return Ok(None);
     };
-    let straddling: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM (SELECT 1 FROM usage.hook_deliveries \
+    let straddling: i64 = sqlx::query_scalar!(
+        "SELECT count(*) AS \"count!\" FROM (SELECT 1 FROM usage.hook_deliveries \
            GROUP BY tenant_id, agent, session_id \
            HAVING min(received_at) < $1 AND max(received_at) >= $1) AS s",
+        cutoff,
     )
-    .bind(cutoff)
     .fetch_one(maintenance)
     .await?;
     let mut deleted: u64 = 0;
     let mut statements: u32 = 0;
     loop {
-        let affected = sqlx::query(
+        let affected = sqlx::query!(
             "DELETE FROM usage.hook_deliveries WHERE ctid = ANY(ARRAY( \
                SELECT ctid FROM usage.hook_deliveries WHERE received_at < $1 LIMIT $2))",
+            cutoff,
+            i64::from(config.batch),
         )
-        .bind(cutoff)
-        .bind(i64::from(config.batch))
         .execute(maintenance)
         .await?
         .rows_affected();
@@ -77,15 +77,15 @@ pub async fn run_once(
         statements,
         sessions_straddling: straddling.max(0) as u64,
     };
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO usage.retention_runs (ran_at, cutoff, deliveries_deleted, statements, \
            sessions_straddling) VALUES ($1, $2, $3, $4, $5)",
+        now,
+        cutoff,
+        deleted as i64,
+        statements as i32,
+        journal.sessions_straddling as i64,
     )
-    .bind(now)
-    .bind(cutoff)
-    .bind(deleted as i64)
-    .bind(statements as i32)
-    .bind(journal.sessions_straddling as i64)
     .execute(maintenance)
     .await?;
     tracing::info!(

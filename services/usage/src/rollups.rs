@@ -145,7 +145,7 @@ pub async fn apply(
     for (key, delta) in merged {
         columns.push(key, delta);
     }
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO usage.rollups AS r (tenant_id, bucket, model, project_slug, host_id, \
            agent_kind, member, input, output, cache_read, cache_write_5m, cache_write_1h, \
            requests, cost, unpriced_tokens, reasoning, web_search_requests, web_fetch_requests, \
@@ -170,27 +170,27 @@ pub async fn apply(
            web_fetch_requests = r.web_fetch_requests + EXCLUDED.web_fetch_requests, \
            server_tool_cost = r.server_tool_cost + EXCLUDED.server_tool_cost, \
            unpriced_calls = r.unpriced_calls + EXCLUDED.unpriced_calls",
+        tenant_id,
+        &columns.bucket,
+        &columns.model,
+        &columns.project,
+        &columns.host,
+        &columns.kind,
+        &columns.member,
+        &columns.tokens[0],
+        &columns.tokens[1],
+        &columns.tokens[2],
+        &columns.tokens[3],
+        &columns.tokens[4],
+        &columns.requests,
+        &columns.cost,
+        &columns.unpriced,
+        &columns.reasoning,
+        &columns.server_tools[0],
+        &columns.server_tools[1],
+        &columns.server_tool_cost,
+        &columns.unpriced_calls,
     )
-    .bind(tenant_id)
-    .bind(&columns.bucket)
-    .bind(&columns.model)
-    .bind(&columns.project)
-    .bind(&columns.host)
-    .bind(&columns.kind)
-    .bind(&columns.member)
-    .bind(&columns.tokens[0])
-    .bind(&columns.tokens[1])
-    .bind(&columns.tokens[2])
-    .bind(&columns.tokens[3])
-    .bind(&columns.tokens[4])
-    .bind(&columns.requests)
-    .bind(&columns.cost)
-    .bind(&columns.unpriced)
-    .bind(&columns.reasoning)
-    .bind(&columns.server_tools[0])
-    .bind(&columns.server_tools[1])
-    .bind(&columns.server_tool_cost)
-    .bind(&columns.unpriced_calls)
     .execute(&mut **transaction)
     .await?;
     Ok(())

@@ -30,7 +30,8 @@ use baton_kit::member::{self, UNATTRIBUTED};
 use baton_proto::usage::v1 as proto;
 
 use crate::store::db_error;
-use crate::summaries::{session_row, summarise};
+use crate::summaries::{SummaryColumns, summarise};
+use crate::tree::SessionRow;
 
 /// Where a page starts: after this row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,42 +123,6 @@ pub struct Filter {
     pub order: Order,
 }
 
-/// The statement of each order: the same filters and keyset, on the order's instant.
-fn statement(order: Order) -> &'static str {
-    match order {
-        Order::LastActivity => {
-            "SELECT agent, session_id, project_slug, host_ids, members, client_versions, \
-               output_under_reported, first_activity_at, last_activity_at \
-             FROM usage.sessions \
-             WHERE tenant_id = $1 AND last_activity_at >= $2 AND last_activity_at < $3 \
-               AND ($4::text IS NULL OR project_slug = $4) AND ($5::text IS NULL OR agent = $5) \
-               AND ($6::text IS NULL OR $6 = ANY(host_ids)) \
-               AND ($11::text IS NULL OR CASE WHEN $11 = '' THEN cardinality(members) = 0 \
-                 ELSE $11 = ANY(members) END) \
-               AND (NOT $12 OR EXISTS (SELECT 1 FROM usage.runaway_episodes e \
-                 WHERE e.tenant_id = $1 AND e.agent = sessions.agent \
-                   AND e.session_id = sessions.session_id AND e.ended_at IS NULL)) \
-               AND ($7::timestamptz IS NULL OR (last_activity_at, agent, session_id) < ($7, $8, $9)) \
-             ORDER BY last_activity_at DESC, agent DESC, session_id DESC LIMIT $10"
-        }
-        Order::FirstActivity => {
-            "SELECT agent, session_id, project_slug, host_ids, members, client_versions, \
-               output_under_reported, first_activity_at, last_activity_at \
-             FROM usage.sessions \
-             WHERE tenant_id = $1 AND first_activity_at >= $2 AND first_activity_at < $3 \
-               AND ($4::text IS NULL OR project_slug = $4) AND ($5::text IS NULL OR agent = $5) \
-               AND ($6::text IS NULL OR $6 = ANY(host_ids)) \
-               AND ($11::text IS NULL OR CASE WHEN $11 = '' THEN cardinality(members) = 0 \
-                 ELSE $11 = ANY(members) END) \
-               AND (NOT $12 OR EXISTS (SELECT 1 FROM usage.runaway_episodes e \
-                 WHERE e.tenant_id = $1 AND e.agent = sessions.agent \
-                   AND e.session_id = sessions.session_id AND e.ended_at IS NULL)) \
-               AND ($7::timestamptz IS NULL OR (first_activity_at, agent, session_id) < ($7, $8, $9)) \
-             ORDER BY first_activity_at DESC, agent DESC, session_id DESC LIMIT $10"
-        }
-    }
-}
-
 /// The cursor after `row` in `order`, when the row has that instant.
 fn position_of(order: Order, row: &proto::SessionSummary) -> Option<Cursor> {
     let instant = match order {
@@ -223,27 +188,57 @@ pub async fn list(
         ),
         None => (None, None, None),
     };
-    let rows = sqlx::query(statement(filter.order))
-        .bind(tenant_id)
-        .bind(filter.from)
-        .bind(filter.to)
-        .bind(&filter.project)
-        .bind(&filter.agent)
-        .bind(&filter.host_id)
-        .bind(after_t)
-        .bind(after_a)
-        .bind(after_s)
-        .bind(i64::from(filter.limit) + 1)
-        .bind(filter.member.as_ref().map(MemberFilter::bound))
-        .bind(filter.runaway)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(db_error)?;
-    let mut sessions = rows
-        .iter()
-        .map(session_row)
-        .collect::<Result<Vec<_>, sqlx::Error>>()
-        .map_err(db_error)?;
+    let member = filter.member.as_ref().map(MemberFilter::bound);
+    let rows = i64::from(filter.limit) + 1;
+    // The same filters and keyset in each order, on the order's instant (`$instant`, a column
+    // name as a string literal).
+    macro_rules! page {
+        ($instant:literal) => {
+            sqlx::query_as!(
+                SummaryColumns,
+                "SELECT agent, session_id, project_slug, host_ids, members, client_versions, \
+                   output_under_reported, first_activity_at, last_activity_at \
+                 FROM usage.sessions WHERE tenant_id = $1 AND "
+                    + $instant
+                    + " >= $2 AND "
+                    + $instant
+                    + " < $3 \
+                   AND ($4::text IS NULL OR project_slug = $4) \
+                   AND ($5::text IS NULL OR agent = $5) \
+                   AND ($6::text IS NULL OR $6 = ANY(host_ids)) \
+                   AND ($11::text IS NULL OR CASE WHEN $11 = '' THEN cardinality(members) = 0 \
+                     ELSE $11 = ANY(members) END) \
+                   AND (NOT $12 OR EXISTS (SELECT 1 FROM usage.runaway_episodes e \
+                     WHERE e.tenant_id = $1 AND e.agent = sessions.agent \
+                       AND e.session_id = sessions.session_id AND e.ended_at IS NULL)) \
+                   AND ($7::timestamptz IS NULL OR ("
+                    + $instant
+                    + ", agent, session_id) < ($7, $8, $9)) ORDER BY "
+                    + $instant
+                    + " DESC, agent DESC, session_id DESC LIMIT $10",
+                tenant_id,
+                filter.from,
+                filter.to,
+                filter.project,
+                filter.agent,
+                filter.host_id,
+                after_t,
+                after_a,
+                after_s,
+                rows,
+                member,
+                filter.runaway,
+            )
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(db_error)?
+        };
+    }
+    let sessions = match filter.order {
+        Order::LastActivity => page!("last_activity_at"),
+        Order::FirstActivity => page!("first_activity_at"),
+    };
+    let mut sessions: Vec<SessionRow> = sessions.into_iter().map(SessionRow::from).collect();
     let more = sessions.len() > filter.limit as usize;
     sessions.truncate(filter.limit as usize);
     let mut summaries = summarise(&mut tx, tenant_id, &sessions).await?;

@@ -6,45 +6,51 @@
 
 use std::collections::HashMap;
 
-use sqlx::postgres::PgRow;
-use sqlx::{AssertSqlSafe, PgConnection, Row};
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 use baton_kit::error::ApiError;
 use baton_proto::usage::v1 as proto;
 
-use crate::aggregate::{Aggregated, USAGE_SUMS};
+use crate::aggregate::Aggregated;
 use crate::figures::Sums;
 use crate::keys::SessionKey;
 use crate::store::db_error;
 use crate::tree::{SessionRow, summary};
 
-/// A `usage.sessions` row selected with the summary's columns (`agent, session_id,
-/// project_slug, host_ids, members, client_versions, output_under_reported, first_activity_at,
-/// last_activity_at`).
-pub fn session_row(row: &PgRow) -> Result<SessionRow, sqlx::Error> {
-    Ok(SessionRow {
-        agent: row.try_get("agent")?,
-        session_id: row.try_get("session_id")?,
-        project_slug: row.try_get("project_slug")?,
-        host_ids: row.try_get("host_ids")?,
-        members: row.try_get("members")?,
-        client_versions: row.try_get("client_versions")?,
-        output_under_reported: row.try_get("output_under_reported")?,
-        first_activity_at: row.try_get("first_activity_at")?,
-        last_activity_at: row.try_get("last_activity_at")?,
-        ..SessionRow::default()
-    })
+/// A `usage.sessions` row as the summary reads it: the columns every summary read selects
+/// (`agent, session_id, project_slug, host_ids, members, client_versions,
+/// output_under_reported, first_activity_at, last_activity_at`), read with
+/// `sqlx::query_as!` into this struct.
+#[derive(Debug, Clone)]
+pub struct SummaryColumns {
+    pub agent: String,
+    pub session_id: String,
+    pub project_slug: String,
+    pub host_ids: Vec<String>,
+    pub members: Vec<String>,
+    pub client_versions: Vec<String>,
+    pub output_under_reported: bool,
+    pub first_activity_at: Option<DateTime<Utc>>,
+    pub last_activity_at: Option<DateTime<Utc>>,
 }
 
-/// One model's aggregated usage within one session, as the figures query returns it.
-#[derive(Debug, sqlx::FromRow)]
-struct ModelFigure {
-    agent: String,
-    session_id: String,
-    model: String,
-    #[sqlx(flatten)]
-    sums: Aggregated,
+impl From<SummaryColumns> for SessionRow {
+    fn from(row: SummaryColumns) -> SessionRow {
+        SessionRow {
+            agent: row.agent,
+            session_id: row.session_id,
+            project_slug: row.project_slug,
+            host_ids: row.host_ids,
+            members: row.members,
+            client_versions: row.client_versions,
+            output_under_reported: row.output_under_reported,
+            first_activity_at: row.first_activity_at,
+            last_activity_at: row.last_activity_at,
+            ..SessionRow::default()
+        }
+    }
 }
 
 /// The summaries of `sessions`, in their order, read in the caller's (tenant) transaction.
@@ -57,38 +63,67 @@ pub async fn summarise(
         .iter()
         .map(|session| (session.agent.clone(), session.session_id.clone()))
         .unzip();
-    let statement = format!(
-        "SELECT t.agent, t.session_id, coalesce(t.model_key, '') AS model, {USAGE_SUMS} \
-         FROM unnest($2::text[], $3::text[]) AS k(agent, session_id) \
-         JOIN usage.token_usage t ON t.tenant_id = $1 AND t.agent = k.agent \
-           AND t.session_id = k.session_id \
-         GROUP BY 1, 2, 3"
-    );
-    let figures: Vec<ModelFigure> = sqlx::query_as(AssertSqlSafe(statement))
-        .bind(tenant_id)
-        .bind(&agents)
-        .bind(&ids)
-        .fetch_all(&mut *connection)
-        .await
-        .map_err(db_error)?;
-    let counts: Vec<(String, String, i64, bool)> = sqlx::query_as(
-        "SELECT a.agent, a.session_id, count(*)::int8, bool_or(a.agent_id = '') \
-         FROM unnest($2::text[], $3::text[]) AS k(agent, session_id) \
-         JOIN usage.agents a ON a.tenant_id = $1 AND a.agent = k.agent \
-           AND a.session_id = k.session_id \
-         GROUP BY 1, 2",
+    // The sums are `aggregate::USAGE_SUMS` written out (sqlx checks one literal); a group
+    // has at least one row, so no sum is null.
+    let figures = sqlx::query!(
+        r#"SELECT t.agent, t.session_id, coalesce(t.model_key, '') AS "model!",
+             sum(t.input)::int8 AS "input!", sum(t.output)::int8 AS "output!",
+             sum(t.cache_read)::int8 AS "cache_read!",
+             sum(t.cache_write_5m)::int8 AS "cache_write_5m!",
+             sum(t.cache_write_1h)::int8 AS "cache_write_1h!",
+             sum(t.reasoning)::int8 AS "reasoning!", count(*)::int8 AS "requests!",
+             sum(t.cost)::text AS cost,
+             sum(CASE WHEN t.priced THEN 0 ELSE t.input + t.output + t.cache_read
+               + t.cache_write_5m + t.cache_write_1h END)::int8 AS "unpriced_tokens!",
+             sum(t.web_search_requests)::int8 AS "web_search_requests!",
+             sum(t.web_fetch_requests)::int8 AS "web_fetch_requests!",
+             sum(t.server_tool_cost)::text AS server_tool_cost,
+             sum(t.unpriced_calls)::int8 AS "unpriced_calls!"
+           FROM unnest($2::text[], $3::text[]) AS k(agent, session_id)
+           JOIN usage.token_usage t ON t.tenant_id = $1 AND t.agent = k.agent
+             AND t.session_id = k.session_id
+           GROUP BY 1, 2, 3"#,
+        tenant_id,
+        &agents,
+        &ids,
     )
-    .bind(tenant_id)
-    .bind(&agents)
-    .bind(&ids)
+    .fetch_all(&mut *connection)
+    .await
+    .map_err(db_error)?;
+    let counts = sqlx::query!(
+        r#"SELECT a.agent, a.session_id, count(*)::int8 AS "count!",
+             bool_or(a.agent_id = '') AS "has_main!"
+           FROM unnest($2::text[], $3::text[]) AS k(agent, session_id)
+           JOIN usage.agents a ON a.tenant_id = $1 AND a.agent = k.agent
+             AND a.session_id = k.session_id
+           GROUP BY 1, 2"#,
+        tenant_id,
+        &agents,
+        &ids,
+    )
     .fetch_all(&mut *connection)
     .await
     .map_err(db_error)?;
     let mut sums: HashMap<SessionKey, Sums> = HashMap::new();
     for figure in figures {
+        let aggregated = Aggregated {
+            input: figure.input,
+            output: figure.output,
+            cache_read: figure.cache_read,
+            cache_write_5m: figure.cache_write_5m,
+            cache_write_1h: figure.cache_write_1h,
+            reasoning: figure.reasoning,
+            requests: figure.requests,
+            cost: figure.cost,
+            unpriced_tokens: figure.unpriced_tokens,
+            web_search_requests: figure.web_search_requests,
+            web_fetch_requests: figure.web_fetch_requests,
+            server_tool_cost: figure.server_tool_cost,
+            unpriced_calls: figure.unpriced_calls,
+        };
         sums.entry(SessionKey::new(&figure.agent, &figure.session_id))
             .or_default()
-            .add(&figure.model, &figure.sums.delta());
+            .add(&figure.model, &aggregated.delta());
     }
     let mut runaway: HashMap<SessionKey, Vec<String>> = HashMap::new();
     for (agent, session_id, reason) in
@@ -104,10 +139,13 @@ pub async fn summarise(
     // The main agent is counted whether or not its row arrived.
     let agent_counts: HashMap<SessionKey, u32> = counts
         .into_iter()
-        .map(|(agent, session_id, count, has_main)| {
+        .map(|row| {
             (
-                SessionKey { agent, session_id },
-                count as u32 + u32::from(!has_main),
+                SessionKey {
+                    agent: row.agent,
+                    session_id: row.session_id,
+                },
+                row.count as u32 + u32::from(!row.has_main),
             )
         })
         .collect();

@@ -10,22 +10,21 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use chrono::{DateTime, Duration, Utc};
-use sqlx::{AssertSqlSafe, PgPool, Row};
+use sqlx::PgPool;
 use uuid::Uuid;
 
 use baton_kit::clock::to_timestamp;
 use baton_kit::db::begin_tenant;
 use baton_kit::error::ApiError;
 use baton_proto::usage::v1 as proto;
-use baton_usage_model::record::{Harness, Modifiers, ServerTools, Tokens};
-use baton_usage_model::{PriceTable, UsageRecord};
+use baton_usage_model::PriceTable;
 
 use crate::figures::Sums;
 use crate::rollups::Delta;
-use crate::row_price::RowPrice;
 use crate::savings::{PricedRow, savings};
 use crate::status::{Evidence, status};
 use crate::store::db_error;
+use crate::stored_row::{select_stored_rows, stored_row};
 
 /// A stored session.
 #[derive(Debug, Clone, Default)]
@@ -268,167 +267,89 @@ pub async fn load(
     session_id: &str,
 ) -> Result<Option<Stored>, ApiError> {
     let mut tx = begin_tenant(pool, tenant_id).await.map_err(db_error)?;
-    let session = sqlx::query(
+    let session = sqlx::query!(
         "SELECT project_slug, host_ids, members, client_versions, output_under_reported, \
            first_activity_at, last_activity_at, last_prompt_at, last_stop_at \
          FROM usage.sessions WHERE tenant_id = $1 AND agent = $2 AND session_id = $3",
+        tenant_id,
+        agent,
+        session_id,
     )
-    .bind(tenant_id)
-    .bind(agent)
-    .bind(session_id)
     .fetch_optional(&mut *tx)
     .await
     .map_err(db_error)?;
     let Some(session) = session else {
         return Ok(None);
     };
-    let session = SessionRow {
-        agent: agent.to_string(),
-        session_id: session_id.to_string(),
-        project_slug: session.try_get("project_slug").map_err(db_error)?,
-        host_ids: session.try_get("host_ids").map_err(db_error)?,
-        members: session.try_get("members").map_err(db_error)?,
-        client_versions: session.try_get("client_versions").map_err(db_error)?,
-        output_under_reported: session.try_get("output_under_reported").map_err(db_error)?,
-        first_activity_at: session.try_get("first_activity_at").map_err(db_error)?,
-        last_activity_at: session.try_get("last_activity_at").map_err(db_error)?,
-        last_prompt_at: session.try_get("last_prompt_at").map_err(db_error)?,
-        last_stop_at: session.try_get("last_stop_at").map_err(db_error)?,
-        runaway: crate::runaway::store::open_reasons(
-            &mut tx,
-            tenant_id,
-            &[agent.to_string()],
-            &[session_id.to_string()],
-        )
-        .await
-        .map_err(db_error)?
-        .into_iter()
-        .map(|(_, _, reason)| reason)
-        .collect(),
-    };
-    let agents = sqlx::query(
-        "SELECT agent_id, kind, parent_agent_id, subagent_type, spawn_tool, model, \
-           first_activity_at, last_activity_at, ended \
-         FROM usage.agents WHERE tenant_id = $1 AND agent = $2 AND session_id = $3",
+    let runaway = crate::runaway::store::open_reasons(
+        &mut tx,
+        tenant_id,
+        &[agent.to_string()],
+        &[session_id.to_string()],
     )
-    .bind(tenant_id)
-    .bind(agent)
-    .bind(session_id)
-    .fetch_all(&mut *tx)
     .await
     .map_err(db_error)?
     .into_iter()
-    .map(|row| {
-        Ok(AgentRow {
-            agent_id: row.try_get("agent_id")?,
-            kind: row.try_get("kind")?,
-            parent_agent_id: row.try_get("parent_agent_id")?,
-            subagent_type: row.try_get("subagent_type")?,
-            spawn_tool: row.try_get("spawn_tool")?,
-            model: row.try_get("model")?,
-            first_activity_at: row.try_get("first_activity_at")?,
-            last_activity_at: row.try_get("last_activity_at")?,
-            ended: row.try_get("ended")?,
-        })
-    })
-    .collect::<Result<Vec<_>, sqlx::Error>>()
-    .map_err(db_error)?;
-    let edges: Vec<(String, String, String)> = sqlx::query_as(
-        "SELECT parent_agent_id, child_agent_id, join_path FROM usage.orchestration_edges \
-         WHERE tenant_id = $1 AND agent = $2 AND session_id = $3 \
-         ORDER BY parent_agent_id, child_agent_id",
+    .map(|(_, _, reason)| reason)
+    .collect();
+    let session = SessionRow {
+        agent: agent.to_string(),
+        session_id: session_id.to_string(),
+        project_slug: session.project_slug,
+        host_ids: session.host_ids,
+        members: session.members,
+        client_versions: session.client_versions,
+        output_under_reported: session.output_under_reported,
+        first_activity_at: session.first_activity_at,
+        last_activity_at: session.last_activity_at,
+        last_prompt_at: session.last_prompt_at,
+        last_stop_at: session.last_stop_at,
+        runaway,
+    };
+    let agents = sqlx::query_as!(
+        AgentRow,
+        "SELECT agent_id, kind, parent_agent_id, subagent_type, spawn_tool, model, \
+           first_activity_at, last_activity_at, ended \
+         FROM usage.agents WHERE tenant_id = $1 AND agent = $2 AND session_id = $3",
+        tenant_id,
+        agent,
+        session_id,
     )
-    .bind(tenant_id)
-    .bind(agent)
-    .bind(session_id)
     .fetch_all(&mut *tx)
     .await
     .map_err(db_error)?;
-    let statement = format!(
-        "SELECT {PRICED_ROW_COLUMNS} FROM usage.token_usage \
-         WHERE tenant_id = $1 AND agent = $2 AND session_id = $3"
-    );
-    let rows = sqlx::query(AssertSqlSafe(statement))
-        .bind(tenant_id)
-        .bind(agent)
-        .bind(session_id)
-        .fetch_all(&mut *tx)
-        .await
-        .map_err(db_error)?;
+    let edges = sqlx::query_as!(
+        EdgeRow,
+        "SELECT parent_agent_id, child_agent_id, join_path FROM usage.orchestration_edges \
+         WHERE tenant_id = $1 AND agent = $2 AND session_id = $3 \
+         ORDER BY parent_agent_id, child_agent_id",
+        tenant_id,
+        agent,
+        session_id,
+    )
+    .fetch_all(&mut *tx)
+    .await
+    .map_err(db_error)?;
+    let rows = select_stored_rows!(
+        "",
+        "WHERE tenant_id = $1 AND agent = $2 AND session_id = $3",
+        tenant_id,
+        agent,
+        session_id,
+    )
+    .fetch_all(&mut *tx)
+    .await
+    .map_err(db_error)?;
     tx.commit().await.map_err(db_error)?;
     let mut usage: BTreeMap<String, Vec<PricedRow>> = BTreeMap::new();
     for row in rows {
-        let agent_id: String = row.try_get("agent_id").map_err(db_error)?;
-        let priced = priced_row(&row, agent, session_id).map_err(db_error)?;
-        usage.entry(agent_id).or_default().push(priced);
+        let priced = stored_row!(row).priced(agent, session_id);
+        usage.entry(row.agent_id).or_default().push(priced);
     }
     Ok(Some(Stored {
         session,
         agents,
-        edges: edges
-            .into_iter()
-            .map(|(parent, child, join_path)| EdgeRow {
-                parent_agent_id: parent,
-                child_agent_id: child,
-                join_path,
-            })
-            .collect(),
+        edges,
         usage,
     }))
-}
-
-/// The `token_usage` columns [`priced_row`] reads.
-pub const PRICED_ROW_COLUMNS: &str = "agent_id, dedup_key, model, at, input, output, \
-    cache_read, cache_write_5m, cache_write_1h, reasoning, web_search_requests, \
-    web_fetch_requests, service_tier, speed, inference_geo, sidechain, cost::text AS cost, \
-    priced, server_tool_cost::text AS server_tool_cost, unpriced_calls";
-
-/// A `token_usage` row selected with [`PRICED_ROW_COLUMNS`] as a priced record.
-pub fn priced_row(
-    row: &sqlx::postgres::PgRow,
-    agent: &str,
-    session_id: &str,
-) -> Result<PricedRow, sqlx::Error> {
-    let count =
-        |name: &str| -> Result<u64, sqlx::Error> { Ok(row.try_get::<i64, _>(name)?.max(0) as u64) };
-    let at: DateTime<Utc> = row.try_get("at")?;
-    let agent_id: String = row.try_get("agent_id")?;
-    let money = |name: &str| -> Result<u128, sqlx::Error> {
-        Ok(row.try_get::<String, _>(name)?.parse().unwrap_or(0))
-    };
-    Ok(PricedRow {
-        record: UsageRecord {
-            message_id: row.try_get("dedup_key")?,
-            request_id: None,
-            harness: Harness::of_agent(agent),
-            session_id: session_id.to_string(),
-            agent_id: opt_id(&agent_id),
-            model: row.try_get("model")?,
-            timestamp_ms: at.timestamp_millis(),
-            tokens: Tokens {
-                input: count("input")?,
-                output: count("output")?,
-                cache_read: count("cache_read")?,
-                cache_write_5m: count("cache_write_5m")?,
-                cache_write_1h: count("cache_write_1h")?,
-                reasoning: count("reasoning")?,
-            },
-            server_tools: ServerTools {
-                web_search: count("web_search_requests")?,
-                web_fetch: count("web_fetch_requests")?,
-            },
-            modifiers: Modifiers {
-                service_tier: row.try_get("service_tier")?,
-                speed: row.try_get("speed")?,
-                inference_geo: row.try_get("inference_geo")?,
-            },
-            sidechain: row.try_get("sidechain")?,
-        },
-        price: RowPrice {
-            cost: money("cost")?,
-            priced: row.try_get("priced")?,
-            server_tool_cost: money("server_tool_cost")?,
-            unpriced_calls: count("unpriced_calls")?,
-        },
-    })
 }

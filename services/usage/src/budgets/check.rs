@@ -34,10 +34,12 @@ pub async fn evaluate(
     if budgets.is_empty() {
         return Ok(0);
     }
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('baton.usage.budgets'), hashtext($1))")
-        .bind(tenant_id.to_string())
-        .execute(&mut *connection)
-        .await?;
+    sqlx::query!(
+        "SELECT pg_advisory_xact_lock(hashtext('baton.usage.budgets'), hashtext($1))",
+        tenant_id.to_string(),
+    )
+    .execute(&mut *connection)
+    .await?;
     let mut recorded = 0;
     for budget in &budgets {
         let (Some(period), Ok(zone)) =

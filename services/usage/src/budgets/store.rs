@@ -27,22 +27,22 @@ pub async fn insert(
     tenant_id: Uuid,
     budget: &Budget,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = sqlx::query(
+    let inserted = sqlx::query!(
         "INSERT INTO usage.budgets \
            (tenant_id, id, scope, subject, period, limit_micros, thresholds, timezone, created_at) \
          SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 \
          WHERE (SELECT count(*) FROM usage.budgets WHERE tenant_id = $1) < $10",
+        tenant_id,
+        budget.id,
+        &budget.scope,
+        budget.subject.as_deref(),
+        &budget.period,
+        budget.limit_micros,
+        &budget.thresholds,
+        &budget.timezone,
+        budget.created_at,
+        MAX_BUDGETS,
     )
-    .bind(tenant_id)
-    .bind(budget.id)
-    .bind(&budget.scope)
-    .bind(&budget.subject)
-    .bind(&budget.period)
-    .bind(budget.limit_micros)
-    .bind(&budget.thresholds)
-    .bind(&budget.timezone)
-    .bind(budget.created_at)
-    .bind(MAX_BUDGETS)
     .execute(connection)
     .await?;
     Ok(inserted.rows_affected() == 1)
@@ -53,11 +53,12 @@ pub async fn all(
     connection: &mut PgConnection,
     tenant_id: Uuid,
 ) -> Result<Vec<Budget>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as!(
+        Budget,
         "SELECT id, scope, subject, period, limit_micros, thresholds, timezone, created_at \
          FROM usage.budgets WHERE tenant_id = $1 ORDER BY created_at, id",
+        tenant_id,
     )
-    .bind(tenant_id)
     .fetch_all(connection)
     .await
 }
@@ -68,11 +69,13 @@ pub async fn delete(
     tenant_id: Uuid,
     id: Uuid,
 ) -> Result<bool, sqlx::Error> {
-    let deleted = sqlx::query("DELETE FROM usage.budgets WHERE tenant_id = $1 AND id = $2")
-        .bind(tenant_id)
-        .bind(id)
-        .execute(connection)
-        .await?;
+    let deleted = sqlx::query!(
+        "DELETE FROM usage.budgets WHERE tenant_id = $1 AND id = $2",
+        tenant_id,
+        id,
+    )
+    .execute(connection)
+    .await?;
     Ok(deleted.rows_affected() == 1)
 }
 
@@ -85,16 +88,16 @@ pub async fn spend(
     start: DateTime<Utc>,
     end: DateTime<Utc>,
 ) -> Result<i128, sqlx::Error> {
-    let total: Option<String> = sqlx::query_scalar(
+    let total: Option<String> = sqlx::query_scalar!(
         "SELECT sum(cost)::text FROM usage.rollups \
          WHERE tenant_id = $1 AND bucket >= $2 AND bucket < $3 \
            AND ($4 <> 'project' OR project_slug = $5) AND ($4 <> 'member' OR member = $5)",
+        tenant_id,
+        start,
+        end,
+        &budget.scope,
+        budget.subject.as_deref(),
     )
-    .bind(tenant_id)
-    .bind(start)
-    .bind(end)
-    .bind(&budget.scope)
-    .bind(&budget.subject)
     .fetch_one(connection)
     .await?;
     Ok(total
@@ -109,13 +112,13 @@ pub async fn crossed(
     budget_id: Uuid,
     first_day: NaiveDate,
 ) -> Result<Vec<u32>, sqlx::Error> {
-    let rows: Vec<i32> = sqlx::query_scalar(
+    let rows: Vec<i32> = sqlx::query_scalar!(
         "SELECT threshold FROM usage.budget_crossings \
          WHERE tenant_id = $1 AND budget_id = $2 AND period_start = $3",
+        tenant_id,
+        budget_id,
+        first_day.to_string(),
     )
-    .bind(tenant_id)
-    .bind(budget_id)
-    .bind(first_day.to_string())
     .fetch_all(connection)
     .await?;
     Ok(rows.into_iter().map(|threshold| threshold as u32).collect())
@@ -131,17 +134,17 @@ pub async fn record_crossing(
     spent: i128,
     at: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = sqlx::query(
+    let inserted = sqlx::query!(
         "INSERT INTO usage.budget_crossings \
            (tenant_id, budget_id, period_start, threshold, crossed_at, spent) \
-         VALUES ($1, $2, $3, $4, $5, $6::numeric) ON CONFLICT DO NOTHING",
+         VALUES ($1, $2, $3, $4, $5, $6::text::numeric) ON CONFLICT DO NOTHING",
+        tenant_id,
+        budget_id,
+        first_day.to_string(),
+        threshold as i32,
+        at,
+        spent.to_string(),
     )
-    .bind(tenant_id)
-    .bind(budget_id)
-    .bind(first_day.to_string())
-    .bind(threshold as i32)
-    .bind(at)
-    .bind(spent.to_string())
     .execute(connection)
     .await?;
     Ok(inserted.rows_affected() == 1)

@@ -23,7 +23,7 @@ use crate::runaway::rules::{self, Policy, Reason, Step};
 use crate::runaway::store;
 
 /// One session as the evaluation reads it.
-#[derive(Debug, sqlx::FromRow)]
+#[derive(Debug)]
 struct Reading {
     agent: String,
     session_id: String,
@@ -53,18 +53,21 @@ pub async fn evaluate(
     }
     let policy = store::policy(connection, tenant_id).await?;
     let [agents, sessions] = SessionKey::columns(keys);
-    let readings: Vec<Reading> = sqlx::query_as(
-        "SELECT k.agent, k.session_id, n.newest, n.newest_main, s.last_prompt_at, \
+    let readings = sqlx::query_as!(
+        Reading,
+        "SELECT k.agent AS \"agent!\", k.session_id AS \"session_id!\", \
+           n.newest AS \"newest?\", n.newest_main AS \"newest_main?\", \
+           s.last_prompt_at AS \"last_prompt_at?\", \
            (SELECT sum(t.cost)::text FROM usage.token_usage t \
              WHERE t.tenant_id = $1 AND t.agent = k.agent AND t.session_id = k.session_id \
                AND t.at >= n.newest - make_interval(mins => $4) AND t.at <= n.newest) \
-             AS window_spent, \
+             AS \"window_spent?\", \
            (SELECT sum(t.cost)::text FROM usage.token_usage t \
              WHERE t.tenant_id = $1 AND t.agent = k.agent AND t.session_id = k.session_id \
-               AND t.at > s.last_prompt_at) AS since_prompt_spent, \
+               AND t.at > s.last_prompt_at) AS \"since_prompt_spent?\", \
            (SELECT array_agg(e.reason) FROM usage.runaway_episodes e \
              WHERE e.tenant_id = $1 AND e.agent = k.agent AND e.session_id = k.session_id \
-               AND e.ended_at IS NULL) AS open \
+               AND e.ended_at IS NULL) AS \"open?\" \
          FROM unnest($2::text[], $3::text[]) AS k(agent, session_id) \
          CROSS JOIN LATERAL ( \
            SELECT max(t.at) AS newest, max(t.at) FILTER (WHERE t.agent_id = '') AS newest_main \
@@ -72,11 +75,11 @@ pub async fn evaluate(
            WHERE t.tenant_id = $1 AND t.agent = k.agent AND t.session_id = k.session_id) AS n \
          LEFT JOIN usage.sessions s \
            ON s.tenant_id = $1 AND s.agent = k.agent AND s.session_id = k.session_id",
+        tenant_id,
+        &agents,
+        &sessions,
+        policy.window_minutes as i32,
     )
-    .bind(tenant_id)
-    .bind(&agents)
-    .bind(&sessions)
-    .bind(policy.window_minutes as i32)
     .fetch_all(&mut *connection)
     .await?;
     let mut flagged = 0;

@@ -8,20 +8,18 @@ use crate::runaway::rules::{Policy, Reason};
 
 /// The tenant's policy, or the defaults when it set none.
 pub async fn policy(connection: &mut PgConnection, tenant_id: Uuid) -> Result<Policy, sqlx::Error> {
-    let row: Option<(i32, i64, i32)> = sqlx::query_as(
+    let row = sqlx::query!(
         "SELECT window_minutes, spend_micros, unattended_minutes \
          FROM usage.runaway_policies WHERE tenant_id = $1",
+        tenant_id,
     )
-    .bind(tenant_id)
     .fetch_optional(connection)
     .await?;
-    Ok(
-        row.map_or_else(Policy::default, |(window, spend, unattended)| Policy {
-            window_minutes: window as u32,
-            spend_micros: spend,
-            unattended_minutes: unattended as u32,
-        }),
-    )
+    Ok(row.map_or_else(Policy::default, |row| Policy {
+        window_minutes: row.window_minutes as u32,
+        spend_micros: row.spend_micros,
+        unattended_minutes: row.unattended_minutes as u32,
+    }))
 }
 
 /// Replaces the tenant's policy.
@@ -31,19 +29,19 @@ pub async fn set_policy(
     policy: &Policy,
     now: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO usage.runaway_policies \
            (tenant_id, window_minutes, spend_micros, unattended_minutes, updated_at) \
          VALUES ($1, $2, $3, $4, $5) \
          ON CONFLICT (tenant_id) DO UPDATE SET window_minutes = EXCLUDED.window_minutes, \
            spend_micros = EXCLUDED.spend_micros, \
            unattended_minutes = EXCLUDED.unattended_minutes, updated_at = EXCLUDED.updated_at",
+        tenant_id,
+        policy.window_minutes as i32,
+        policy.spend_micros,
+        policy.unattended_minutes as i32,
+        now,
     )
-    .bind(tenant_id)
-    .bind(policy.window_minutes as i32)
-    .bind(policy.spend_micros)
-    .bind(policy.unattended_minutes as i32)
-    .bind(now)
     .execute(connection)
     .await?;
     Ok(())
@@ -59,18 +57,18 @@ pub async fn open(
     started_at: DateTime<Utc>,
     spent: i128,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = sqlx::query(
+    let inserted = sqlx::query!(
         "INSERT INTO usage.runaway_episodes \
            (tenant_id, agent, session_id, reason, started_at, spent) \
-         VALUES ($1, $2, $3, $4, $5, $6::numeric) \
+         VALUES ($1, $2, $3, $4, $5, $6::text::numeric) \
          ON CONFLICT (tenant_id, agent, session_id, reason) WHERE ended_at IS NULL DO NOTHING",
+        tenant_id,
+        agent,
+        session_id,
+        reason.as_str(),
+        started_at,
+        spent.to_string(),
     )
-    .bind(tenant_id)
-    .bind(agent)
-    .bind(session_id)
-    .bind(reason.as_str())
-    .bind(started_at)
-    .bind(spent.to_string())
     .execute(connection)
     .await?;
     Ok(inserted.rows_affected() == 1)
@@ -85,16 +83,16 @@ pub async fn close(
     reason: Reason,
     ended_at: DateTime<Utc>,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE usage.runaway_episodes SET ended_at = greatest($5, started_at) \
          WHERE tenant_id = $1 AND agent = $2 AND session_id = $3 AND reason = $4 \
            AND ended_at IS NULL",
+        tenant_id,
+        agent,
+        session_id,
+        reason.as_str(),
+        ended_at,
     )
-    .bind(tenant_id)
-    .bind(agent)
-    .bind(session_id)
-    .bind(reason.as_str())
-    .bind(ended_at)
     .execute(connection)
     .await?;
     Ok(())
@@ -107,16 +105,20 @@ pub async fn open_reasons(
     agents: &[String],
     session_ids: &[String],
 ) -> Result<Vec<(String, String, String)>, sqlx::Error> {
-    sqlx::query_as(
+    let rows = sqlx::query!(
         "SELECT e.agent, e.session_id, e.reason \
          FROM unnest($2::text[], $3::text[]) AS k(agent, session_id) \
          JOIN usage.runaway_episodes e ON e.tenant_id = $1 AND e.agent = k.agent \
            AND e.session_id = k.session_id AND e.ended_at IS NULL \
          ORDER BY 1, 2, 3",
+        tenant_id,
+        agents,
+        session_ids,
     )
-    .bind(tenant_id)
-    .bind(agents)
-    .bind(session_ids)
     .fetch_all(connection)
-    .await
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| (row.agent, row.session_id, row.reason))
+        .collect())
 }

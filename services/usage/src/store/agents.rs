@@ -1,7 +1,7 @@
 //! `usage.agents`: one agent of a session (the main agent with agent id `""`), as every upload
 //! that sees it adds to it.
 //!
-//! Merge rules, each a named piece of the upsert:
+//! Merge rules, each named by a comment in the upsert:
 //! - an agent keeps its first kind (the statement never sets `kind` again) and the first
 //!   parent known;
 //! - its subagent type and spawn tool follow the latest upload that names them;
@@ -9,57 +9,12 @@
 //! - first activity only falls, last activity only rises;
 //! - a stored `ended` is sticky, with its `ended_at`.
 
-use std::sync::LazyLock;
-
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::{Tx, activity_only_widens};
+use super::Tx;
 use crate::keys::AgentKey;
 use crate::validate::{Agent, Batch};
-
-/// An agent keeps the first parent known: a stored parent is never replaced, a missing one is
-/// filled by the first upload that proves it.
-const PARENT_KEEPS_FIRST: &str =
-    "parent_agent_id = COALESCE(a.parent_agent_id, EXCLUDED.parent_agent_id)";
-
-/// Subagent type and spawn tool follow the latest upload that names them; one that does not
-/// name them leaves them as stored.
-const TYPE_AND_TOOL_FOLLOW_LATEST: &str = "subagent_type = COALESCE(EXCLUDED.subagent_type, \
-       a.subagent_type), spawn_tool = COALESCE(EXCLUDED.spawn_tool, a.spawn_tool)";
-
-/// The model follows the agent's newest activity: an uploaded model replaces the stored one
-/// when its upload's last activity is no older than the stored last activity (or none is
-/// stored); otherwise the stored model stays, and a missing one is filled.
-const MODEL_FOLLOWS_NEWEST_ACTIVITY: &str = "model = CASE WHEN EXCLUDED.model IS NOT NULL \
-       AND (a.last_activity_at IS NULL OR EXCLUDED.last_activity_at >= a.last_activity_at) \
-       THEN EXCLUDED.model ELSE COALESCE(a.model, EXCLUDED.model) END";
-
-/// A stored end is sticky: the first `ended` stored stays with its `ended_at`, whatever a later
-/// upload says (a resumed transcript may report an end again, or none).
-const ENDED_STICKY: &str = "ended = COALESCE(a.ended, EXCLUDED.ended), \
-       ended_at = CASE WHEN a.ended IS NULL THEN EXCLUDED.ended_at ELSE a.ended_at END";
-
-/// The agents upsert: a new agent as uploaded, a stored one merged rule by rule.
-static UPSERT_AGENTS: LazyLock<String> = LazyLock::new(|| {
-    let merge = [
-        PARENT_KEEPS_FIRST.to_string(),
-        TYPE_AND_TOOL_FOLLOW_LATEST.to_string(),
-        MODEL_FOLLOWS_NEWEST_ACTIVITY.to_string(),
-        activity_only_widens("a"),
-        ENDED_STICKY.to_string(),
-    ]
-    .join(", ");
-    format!(
-        "INSERT INTO usage.agents AS a (tenant_id, agent, session_id, agent_id, kind, \
-           parent_agent_id, subagent_type, spawn_tool, model, first_activity_at, \
-           last_activity_at, ended, ended_at) \
-         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
-           $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[], \
-           $12::text[], $13::timestamptz[]) \
-         ON CONFLICT (tenant_id, agent, session_id, agent_id) DO UPDATE SET {merge}"
-    )
-});
 
 /// Upserts the agents the batch carries, in key order.
 pub async fn upsert(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), sqlx::Error> {
@@ -88,22 +43,51 @@ pub async fn upsert(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), s
         times[1].push(agent.last_activity_at);
         times[2].push(agent.ended.as_ref().map(|(_, at)| *at));
     }
-    sqlx::query(UPSERT_AGENTS.as_str())
-        .bind(tenant_id)
-        .bind(&keys[0])
-        .bind(&keys[1])
-        .bind(&keys[2])
-        .bind(&text[0])
-        .bind(&text[1])
-        .bind(&text[2])
-        .bind(&text[3])
-        .bind(&text[4])
-        .bind(&times[0])
-        .bind(&times[1])
-        .bind(&text[5])
-        .bind(&times[2])
-        .execute(&mut **tx)
-        .await?;
+    sqlx::query!(
+        r#"INSERT INTO usage.agents AS a (tenant_id, agent, session_id, agent_id, kind,
+             parent_agent_id, subagent_type, spawn_tool, model, first_activity_at,
+             last_activity_at, ended, ended_at)
+           SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+             $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::timestamptz[],
+             $12::text[], $13::timestamptz[])
+           ON CONFLICT (tenant_id, agent, session_id, agent_id) DO UPDATE SET
+             -- (the first kind stays: kind is never set again)
+             -- the first parent known stays; a missing one is filled by the first upload
+             -- that proves it
+             parent_agent_id = COALESCE(a.parent_agent_id, EXCLUDED.parent_agent_id),
+             -- subagent type and spawn tool follow the latest upload that names them
+             subagent_type = COALESCE(EXCLUDED.subagent_type, a.subagent_type),
+             spawn_tool = COALESCE(EXCLUDED.spawn_tool, a.spawn_tool),
+             -- the model follows the newest activity: an uploaded model replaces the stored
+             -- one when its upload's last activity is no older than the stored one (or none
+             -- is stored); otherwise the stored model stays and a missing one is filled
+             model = CASE WHEN EXCLUDED.model IS NOT NULL
+                 AND (a.last_activity_at IS NULL
+                   OR EXCLUDED.last_activity_at >= a.last_activity_at)
+               THEN EXCLUDED.model ELSE COALESCE(a.model, EXCLUDED.model) END,
+             -- first activity only falls, last activity only rises
+             first_activity_at = LEAST(a.first_activity_at, EXCLUDED.first_activity_at),
+             last_activity_at = GREATEST(a.last_activity_at, EXCLUDED.last_activity_at),
+             -- a stored end is sticky, with its ended_at (a resumed transcript may report an
+             -- end again, or none)
+             ended = COALESCE(a.ended, EXCLUDED.ended),
+             ended_at = CASE WHEN a.ended IS NULL THEN EXCLUDED.ended_at ELSE a.ended_at END"#,
+        tenant_id,
+        &keys[0],
+        &keys[1],
+        &keys[2],
+        &text[0] as &[Option<String>],
+        &text[1] as &[Option<String>],
+        &text[2] as &[Option<String>],
+        &text[3] as &[Option<String>],
+        &text[4] as &[Option<String>],
+        &times[0] as &[Option<DateTime<Utc>>],
+        &times[1] as &[Option<DateTime<Utc>>],
+        &text[5] as &[Option<String>],
+        &times[2] as &[Option<DateTime<Utc>>],
+    )
+    .execute(&mut **tx)
+    .await?;
     Ok(())
 }
 
@@ -114,16 +98,16 @@ pub async fn count_stored(
     keys: &[AgentKey],
 ) -> Result<i64, sqlx::Error> {
     let [agents, sessions, ids] = AgentKey::columns(keys);
-    sqlx::query_scalar(
-        "SELECT count(*) FROM usage.agents a \
-         JOIN unnest($2::text[], $3::text[], $4::text[]) AS k(agent, session_id, agent_id) \
-           ON a.agent = k.agent AND a.session_id = k.session_id AND a.agent_id = k.agent_id \
-         WHERE a.tenant_id = $1",
+    sqlx::query_scalar!(
+        r#"SELECT count(*) AS "count!" FROM usage.agents a
+           JOIN unnest($2::text[], $3::text[], $4::text[]) AS k(agent, session_id, agent_id)
+             ON a.agent = k.agent AND a.session_id = k.session_id AND a.agent_id = k.agent_id
+           WHERE a.tenant_id = $1"#,
+        tenant_id,
+        &agents,
+        &sessions,
+        &ids,
     )
-    .bind(tenant_id)
-    .bind(&agents)
-    .bind(&sessions)
-    .bind(&ids)
     .fetch_one(&mut **tx)
     .await
 }

@@ -12,9 +12,6 @@ use uuid::Uuid;
 use super::Tx;
 use crate::validate::Batch;
 
-/// Stored once by id: a delivery id already stored keeps its first row.
-const STORED_ONCE_BY_ID: &str = "ON CONFLICT DO NOTHING";
-
 /// Inserts the batch's deliveries, received at `now` from the batch's host; answers how many
 /// were new (the rest were duplicates).
 pub async fn insert(
@@ -37,25 +34,24 @@ pub async fn insert(
         text[2].push(delivery.event.clone());
         observed.push(delivery.observed_at);
     }
-    let statement = [
+    // Stored once by id: a delivery id already stored keeps its first row.
+    let inserted = sqlx::query!(
         "INSERT INTO usage.hook_deliveries (tenant_id, delivery_id, agent, session_id, event, \
            observed_at, received_at, host_id) \
          SELECT $1, d, a, s, e, o, $7, $8 FROM unnest($2::uuid[], $3::text[], $4::text[], \
-           $5::text[], $6::timestamptz[]) AS u(d, a, s, e, o) ",
-        STORED_ONCE_BY_ID,
-    ]
-    .concat();
-    let inserted = sqlx::query(sqlx::AssertSqlSafe(statement))
-        .bind(tenant_id)
-        .bind(&ids)
-        .bind(&text[0])
-        .bind(&text[1])
-        .bind(&text[2])
-        .bind(&observed)
-        .bind(now)
-        .bind(&batch.host_id)
-        .execute(&mut **tx)
-        .await?
-        .rows_affected();
+           $5::text[], $6::timestamptz[]) AS u(d, a, s, e, o) \
+         ON CONFLICT DO NOTHING",
+        tenant_id,
+        &ids,
+        &text[0],
+        &text[1],
+        &text[2],
+        &observed,
+        now,
+        batch.host_id,
+    )
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
     Ok(inserted as u32)
 }

@@ -9,9 +9,6 @@ use uuid::Uuid;
 use super::Tx;
 use crate::validate::Batch;
 
-/// The first proof wins: an edge already stored keeps its join path.
-const FIRST_PROOF_WINS: &str = "ON CONFLICT DO NOTHING";
-
 /// Inserts the batch's edges; answers how many were new.
 pub async fn insert(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<u32, sqlx::Error> {
     if batch.edges.is_empty() {
@@ -26,22 +23,21 @@ pub async fn insert(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<u32, 
         columns[3].push(edge.child_agent_id.clone());
         columns[4].push(edge.join_path.clone());
     }
-    let statement = [
+    // The first proof wins: an edge already stored keeps its join path.
+    let inserted = sqlx::query!(
         "INSERT INTO usage.orchestration_edges (tenant_id, agent, session_id, parent_agent_id, \
            child_agent_id, join_path) \
-         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) ",
-        FIRST_PROOF_WINS,
-    ]
-    .concat();
-    let inserted = sqlx::query(sqlx::AssertSqlSafe(statement))
-        .bind(tenant_id)
-        .bind(&columns[0])
-        .bind(&columns[1])
-        .bind(&columns[2])
-        .bind(&columns[3])
-        .bind(&columns[4])
-        .execute(&mut **tx)
-        .await?
-        .rows_affected();
+         SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) \
+         ON CONFLICT DO NOTHING",
+        tenant_id,
+        &columns[0],
+        &columns[1],
+        &columns[2],
+        &columns[3],
+        &columns[4],
+    )
+    .execute(&mut **tx)
+    .await?
+    .rows_affected();
     Ok(inserted as u32)
 }

@@ -1,6 +1,6 @@
 //! The usage context's tables as an upload writes them: one module per table, each statement
-//! one bulk upsert over `unnest` arrays (never one per row), each merge rule a named,
-//! documented piece of its statement.
+//! one bulk upsert over `unnest` arrays (never one per row), each merge rule named by a
+//! comment in the statement that applies it and tested by `tests/usage/*_merges.rs`.
 //!
 //! - [`sessions`]: the sessions upsert, the hosts and members that report a stored session,
 //!   and the status evidence read from the deliveries;
@@ -33,14 +33,4 @@ pub(crate) type Tx = Transaction<'static, Postgres>;
 /// the statement and its values are never part of the answer.
 pub fn db_error(error: sqlx::Error) -> ApiError {
     error.into()
-}
-
-/// First activity only falls and last activity only rises (a session's and an agent's alike):
-/// an upload that saw less of the span, or none of it (`NULL`, which `LEAST` and `GREATEST`
-/// ignore), never narrows what is stored. `stored` is the alias of the row being updated.
-fn activity_only_widens(stored: &str) -> String {
-    format!(
-        "first_activity_at = LEAST({stored}.first_activity_at, EXCLUDED.first_activity_at), \
-         last_activity_at = GREATEST({stored}.last_activity_at, EXCLUDED.last_activity_at)"
-    )
 }

@@ -21,7 +21,6 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use sqlx::{AssertSqlSafe, Row};
 use uuid::Uuid;
 
 use baton_usage_model::{PriceTable, UsageRecord};
@@ -31,7 +30,7 @@ use super::usage_insert::{self, Conflict, Write};
 use crate::decide::{Fate, decide};
 use crate::keys::{AgentKey, UsageKey};
 use crate::rollups::{self, Delta, Key};
-use crate::tree::PRICED_ROW_COLUMNS;
+use crate::stored_row::{select_stored_rows, stored_row};
 use crate::validate::{Batch, Usage};
 
 /// What became of a batch's usage rows.
@@ -190,36 +189,31 @@ async fn stored_rows(
     distinct_agents.sort_unstable();
     distinct_agents.dedup();
     let keys: Vec<&str> = writes.iter().map(|w| w.row.dedup_key.as_str()).collect();
-    let statement = format!(
-        "SELECT agent, session_id, agent_kind, project_slug, host_id, member, \
-           {PRICED_ROW_COLUMNS} \
-         FROM usage.token_usage \
-         WHERE tenant_id = $1 AND agent = ANY($2::text[]) AND dedup_key = ANY($3::text[]) \
-         ORDER BY agent, dedup_key FOR UPDATE"
-    );
-    let rows = sqlx::query(AssertSqlSafe(statement))
-        .bind(tenant_id)
-        .bind(&distinct_agents)
-        .bind(&keys)
-        .fetch_all(&mut **tx)
-        .await?;
+    let rows = select_stored_rows!(
+        "agent, session_id, agent_kind, project_slug, host_id, member,",
+        "WHERE tenant_id = $1 AND agent = ANY($2::text[]) AND dedup_key = ANY($3::text[]) \
+         ORDER BY agent, dedup_key FOR UPDATE",
+        tenant_id,
+        &distinct_agents as &[&str],
+        &keys as &[&str],
+    )
+    .fetch_all(&mut **tx)
+    .await?;
     let mut stored = HashMap::with_capacity(rows.len());
     for row in rows {
-        let agent: String = row.try_get("agent")?;
-        let session_id: String = row.try_get("session_id")?;
-        let priced = crate::tree::priced_row(&row, &agent, &session_id)?;
+        let priced = stored_row!(row).priced(&row.agent, &row.session_id);
         let key = Key {
-            bucket: rollups::bucket(row.try_get("at")?),
+            bucket: rollups::bucket(row.at),
             model: rollups::model_coordinate(priced.record.model.as_deref()),
-            project_slug: row.try_get("project_slug")?,
-            host_id: row.try_get("host_id")?,
-            agent_kind: row.try_get("agent_kind")?,
-            member: row.try_get("member")?,
+            project_slug: row.project_slug,
+            host_id: row.host_id,
+            agent_kind: row.agent_kind,
+            member: row.member,
         };
         let record = priced.record;
         let delta = Delta::of(&record.tokens, &record.server_tools, &priced.price);
         let usage_key = UsageKey {
-            agent,
+            agent: row.agent,
             dedup_key: record.message_id.clone(),
         };
         stored.insert(usage_key, Stored { record, key, delta });
@@ -237,25 +231,27 @@ async fn coordinates(
     keys.sort();
     keys.dedup();
     let [agents, sessions, ids] = AgentKey::columns(&keys);
-    let rows: Vec<(String, String, String, String, Option<String>)> = sqlx::query_as(
-        "SELECT k.agent, k.session_id, k.agent_id, s.project_slug, a.kind \
-         FROM unnest($2::text[], $3::text[], $4::text[]) AS k(agent, session_id, agent_id) \
-         JOIN usage.sessions s ON s.tenant_id = $1 AND s.agent = k.agent \
-           AND s.session_id = k.session_id \
-         LEFT JOIN usage.agents a ON a.tenant_id = $1 AND a.agent = k.agent \
-           AND a.session_id = k.session_id AND a.agent_id = k.agent_id",
+    // The keys come from unnest, which says nothing of nulls; none of the three is null.
+    let rows = sqlx::query!(
+        r#"SELECT k.agent AS "agent!", k.session_id AS "session_id!",
+             k.agent_id AS "agent_id!", s.project_slug, a.kind AS "kind?"
+           FROM unnest($2::text[], $3::text[], $4::text[]) AS k(agent, session_id, agent_id)
+           JOIN usage.sessions s ON s.tenant_id = $1 AND s.agent = k.agent
+             AND s.session_id = k.session_id
+           LEFT JOIN usage.agents a ON a.tenant_id = $1 AND a.agent = k.agent
+             AND a.session_id = k.session_id AND a.agent_id = k.agent_id"#,
+        tenant_id,
+        &agents,
+        &sessions,
+        &ids,
     )
-    .bind(tenant_id)
-    .bind(&agents)
-    .bind(&sessions)
-    .bind(&ids)
     .fetch_all(&mut **tx)
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(agent, session_id, agent_id, project_slug, kind)| {
-            let agent_kind = kind.unwrap_or_else(|| {
-                if agent_id.is_empty() {
+        .map(|row| {
+            let agent_kind = row.kind.unwrap_or_else(|| {
+                if row.agent_id.is_empty() {
                     "main"
                 } else {
                     "subagent"
@@ -263,14 +259,14 @@ async fn coordinates(
                 .to_string()
             });
             let key = AgentKey {
-                agent,
-                session_id,
-                agent_id,
+                agent: row.agent,
+                session_id: row.session_id,
+                agent_id: row.agent_id,
             };
             (
                 key,
                 Coordinates {
-                    project_slug,
+                    project_slug: row.project_slug,
                     agent_kind,
                 },
             )

@@ -5,7 +5,6 @@
 //! with [`Conflict::Replace`].
 
 use chrono::{DateTime, Utc};
-use sqlx::AssertSqlSafe;
 use uuid::Uuid;
 
 use super::Tx;
@@ -102,41 +101,59 @@ pub(super) enum Conflict {
     Replace,
 }
 
-const INSERT_USAGE: &str = "INSERT INTO usage.token_usage AS t (tenant_id, agent, dedup_key, \
-       session_id, agent_id, agent_kind, project_slug, host_id, model, model_key, at, input, \
-       output, cache_read, cache_write_5m, cache_write_1h, service_tier, speed, inference_geo, \
-       sidechain, cost, priced, reasoning, web_search_requests, web_fetch_requests, \
-       server_tool_cost, unpriced_calls, member) \
-     SELECT $1, a, d, s, i, k, p, $2, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, \
-       c::numeric, pr, rs, ws, wf, stc::numeric, uc, $28::text \
-     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], \
-       $9::text[], $10::text[], $11::timestamptz[], $12::int8[], $13::int8[], $14::int8[], \
-       $15::int8[], $16::int8[], $17::text[], $18::text[], $19::text[], $20::bool[], \
-       $21::text[], $22::bool[], $23::int8[], $24::int8[], $25::int8[], $26::text[], \
-       $27::int8[]) \
-       AS u(a, d, s, i, k, p, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, c, pr, rs, ws, \
-         wf, stc, uc) ";
-
-const ON_CONFLICT_SKIP: &str =
-    "ON CONFLICT (tenant_id, agent, dedup_key) DO NOTHING RETURNING agent, dedup_key";
-
-/// A replacement takes the survivor's copy whole: every column, its tokens (reasoning
-/// included), server-tool calls and their price, and its host and member (attribution follows
-/// the copy, see `store/usage.rs`).
-const ON_CONFLICT_REPLACE: &str = "ON CONFLICT (tenant_id, agent, dedup_key) DO UPDATE SET \
-       session_id = EXCLUDED.session_id, agent_id = EXCLUDED.agent_id, \
-       agent_kind = EXCLUDED.agent_kind, project_slug = EXCLUDED.project_slug, \
-       host_id = EXCLUDED.host_id, member = EXCLUDED.member, model = EXCLUDED.model, \
-       model_key = EXCLUDED.model_key, \
-       at = EXCLUDED.at, input = EXCLUDED.input, output = EXCLUDED.output, \
-       cache_read = EXCLUDED.cache_read, cache_write_5m = EXCLUDED.cache_write_5m, \
-       cache_write_1h = EXCLUDED.cache_write_1h, service_tier = EXCLUDED.service_tier, \
-       speed = EXCLUDED.speed, inference_geo = EXCLUDED.inference_geo, \
-       sidechain = EXCLUDED.sidechain, cost = EXCLUDED.cost, priced = EXCLUDED.priced, \
-       reasoning = EXCLUDED.reasoning, web_search_requests = EXCLUDED.web_search_requests, \
-       web_fetch_requests = EXCLUDED.web_fetch_requests, \
-       server_tool_cost = EXCLUDED.server_tool_cost, unpriced_calls = EXCLUDED.unpriced_calls \
-     RETURNING agent, dedup_key";
+/// The statement that writes a batch's usage rows, closed by the conflict clause `$conflict` (a
+/// string literal), its 28 parameters bound from the batch and its columns; answers the keys
+/// written, as [`UsageKey`]s.
+macro_rules! insert_usage {
+    ($conflict:literal, $tenant_id:expr, $batch:expr, $columns:expr) => {
+        sqlx::query_as!(
+            UsageKey,
+            "INSERT INTO usage.token_usage AS t (tenant_id, agent, dedup_key, session_id, \
+               agent_id, agent_kind, project_slug, host_id, model, model_key, at, input, output, \
+               cache_read, cache_write_5m, cache_write_1h, service_tier, speed, inference_geo, \
+               sidechain, cost, priced, reasoning, web_search_requests, web_fetch_requests, \
+               server_tool_cost, unpriced_calls, member) \
+             SELECT $1, a, d, s, i, k, p, $2, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, \
+               c::numeric, pr, rs, ws, wf, stc::numeric, uc, $28::text \
+             FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], \
+               $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::int8[], \
+               $13::int8[], $14::int8[], $15::int8[], $16::int8[], $17::text[], $18::text[], \
+               $19::text[], $20::bool[], $21::text[], $22::bool[], $23::int8[], $24::int8[], \
+               $25::int8[], $26::text[], $27::int8[]) \
+               AS u(a, d, s, i, k, p, m, mk, at, n1, n2, n3, n4, n5, st, sp, g, sc, c, pr, rs, \
+                 ws, wf, stc, uc) "
+                + $conflict,
+            $tenant_id,
+            $batch.host_id,
+            &$columns.text[0],
+            &$columns.text[1],
+            &$columns.text[2],
+            &$columns.text[3],
+            &$columns.text[4],
+            &$columns.text[5],
+            &$columns.optional[0] as &[Option<String>],
+            &$columns.optional[1] as &[Option<String>],
+            &$columns.at,
+            &$columns.counts[0],
+            &$columns.counts[1],
+            &$columns.counts[2],
+            &$columns.counts[3],
+            &$columns.counts[4],
+            &$columns.optional[2] as &[Option<String>],
+            &$columns.optional[3] as &[Option<String>],
+            &$columns.optional[4] as &[Option<String>],
+            &$columns.sidechain,
+            &$columns.money[0],
+            &$columns.priced,
+            &$columns.counts[5],
+            &$columns.counts[6],
+            &$columns.counts[7],
+            &$columns.money[1],
+            &$columns.counts[8],
+            $batch.member,
+        )
+    };
+}
 
 /// The keys a [`write`] wrote, sorted.
 pub(super) struct WrittenKeys(Vec<UsageKey>);
@@ -162,45 +179,44 @@ pub(super) async fn write(
     for write in writes {
         columns.push(write);
     }
-    let statement = match conflict {
-        Conflict::Skip => [INSERT_USAGE, ON_CONFLICT_SKIP].concat(),
-        Conflict::Replace => [INSERT_USAGE, ON_CONFLICT_REPLACE].concat(),
-    };
-    let written: Vec<(String, String)> = sqlx::query_as(AssertSqlSafe(statement))
-        .bind(tenant_id)
-        .bind(&batch.host_id)
-        .bind(&columns.text[0])
-        .bind(&columns.text[1])
-        .bind(&columns.text[2])
-        .bind(&columns.text[3])
-        .bind(&columns.text[4])
-        .bind(&columns.text[5])
-        .bind(&columns.optional[0])
-        .bind(&columns.optional[1])
-        .bind(&columns.at)
-        .bind(&columns.counts[0])
-        .bind(&columns.counts[1])
-        .bind(&columns.counts[2])
-        .bind(&columns.counts[3])
-        .bind(&columns.counts[4])
-        .bind(&columns.optional[2])
-        .bind(&columns.optional[3])
-        .bind(&columns.optional[4])
-        .bind(&columns.sidechain)
-        .bind(&columns.money[0])
-        .bind(&columns.priced)
-        .bind(&columns.counts[5])
-        .bind(&columns.counts[6])
-        .bind(&columns.counts[7])
-        .bind(&columns.money[1])
-        .bind(&columns.counts[8])
-        .bind(&batch.member)
-        .fetch_all(&mut **tx)
-        .await?;
-    let mut keys: Vec<UsageKey> = written
-        .into_iter()
-        .map(|(agent, dedup_key)| UsageKey { agent, dedup_key })
-        .collect();
+    let mut keys =
+        match conflict {
+            Conflict::Skip => insert_usage!(
+                "ON CONFLICT (tenant_id, agent, dedup_key) DO NOTHING RETURNING agent, dedup_key",
+                tenant_id,
+                batch,
+                columns
+            )
+            .fetch_all(&mut **tx)
+            .await?,
+            // A replacement takes the survivor's copy whole: every column, its tokens (reasoning
+            // included), server-tool calls and their price, and its host and member (attribution
+            // follows the copy, see `store/usage.rs`).
+            Conflict::Replace => {
+                insert_usage!(
+                    "ON CONFLICT (tenant_id, agent, dedup_key) DO UPDATE SET \
+               session_id = EXCLUDED.session_id, agent_id = EXCLUDED.agent_id, \
+               agent_kind = EXCLUDED.agent_kind, project_slug = EXCLUDED.project_slug, \
+               host_id = EXCLUDED.host_id, member = EXCLUDED.member, model = EXCLUDED.model, \
+               model_key = EXCLUDED.model_key, at = EXCLUDED.at, input = EXCLUDED.input, \
+               output = EXCLUDED.output, cache_read = EXCLUDED.cache_read, \
+               cache_write_5m = EXCLUDED.cache_write_5m, cache_write_1h = EXCLUDED.cache_write_1h, \
+               service_tier = EXCLUDED.service_tier, speed = EXCLUDED.speed, \
+               inference_geo = EXCLUDED.inference_geo, sidechain = EXCLUDED.sidechain, \
+               cost = EXCLUDED.cost, priced = EXCLUDED.priced, reasoning = EXCLUDED.reasoning, \
+               web_search_requests = EXCLUDED.web_search_requests, \
+               web_fetch_requests = EXCLUDED.web_fetch_requests, \
+               server_tool_cost = EXCLUDED.server_tool_cost, \
+               unpriced_calls = EXCLUDED.unpriced_calls \
+             RETURNING agent, dedup_key",
+                    tenant_id,
+                    batch,
+                    columns
+                )
+                .fetch_all(&mut **tx)
+                .await?
+            }
+        };
     keys.sort_unstable();
     Ok(WrittenKeys(keys))
 }
