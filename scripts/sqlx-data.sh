@@ -12,8 +12,8 @@
 # Either way it starts a private PostgreSQL cluster (initdb into a temporary folder, a free port
 # on 127.0.0.1; as root it runs as the `postgres` user), so the roles the migrations grant to are
 # created there and never on the shared cluster the tests use. It creates each context's schema
-# and those roles, applies the context's migrations in order with psql, and type-checks the two
-# crates against it with SQLX_OFFLINE_DIR pointing at a fresh folder, which is where sqlx's
+# and those roles, applies the context's migrations in order with psql, and type-checks the
+# workspace against it with SQLX_OFFLINE_DIR pointing at a fresh folder, which is where sqlx's
 # macros write what they described. No sqlx-cli is needed: the macros write the data
 # themselves. The cluster is stopped and removed on exit.
 set -euo pipefail
@@ -51,7 +51,6 @@ as_cluster_owner "$bin/pg_ctl" -D "$scratch/data" -w -l "$scratch/log" \
     -o "-p $port -c listen_addresses=127.0.0.1 -k $scratch -c fsync=off" start >/dev/null
 url="postgres://postgres@127.0.0.1:$port/postgres"
 contexts=(registry usage)
-crates=(-p baton-registry -p baton-usage)
 
 psql_quiet() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 
@@ -69,10 +68,12 @@ log "migrations of ${contexts[*]} applied to a private cluster on port $port"
 
 described="$scratch/described"
 mkdir "$described"
-# The macros run again only when their crate is compiled again.
+# The macros run again only when their crate is compiled again. The whole workspace with every
+# target, as `make lint` checks it: a narrower selection resolves other features and would
+# compile the dependencies again.
 touch services/registry/src/lib.rs services/usage/src/lib.rs
 SQLX_OFFLINE=false DATABASE_URL="$url" SQLX_OFFLINE_DIR="$described" \
-    cargo check -q --lib "${crates[@]}"
+    cargo check -q --workspace --all-targets
 log "$(find "$described" -name 'query-*.json' | wc -l) statements described"
 
 if [ "$mode" = write ]; then

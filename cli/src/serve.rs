@@ -266,63 +266,78 @@ async fn run_services(env: &Env, targets: &[Target], migrate_first: bool) -> any
 
     let (trigger, stop) = shutdown::channel();
     let mut services = JoinSet::new();
-    if let (Some(config), Some((listener, _))) = (plan.registry, registry) {
-        let stop = stop.clone();
-        services.spawn(within(Component::Registry, async move {
-            baton_registry::serve(config, listener, stop)
-                .await
-                .context("registry")
-        }));
-    }
-    if let (Some(config), Some((listener, _))) = (plan.provenance, provenance) {
-        let stop = stop.clone();
-        services.spawn(within(Component::Provenance, async move {
-            baton_provenance::serve(config, listener, stop.wait())
-                .await
-                .context("provenance")
-        }));
-    }
-    if let (Some(config), Some((listener, _))) = (plan.triage, triage) {
-        let stop = stop.clone();
-        services.spawn(within(Component::Triage, async move {
-            baton_triage::serve(config, listener, stop.wait())
-                .await
-                .context("triage")
-        }));
-    }
-    if let (Some(config), Some((listener, _))) = (plan.closer, closer) {
-        let stop = stop.clone();
-        services.spawn(within(Component::Closer, async move {
-            baton_closer::serve(config, listener, stop)
-                .await
-                .context("closer")
-        }));
-    }
-    if let (Some(config), Some((listener, _))) = (plan.usage, usage) {
-        let stop = stop.clone();
-        services.spawn(within(Component::Usage, async move {
-            baton_usage::serve(config, listener, stop)
-                .await
-                .context("usage")
-        }));
-    }
-    if let (Some(config), Some((listener, _))) = (plan.notify, notify) {
-        let stop = stop.clone();
-        services.spawn(within(Component::Notify, async move {
-            baton_notify::serve(config, listener, stop)
-                .await
-                .context("notify")
-        }));
-    }
-    if let (Some(config), Some((listener, _))) = (plan.gateway, gateway) {
-        let stop = stop.clone();
-        services.spawn(within(Component::Gateway, async move {
-            baton_gateway::serve(config, listener, stop.wait())
-                .await
-                .context("gateway")
-        }));
-    }
+    start(
+        &mut services,
+        Component::Registry,
+        plan.registry,
+        registry,
+        |config, listener| baton_registry::serve(config, listener, stop.clone()),
+    );
+    start(
+        &mut services,
+        Component::Provenance,
+        plan.provenance,
+        provenance,
+        |config, listener| baton_provenance::serve(config, listener, stop.clone().wait()),
+    );
+    start(
+        &mut services,
+        Component::Triage,
+        plan.triage,
+        triage,
+        |config, listener| baton_triage::serve(config, listener, stop.clone().wait()),
+    );
+    start(
+        &mut services,
+        Component::Closer,
+        plan.closer,
+        closer,
+        |config, listener| baton_closer::serve(config, listener, stop.clone()),
+    );
+    start(
+        &mut services,
+        Component::Usage,
+        plan.usage,
+        usage,
+        |config, listener| baton_usage::serve(config, listener, stop.clone()),
+    );
+    start(
+        &mut services,
+        Component::Notify,
+        plan.notify,
+        notify,
+        |config, listener| baton_notify::serve(config, listener, stop.clone()),
+    );
+    start(
+        &mut services,
+        Component::Gateway,
+        plan.gateway,
+        gateway,
+        |config, listener| baton_gateway::serve(config, listener, stop.clone().wait()),
+    );
     wait(services, trigger, stop).await
+}
+
+/// Spawns a service this process runs (planned and bound) under its component's context; its
+/// failure names the service.
+fn start<C, F, E>(
+    services: &mut JoinSet<anyhow::Result<()>>,
+    component: Component,
+    config: Option<C>,
+    bound: Option<(TcpListener, String)>,
+    serve: impl FnOnce(C, TcpListener) -> F,
+) where
+    F: std::future::Future<Output = Result<(), E>> + Send + 'static,
+    E: Into<anyhow::Error>,
+{
+    if let (Some(config), Some((listener, _))) = (config, bound) {
+        let served = serve(config, listener);
+        // "registry", not "baton-registry": the name the start-up errors have always used.
+        let name = component.service_name().trim_start_matches("baton-");
+        services.spawn(within(component, async move {
+            served.await.map_err(|error| error.into().context(name))
+        }));
+    }
 }
 
 /// Runs until a signal or the first service failure, then stops everything within the drain
