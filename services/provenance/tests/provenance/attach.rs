@@ -6,12 +6,31 @@ use uuid::Uuid;
 use baton_kit::error::ErrorCode;
 use baton_provenance::link::Provenance as WriteProvenance;
 use baton_provenance::memory::{ActorKind, CommitmentStatus, MemoryType};
+use baton_provenance::service::Written;
 use baton_registry::session::Liveness;
 
 use crate::{Harness, call, memory, t};
 
 fn note(content: &str) -> baton_provenance::validate::NewMemory {
     memory(MemoryType::Note, "attach", content, Some("baton"))
+}
+
+/// Writes a note at hour `hours` naming `run` as its provenance; the write must succeed.
+async fn write_in(
+    harness: &Harness,
+    tenant: Uuid,
+    hours: i64,
+    content: &str,
+    run: Uuid,
+) -> Written {
+    harness
+        .remember(
+            &call(tenant, t(hours)),
+            &note(content),
+            WriteProvenance::Given(run),
+        )
+        .await
+        .expect("the write succeeds")
 }
 
 #[tokio::test]
@@ -28,11 +47,7 @@ async fn foreign_and_unknown_run_ids_fail_the_write_and_persist_nothing() {
     }
     assert_eq!(harness.count("memories").await, 0);
     assert_eq!(harness.count("events").await, 0);
-    let theirs = harness
-        .registry
-        .get_by_id(other, foreign_run)
-        .await
-        .expect("row");
+    let theirs = harness.row(other, foreign_run).await;
     assert_eq!(
         theirs.last_seen_at,
         t(0),
@@ -50,20 +65,13 @@ async fn an_explicitly_closed_run_leaves_the_write_unattributed_and_the_row_alon
         .close(tenant, "claude-code", "closed", t(1))
         .await
         .expect("close");
-    let written = harness
-        .remember(
-            &call(tenant, t(2)),
-            &note("after close"),
-            WriteProvenance::Given(run),
-        )
-        .await
-        .expect("write succeeds");
+    let written = write_in(&harness, tenant, 2, "after close", run).await;
     assert_eq!(written.stamp, None);
     assert_eq!(
         harness.events(tenant).await,
         vec![(written.memory_id, "create".to_string(), None)]
     );
-    let row = harness.registry.get_by_id(tenant, run).await.expect("row");
+    let row = harness.row(tenant, run).await;
     assert_eq!(
         (row.closed_at, row.last_seen_at, row.activation_epoch),
         (Some(t(1)), t(0), 1)
@@ -75,14 +83,7 @@ async fn a_live_run_is_attached_and_its_lease_floored() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
     let run = harness.open(tenant, "live", Some("baton"), t(0)).await;
-    let written = harness
-        .remember(
-            &call(tenant, t(3)),
-            &note("live"),
-            WriteProvenance::Given(run),
-        )
-        .await
-        .expect("write");
+    let written = write_in(&harness, tenant, 3, "live", run).await;
     assert_eq!(written.stamp, Some(run));
     let events = harness.events(tenant).await;
     assert_eq!(
@@ -93,7 +94,7 @@ async fn a_live_run_is_attached_and_its_lease_floored() {
             Some(run.to_string())
         )]
     );
-    let row = harness.registry.get_by_id(tenant, run).await.expect("row");
+    let row = harness.row(tenant, run).await;
     assert_eq!((row.last_seen_at, row.activation_epoch), (t(3), 1));
 }
 
@@ -102,20 +103,9 @@ async fn stale_and_implicitly_closed_runs_resurrect_then_attach() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
     let stale = harness.open(tenant, "stale", Some("baton"), t(0)).await;
-    let written = harness
-        .remember(
-            &call(tenant, t(30)),
-            &note("after a night"),
-            WriteProvenance::Given(stale),
-        )
-        .await
-        .expect("write");
+    let written = write_in(&harness, tenant, 30, "after a night", stale).await;
     assert_eq!(written.stamp, Some(stale));
-    let row = harness
-        .registry
-        .get_by_id(tenant, stale)
-        .await
-        .expect("row");
+    let row = harness.row(tenant, stale).await;
     assert_eq!(
         (row.closed_at, row.last_seen_at, row.activation_epoch),
         (None, t(30), 2)
@@ -128,29 +118,14 @@ async fn stale_and_implicitly_closed_runs_resurrect_then_attach() {
         .close(tenant, "claude-code", "swept", t(26))
         .await
         .expect("close");
-    let row = harness
-        .registry
-        .get_by_id(tenant, swept)
-        .await
-        .expect("row");
+    let row = harness.row(tenant, swept).await;
     assert_eq!(
         harness.registry.lease().of(&row, t(27)),
         Liveness::ClosedImplicitly
     );
-    let written = harness
-        .remember(
-            &call(tenant, t(27)),
-            &note("after the sweep"),
-            WriteProvenance::Given(swept),
-        )
-        .await
-        .expect("write");
+    let written = write_in(&harness, tenant, 27, "after the sweep", swept).await;
     assert_eq!(written.stamp, Some(swept));
-    let row = harness
-        .registry
-        .get_by_id(tenant, swept)
-        .await
-        .expect("row");
+    let row = harness.row(tenant, swept).await;
     assert_eq!((row.closed_at, row.activation_epoch), (None, 2));
 }
 
@@ -175,7 +150,7 @@ async fn two_concurrent_writes_on_a_stale_run_resurrect_it_once() {
     for joined in join_all(writes).await {
         assert_eq!(joined.expect("task").expect("write").stamp, Some(run));
     }
-    let row = harness.registry.get_by_id(tenant, run).await.expect("row");
+    let row = harness.row(tenant, run).await;
     assert_eq!(row.activation_epoch, 2, "epoch + 1 exactly once");
 }
 
@@ -197,7 +172,7 @@ async fn the_single_open_default_attaches_only_a_sole_live_run_of_the_project() 
         .await
         .expect("write");
     assert_eq!(one.stamp, Some(only), "exactly one live run of the project");
-    let row = harness.registry.get_by_id(tenant, only).await.expect("row");
+    let row = harness.row(tenant, only).await;
     assert_eq!(
         row.last_seen_at,
         t(1),
@@ -212,11 +187,7 @@ async fn the_single_open_default_attaches_only_a_sole_live_run_of_the_project() 
     assert_eq!(two.stamp, None, "two live runs: unattributed");
 
     let unprojected = harness
-        .remember(
-            &call(tenant, t(1)),
-            &memory(MemoryType::Note, "n", "no project", None),
-            WriteProvenance::Default,
-        )
+        .write(&call(tenant, t(1)), MemoryType::Note, "n", "no project")
         .await
         .expect("write");
     assert_eq!(
@@ -267,33 +238,29 @@ async fn a_no_op_resolve_only_checks_ownership_and_never_touches_the_lease() {
         .await
         .expect("write");
     harness
-        .provenance
         .transition(
             &call(tenant, t(1)),
             commitment.memory_id,
             CommitmentStatus::Resolved,
-            ActorKind::UserApi,
             WriteProvenance::Default,
         )
         .await
         .expect("resolve");
-    let before = harness.registry.get_by_id(tenant, run).await.expect("row");
+    let before = harness.row(tenant, run).await;
     let events_before = harness.count("events").await;
 
     let again = harness
-        .provenance
         .transition(
             &call(tenant, t(5)),
             commitment.memory_id,
             CommitmentStatus::Resolved,
-            ActorKind::UserApi,
             WriteProvenance::Given(run),
         )
         .await
         .expect("no-op");
     assert!(!again.changed);
     assert_eq!(again.status, "resolved");
-    let after = harness.registry.get_by_id(tenant, run).await.expect("row");
+    let after = harness.row(tenant, run).await;
     assert_eq!(
         after.last_seen_at, before.last_seen_at,
         "no attach, no lease refresh"
@@ -301,12 +268,10 @@ async fn a_no_op_resolve_only_checks_ownership_and_never_touches_the_lease() {
     assert_eq!(harness.count("events").await, events_before, "no event");
 
     let error = harness
-        .provenance
         .transition(
             &call(tenant, t(5)),
             commitment.memory_id,
             CommitmentStatus::Resolved,
-            ActorKind::UserApi,
             WriteProvenance::Given(foreign),
         )
         .await
@@ -335,7 +300,7 @@ async fn pre_resolved_provenance_never_attaches_or_resurrects() {
         .await
         .expect("write");
     assert_eq!(written.stamp, Some(run));
-    let row = harness.registry.get_by_id(tenant, run).await.expect("row");
+    let row = harness.row(tenant, run).await;
     assert_eq!(
         (row.closed_at, row.activation_epoch),
         (Some(t(30)), 1),

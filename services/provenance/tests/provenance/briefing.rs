@@ -58,33 +58,21 @@ async fn sections_hold_what_they_promise_within_their_limits() {
     )
     .await;
     // Fresh commitments: two overdue, one due later, one undated.
-    write(
-        today,
-        MemoryType::Commitment,
-        "a",
-        "overdue one",
-        Some("baton"),
-        Some(now - Duration::days(2)),
-    )
-    .await;
-    write(
-        today,
-        MemoryType::Commitment,
-        "b",
-        "overdue two",
-        Some("baton"),
-        Some(now - Duration::days(1)),
-    )
-    .await;
-    write(
-        today,
-        MemoryType::Commitment,
-        "c",
-        "due later",
-        Some("baton"),
-        Some(now + Duration::days(3)),
-    )
-    .await;
+    for (topic, content, due_in_days) in [
+        ("a", "overdue one", -2),
+        ("b", "overdue two", -1),
+        ("c", "due later", 3),
+    ] {
+        write(
+            today,
+            MemoryType::Commitment,
+            topic,
+            content,
+            Some("baton"),
+            Some(now + Duration::days(due_in_days)),
+        )
+        .await;
+    }
     let resolved = write(
         today,
         MemoryType::Commitment,
@@ -95,12 +83,10 @@ async fn sections_hold_what_they_promise_within_their_limits() {
     )
     .await;
     harness
-        .provenance
         .transition(
             &today,
             resolved.memory_id,
             CommitmentStatus::Resolved,
-            ActorKind::UserApi,
             WriteProvenance::Default,
         )
         .await

@@ -5,7 +5,7 @@ use uuid::Uuid;
 
 use baton_kit::error::ErrorCode;
 use baton_provenance::link::Provenance as WriteProvenance;
-use baton_provenance::memory::{ActorKind, CommitmentStatus, MemoryStatus, MemoryType};
+use baton_provenance::memory::{CommitmentStatus, MemoryStatus, MemoryType};
 use baton_provenance::writes::EdgeIntent;
 
 use crate::{Harness, call, memory, t};
@@ -32,7 +32,6 @@ async fn revise_emits_create_and_supersede_plus_the_implicit_commitment_event() 
 
     // Commitment into commitment: carried (the predecessor's commitment resolves).
     let carried = harness
-        .provenance
         .revise(
             &at,
             original.memory_id,
@@ -43,7 +42,6 @@ async fn revise_emits_create_and_supersede_plus_the_implicit_commitment_event() 
                 Some("baton"),
             ),
             EdgeIntent::Supersedes,
-            ActorKind::UserApi,
             WriteProvenance::Given(run),
         )
         .await
@@ -77,7 +75,6 @@ async fn revise_emits_create_and_supersede_plus_the_implicit_commitment_event() 
 
     // Commitment into a decision: demoted (the predecessor's commitment expires, event archive).
     let demoted = harness
-        .provenance
         .revise(
             &at,
             carried.memory_id,
@@ -88,7 +85,6 @@ async fn revise_emits_create_and_supersede_plus_the_implicit_commitment_event() 
                 Some("baton"),
             ),
             EdgeIntent::Updates,
-            ActorKind::UserApi,
             WriteProvenance::Given(run),
         )
         .await
@@ -105,54 +101,49 @@ async fn revise_emits_create_and_supersede_plus_the_implicit_commitment_event() 
 
     // A note into a note: just create + supersede.
     let plain = harness
-        .remember(
-            &at,
-            &memory(MemoryType::Note, "n", "one", None),
-            WriteProvenance::Default,
-        )
+        .write(&at, MemoryType::Note, "n", "one")
         .await
         .expect("note");
     let before = harness.events(tenant).await.len();
     harness
-        .provenance
         .revise(
             &at,
             plain.memory_id,
             &memory(MemoryType::Note, "n", "two", None),
             EdgeIntent::Supersedes,
-            ActorKind::UserApi,
             WriteProvenance::Default,
         )
         .await
         .expect("revise");
     assert_eq!(harness.events(tenant).await.len(), before + 2);
 
-    let again = harness
-        .provenance
-        .revise(
-            &at,
+    let refusals = [
+        (
+            "already superseded",
             plain.memory_id,
-            &memory(MemoryType::Note, "n", "three", None),
-            EdgeIntent::Supersedes,
-            ActorKind::UserApi,
-            WriteProvenance::Default,
-        )
-        .await
-        .expect_err("already superseded");
-    assert_eq!(again.code, ErrorCode::Conflict);
-    let missing = harness
-        .provenance
-        .revise(
-            &at,
+            "three",
+            ErrorCode::Conflict,
+        ),
+        (
+            "unknown predecessor",
             Uuid::now_v7(),
-            &memory(MemoryType::Note, "n", "x", None),
-            EdgeIntent::Supersedes,
-            ActorKind::UserApi,
-            WriteProvenance::Default,
-        )
-        .await
-        .expect_err("unknown predecessor");
-    assert_eq!(missing.code, ErrorCode::NotFound);
+            "x",
+            ErrorCode::NotFound,
+        ),
+    ];
+    for (case, predecessor, content, code) in refusals {
+        let error = harness
+            .revise(
+                &at,
+                predecessor,
+                &memory(MemoryType::Note, "n", content, None),
+                EdgeIntent::Supersedes,
+                WriteProvenance::Default,
+            )
+            .await
+            .expect_err(case);
+        assert_eq!(error.code, code, "{case}");
+    }
 }
 
 #[tokio::test]
@@ -161,11 +152,7 @@ async fn the_commitment_transition_table_holds_against_the_database() {
     let tenant = Uuid::now_v7();
     let at = call(tenant, t(1));
     let commitment = harness
-        .remember(
-            &at,
-            &memory(MemoryType::Commitment, "c", "do the thing", None),
-            WriteProvenance::Default,
-        )
+        .write(&at, MemoryType::Commitment, "c", "do the thing")
         .await
         .expect("remember");
     let id = commitment.memory_id;
@@ -184,14 +171,7 @@ async fn the_commitment_transition_table_holds_against_the_database() {
     ];
     for (target, expected) in steps {
         let result = harness
-            .provenance
-            .transition(
-                &at,
-                id,
-                target,
-                ActorKind::UserApi,
-                WriteProvenance::Default,
-            )
+            .transition(&at, id, target, WriteProvenance::Default)
             .await;
         match expected {
             Ok(status) => {
@@ -224,20 +204,14 @@ async fn the_commitment_transition_table_holds_against_the_database() {
     );
 
     let note = harness
-        .remember(
-            &at,
-            &memory(MemoryType::Note, "n", "not a commitment", None),
-            WriteProvenance::Default,
-        )
+        .write(&at, MemoryType::Note, "n", "not a commitment")
         .await
         .expect("note");
     let error = harness
-        .provenance
         .transition(
             &at,
             note.memory_id,
             CommitmentStatus::Resolved,
-            ActorKind::UserApi,
             WriteProvenance::Default,
         )
         .await
@@ -251,20 +225,14 @@ async fn resolving_a_blocker_archives_it_and_archive_is_404_once_done() {
     let tenant = Uuid::now_v7();
     let at = call(tenant, t(1));
     let blocker = harness
-        .remember(
-            &at,
-            &memory(MemoryType::Blocker, "b", "waiting on review", None),
-            WriteProvenance::Default,
-        )
+        .write(&at, MemoryType::Blocker, "b", "waiting on review")
         .await
         .expect("remember");
     let resolved = harness
-        .provenance
         .transition(
             &at,
             blocker.memory_id,
             CommitmentStatus::Resolved,
-            ActorKind::UserApi,
             WriteProvenance::Default,
         )
         .await
@@ -274,29 +242,12 @@ async fn resolving_a_blocker_archives_it_and_archive_is_404_once_done() {
         (blocker.memory_id, "archived")
     );
     let note = harness
-        .remember(
-            &at,
-            &memory(MemoryType::Note, "n", "archive me", None),
-            WriteProvenance::Default,
-        )
+        .write(&at, MemoryType::Note, "n", "archive me")
         .await
         .expect("remember");
-    harness
-        .provenance
-        .archive(
-            &at,
-            note.memory_id,
-            ActorKind::UserApi,
-            WriteProvenance::Default,
-        )
-        .await
-        .expect("archive");
+    harness.archive(&at, note.memory_id).await.expect("archive");
     for id in [note.memory_id, blocker.memory_id, Uuid::now_v7()] {
-        let error = harness
-            .provenance
-            .archive(&at, id, ActorKind::UserApi, WriteProvenance::Default)
-            .await
-            .expect_err("gone");
+        let error = harness.archive(&at, id).await.expect_err("gone");
         assert_eq!(error.code, ErrorCode::NotFound);
     }
 }
@@ -307,46 +258,24 @@ async fn a_live_duplicate_is_409_and_an_archived_one_is_not() {
     let tenant = Uuid::now_v7();
     let at = call(tenant, t(1));
     let first = harness
-        .remember(
-            &at,
-            &memory(MemoryType::Fact, "db", "postgres 15", None),
-            WriteProvenance::Default,
-        )
+        .write(&at, MemoryType::Fact, "db", "postgres 15")
         .await
         .expect("remember");
     let duplicate = harness
-        .remember(
-            &at,
-            &memory(MemoryType::Fact, "db", "postgres 15", None),
-            WriteProvenance::Default,
-        )
+        .write(&at, MemoryType::Fact, "db", "postgres 15")
         .await
         .expect_err("duplicate");
     assert_eq!(duplicate.code, ErrorCode::DuplicateMemory);
     harness
-        .remember(
-            &at,
-            &memory(MemoryType::Note, "db", "postgres 15", None),
-            WriteProvenance::Default,
-        )
+        .write(&at, MemoryType::Note, "db", "postgres 15")
         .await
         .expect("another type is not a duplicate");
     harness
-        .provenance
-        .archive(
-            &at,
-            first.memory_id,
-            ActorKind::UserApi,
-            WriteProvenance::Default,
-        )
+        .archive(&at, first.memory_id)
         .await
         .expect("archive");
     harness
-        .remember(
-            &at,
-            &memory(MemoryType::Fact, "db", "postgres 15", None),
-            WriteProvenance::Default,
-        )
+        .write(&at, MemoryType::Fact, "db", "postgres 15")
         .await
         .expect("the archived one is not live");
 }
@@ -356,33 +285,30 @@ async fn the_runtime_role_cannot_update_or_delete_an_event() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
     harness
-        .remember(
-            &call(tenant, t(1)),
-            &memory(MemoryType::Note, "n", "append only", None),
-            WriteProvenance::Default,
-        )
+        .write(&call(tenant, t(1)), MemoryType::Note, "n", "append only")
         .await
         .expect("remember");
-    let mut transaction = baton_kit::db::begin_tenant(&harness.runtime_pool, tenant)
-        .await
-        .expect("begin");
-    let visible: i64 = sqlx::query_scalar("SELECT count(*) FROM provenance.memory_events")
-        .fetch_one(&mut *transaction)
-        .await
-        .expect("select is allowed");
-    assert_eq!(visible, 1);
-    let update = sqlx::query("UPDATE provenance.memory_events SET event_kind = 'archive'")
-        .execute(&mut *transaction)
-        .await;
-    assert!(update.is_err(), "UPDATE must fail");
-    transaction.rollback().await.expect("rollback");
-    let mut transaction = baton_kit::db::begin_tenant(&harness.runtime_pool, tenant)
-        .await
-        .expect("begin");
-    let delete = sqlx::query("DELETE FROM provenance.memory_events")
-        .execute(&mut *transaction)
-        .await;
-    assert!(delete.is_err(), "DELETE must fail");
-    transaction.rollback().await.expect("rollback");
+    for (verb, statement) in [
+        (
+            "UPDATE",
+            "UPDATE provenance.memory_events SET event_kind = 'archive'",
+        ),
+        ("DELETE", "DELETE FROM provenance.memory_events"),
+    ] {
+        let mut transaction = baton_kit::db::begin_tenant(&harness.runtime_pool, tenant)
+            .await
+            .expect("begin");
+        let visible: i64 = sqlx::query_scalar("SELECT count(*) FROM provenance.memory_events")
+            .fetch_one(&mut *transaction)
+            .await
+            .expect("select is allowed");
+        assert_eq!(
+            visible, 1,
+            "{verb}: the event is visible to the runtime role"
+        );
+        let result = sqlx::query(statement).execute(&mut *transaction).await;
+        assert!(result.is_err(), "{verb} must fail");
+        transaction.rollback().await.expect("rollback");
+    }
     assert_eq!(harness.count("events").await, 1);
 }

@@ -21,12 +21,14 @@ use baton_kit::grpc::{CallContext, Outbound};
 use baton_kit::selector::Selector;
 use baton_kit::testing::{TestDatabase, init_logging};
 use baton_provenance::link::{Provenance as WriteProvenance, RegistryLink};
+use baton_provenance::memory::CommitmentStatus;
 use baton_provenance::memory::{ActorKind, MemoryType};
 use baton_provenance::service::{Provenance, Written};
 use baton_provenance::validate::NewMemory;
+use baton_provenance::writes::{EdgeIntent, Transitioned};
 use baton_registry::decide::OpenCommand;
 use baton_registry::service::Registry;
-use baton_registry::session::{Lease, Source};
+use baton_registry::session::{Lease, Session, Source};
 
 pub const TOKEN: &str = "provenance-test-service-token";
 
@@ -129,6 +131,77 @@ impl Harness {
         self.provenance
             .remember(call, memory, ActorKind::UserApi, provenance)
             .await
+    }
+
+    /// Writes a project-less memory with the default provenance, as the REST actor.
+    pub async fn write(
+        &self,
+        call: &CallContext,
+        memory_type: MemoryType,
+        topic: &str,
+        content: &str,
+    ) -> Result<Written, baton_kit::ApiError> {
+        let new_memory = memory(memory_type, topic, content, None);
+        self.remember(call, &new_memory, WriteProvenance::Default)
+            .await
+    }
+
+    /// Revises `predecessor` into `memory` as the REST actor.
+    pub async fn revise(
+        &self,
+        call: &CallContext,
+        predecessor: Uuid,
+        memory: &NewMemory,
+        intent: EdgeIntent,
+        provenance: WriteProvenance,
+    ) -> Result<Written, baton_kit::ApiError> {
+        self.provenance
+            .revise(
+                call,
+                predecessor,
+                memory,
+                intent,
+                ActorKind::UserApi,
+                provenance,
+            )
+            .await
+    }
+
+    /// Moves the commitment on `memory_id` to `target` as the REST actor.
+    pub async fn transition(
+        &self,
+        call: &CallContext,
+        memory_id: Uuid,
+        target: CommitmentStatus,
+        provenance: WriteProvenance,
+    ) -> Result<Transitioned, baton_kit::ApiError> {
+        self.provenance
+            .transition(call, memory_id, target, ActorKind::UserApi, provenance)
+            .await
+    }
+
+    /// Archives `memory_id` as the REST actor with the default provenance.
+    pub async fn archive(
+        &self,
+        call: &CallContext,
+        memory_id: Uuid,
+    ) -> Result<(), baton_kit::ApiError> {
+        self.provenance
+            .archive(
+                call,
+                memory_id,
+                ActorKind::UserApi,
+                WriteProvenance::Default,
+            )
+            .await
+    }
+
+    /// The registry's row for `run` (it must exist).
+    pub async fn row(&self, tenant_id: Uuid, run: Uuid) -> Session {
+        self.registry
+            .get_by_id(tenant_id, run)
+            .await
+            .expect("session row")
     }
 
     /// Every event of the tenant as (memory id, kind, payload run id), in id order (admin).
