@@ -15,23 +15,11 @@ async fn a_budget_crossing_is_posted_once_with_a_signature_the_secret_verifies()
     let bystander = Receiver::start(&[]).await;
     let tenant = Uuid::now_v7();
     let created = harness
-        .create_webhook(
-            tenant,
-            &receiver.url("http", "127.0.0.1", "/hooks/baton"),
-            &["budget.crossed"],
-            None,
-        )
-        .await
-        .expect("create");
+        .hook(tenant, &receiver, "/hooks/baton", &["budget.crossed"])
+        .await;
     harness
-        .create_webhook(
-            tenant,
-            &bystander.url("http", "127.0.0.1", "/hooks/runaway"),
-            &["runaway.flagged"],
-            None,
-        )
-        .await
-        .expect("create");
+        .hook(tenant, &bystander, "/hooks/runaway", &["runaway.flagged"])
+        .await;
     let envelope = budget_crossed(tenant);
     harness.publish(&envelope).await;
 
@@ -88,14 +76,8 @@ async fn the_same_message_delivered_twice_makes_one_delivery() {
     let receiver = Receiver::start(&[]).await;
     let tenant = Uuid::now_v7();
     harness
-        .create_webhook(
-            tenant,
-            &receiver.url("http", "127.0.0.1", "/hook"),
-            &["budget.crossed"],
-            None,
-        )
-        .await
-        .expect("create");
+        .hook(tenant, &receiver, "/hook", &["budget.crossed"])
+        .await;
     let envelope = budget_crossed(tenant);
     harness.publish(&envelope).await;
     harness.deliveries_when(tenant, settled(1)).await;
@@ -132,14 +114,13 @@ async fn a_failing_receiver_is_retried_until_it_answers_2xx_and_every_attempt_is
     let receiver = Receiver::start(&[500, 500]).await;
     let tenant = Uuid::now_v7();
     harness
-        .create_webhook(
+        .hook(
             tenant,
-            &receiver.url("http", "127.0.0.1", "/flaky"),
+            &receiver,
+            "/flaky",
             &["budget.crossed", "runaway.flagged"],
-            None,
         )
-        .await
-        .expect("create");
+        .await;
     harness.publish(&budget_crossed(tenant)).await;
 
     let deliveries = harness.deliveries_when(tenant, settled(1)).await;
@@ -197,14 +178,8 @@ async fn a_receiver_that_never_succeeds_is_given_up_after_the_configured_attempt
     let receiver = Receiver::start(&[503, 503, 503]).await;
     let tenant = Uuid::now_v7();
     harness
-        .create_webhook(
-            tenant,
-            &receiver.url("http", "127.0.0.1", "/down"),
-            &["budget.crossed"],
-            None,
-        )
-        .await
-        .expect("create");
+        .hook(tenant, &receiver, "/down", &["budget.crossed"])
+        .await;
     harness.publish(&budget_crossed(tenant)).await;
     let deliveries = harness.deliveries_when(tenant, settled(1)).await;
     assert_eq!(deliveries[0].state, "failed");
@@ -261,14 +236,8 @@ async fn a_deleted_webhook_is_not_delivered_to() {
     let receiver = Receiver::start(&[]).await;
     let tenant = Uuid::now_v7();
     let created = harness
-        .create_webhook(
-            tenant,
-            &receiver.url("http", "127.0.0.1", "/gone"),
-            &["budget.crossed"],
-            None,
-        )
-        .await
-        .expect("create");
+        .hook(tenant, &receiver, "/gone", &["budget.crossed"])
+        .await;
     let id = created.webhook.expect("webhook").id;
     harness.delete_webhook(tenant, &id).await.expect("delete");
     assert!(harness.list_webhooks(tenant).await.is_empty());
@@ -280,14 +249,8 @@ async fn a_deleted_webhook_is_not_delivered_to() {
     // A live webhook as a marker: once its delivery is made, the message was handled.
     let marker = Receiver::start(&[]).await;
     harness
-        .create_webhook(
-            tenant,
-            &marker.url("http", "127.0.0.1", "/marker"),
-            &["budget.crossed"],
-            None,
-        )
-        .await
-        .expect("create");
+        .hook(tenant, &marker, "/marker", &["budget.crossed"])
+        .await;
     harness.publish(&budget_crossed(tenant)).await;
     harness.deliveries_when(tenant, settled(1)).await;
     assert!(receiver.hits().is_empty());

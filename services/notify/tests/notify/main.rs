@@ -212,6 +212,20 @@ impl Harness {
             .map(tonic::Response::into_inner)
     }
 
+    /// Creates a JSON webhook for `events` that posts to `receiver`'s `path` over loopback http.
+    pub async fn hook(
+        &self,
+        tenant: Uuid,
+        receiver: &Receiver,
+        path: &str,
+        events: &[&str],
+    ) -> proto::CreateWebhookResponse {
+        let url = receiver.url("http", "127.0.0.1", path);
+        self.create_webhook(tenant, &url, events, None)
+            .await
+            .expect("create webhook")
+    }
+
     pub async fn list_webhooks(&self, tenant: Uuid) -> Vec<proto::Webhook> {
         self.client
             .clone()

@@ -87,14 +87,8 @@ async fn another_tenant_sees_none_of_a_tenants_webhooks_or_deliveries() {
     let owner = Uuid::now_v7();
     let stranger = Uuid::now_v7();
     let created = harness
-        .create_webhook(
-            owner,
-            &receiver.url("http", "127.0.0.1", "/hook"),
-            &["budget.crossed"],
-            None,
-        )
-        .await
-        .expect("create");
+        .hook(owner, &receiver, "/hook", &["budget.crossed"])
+        .await;
     harness.publish(&budget_crossed(owner)).await;
     harness.deliveries_when(owner, settled(1)).await;
 
