@@ -12,42 +12,26 @@ async fn a_claim_retires_a_pending_handshake_and_a_late_complete_conflicts() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
     let run = harness.open(tenant, "claim", None, None, t(0)).await;
-    let armed = harness
-        .triage
-        .begin(&call(tenant, t(11)), AGENT, "claim", None, false)
-        .await
-        .expect("begin");
+    let armed = harness.begin(tenant, "claim", t(11), None, false).await;
     let hook_attempt = armed.attempt_id.expect("attempt");
 
     let open = harness
-        .triage
-        .claim_for_close(&call(tenant, t(12)), run, 1, Some(hook_attempt))
-        .await
-        .expect("claim");
+        .claim(tenant, run, t(12), 1, Some(hook_attempt))
+        .await;
     assert_eq!(open, Claim::Fenced, "an open run cannot be claimed");
-    harness
-        .registry
-        .close(tenant, AGENT, "claim", t(12))
-        .await
-        .expect("close");
+    harness.close(tenant, "claim", t(12)).await;
     let wrong_epoch = harness
-        .triage
-        .claim_for_close(&call(tenant, t(13)), run, 2, Some(hook_attempt))
-        .await
-        .expect("claim");
+        .claim(tenant, run, t(13), 2, Some(hook_attempt))
+        .await;
     assert_eq!(wrong_epoch, Claim::Fenced);
     let stale = harness
-        .triage
-        .claim_for_close(&call(tenant, t(13)), run, 1, Some(Uuid::now_v7()))
-        .await
-        .expect("claim");
+        .claim(tenant, run, t(13), 1, Some(Uuid::now_v7()))
+        .await;
     assert_eq!(stale, Claim::Lost, "the observed attempt moved: claim-lost");
 
     let Claim::Won(closer_attempt) = harness
-        .triage
-        .claim_for_close(&call(tenant, t(13)), run, 1, Some(hook_attempt))
+        .claim(tenant, run, t(13), 1, Some(hook_attempt))
         .await
-        .expect("claim")
     else {
         panic!("the claim wins");
     };
@@ -81,16 +65,12 @@ async fn a_claim_retires_a_pending_handshake_and_a_late_complete_conflicts() {
 
     // Finish is fenced on the attempt and the epoch.
     let other = harness
-        .triage
-        .finish_close(&call(tenant, t(15)), run, Uuid::now_v7(), 1, &[], false)
-        .await
-        .expect("finish");
+        .finish(tenant, run, Uuid::now_v7(), t(15), false)
+        .await;
     assert_eq!(other, None, "another attempt: fenced");
     let finished = harness
-        .triage
-        .finish_close(&call(tenant, t(15)), run, closer_attempt, 1, &[], false)
-        .await
-        .expect("finish");
+        .finish(tenant, run, closer_attempt, t(15), false)
+        .await;
     assert_eq!(finished, Some(Status::Completed));
 }
 
@@ -99,17 +79,8 @@ async fn finish_is_fenced_when_the_run_came_back() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
     let run = harness.open(tenant, "back", None, None, t(0)).await;
-    harness
-        .registry
-        .close(tenant, AGENT, "back", t(1))
-        .await
-        .expect("close");
-    let Claim::Won(attempt) = harness
-        .triage
-        .claim_for_close(&call(tenant, t(2)), run, 1, None)
-        .await
-        .expect("claim")
-    else {
+    harness.close(tenant, "back", t(1)).await;
+    let Claim::Won(attempt) = harness.claim(tenant, run, t(2), 1, None).await else {
         panic!("the claim wins");
     };
     harness
@@ -117,11 +88,7 @@ async fn finish_is_fenced_when_the_run_came_back() {
         .heartbeat(tenant, AGENT, "back", None, t(3))
         .await
         .expect("resurrect");
-    let finished = harness
-        .triage
-        .finish_close(&call(tenant, t(4)), run, attempt, 1, &[], false)
-        .await
-        .expect("finish");
+    let finished = harness.finish(tenant, run, attempt, t(4), false).await;
     assert_eq!(finished, None, "the epoch moved: nothing written");
     let state = harness
         .triage
@@ -136,29 +103,12 @@ async fn an_overflowed_run_cannot_be_claimed() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
     let run = harness.open(tenant, "over", None, None, t(0)).await;
-    harness
-        .registry
-        .close(tenant, AGENT, "over", t(1))
-        .await
-        .expect("close");
-    let Claim::Won(attempt) = harness
-        .triage
-        .claim_for_close(&call(tenant, t(2)), run, 1, None)
-        .await
-        .expect("claim")
-    else {
+    harness.close(tenant, "over", t(1)).await;
+    let Claim::Won(attempt) = harness.claim(tenant, run, t(2), 1, None).await else {
         panic!("the claim wins");
     };
-    let finished = harness
-        .triage
-        .finish_close(&call(tenant, t(3)), run, attempt, 1, &[], true)
-        .await
-        .expect("finish");
+    let finished = harness.finish(tenant, run, attempt, t(3), true).await;
     assert_eq!(finished, Some(Status::Overflowed));
-    let again = harness
-        .triage
-        .claim_for_close(&call(tenant, t(4)), run, 1, Some(attempt))
-        .await
-        .expect("claim");
+    let again = harness.claim(tenant, run, t(4), 1, Some(attempt)).await;
     assert_eq!(again, Claim::Lost, "terminal");
 }

@@ -37,7 +37,7 @@ async fn the_prompt_carries_the_row_facets_unless_overridden_and_the_briefed_row
             t(0),
         )
         .await;
-    let before = harness.registry.get_by_id(tenant, run).await.expect("row");
+    let before = harness.row(tenant, run).await;
 
     let key = Some((AGENT.to_string(), "debrief".to_string()));
     let prompt = harness
@@ -96,7 +96,7 @@ async fn the_prompt_carries_the_row_facets_unless_overridden_and_the_briefed_row
         .await
         .expect_err("404");
     assert_eq!(missing.code, ErrorCode::NotFound);
-    let after = harness.registry.get_by_id(tenant, run).await.expect("row");
+    let after = harness.row(tenant, run).await;
     assert_eq!(
         after.last_seen_at, before.last_seen_at,
         "a read never refreshes the lease"

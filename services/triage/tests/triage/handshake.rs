@@ -68,14 +68,7 @@ async fn a_full_round_trip_completes_with_the_write_it_produced() {
         ),
         (Status::Completed, 1, 1, false)
     );
-    assert_eq!(
-        harness
-            .triage
-            .state(&call(tenant, t(5)), run)
-            .await
-            .expect("state"),
-        Status::Completed
-    );
+    assert_eq!(harness.state(tenant, run, t(5)).await, Status::Completed);
 
     let repeat = harness
         .triage
@@ -84,11 +77,7 @@ async fn a_full_round_trip_completes_with_the_write_it_produced() {
         .expect_err("repeat");
     assert_eq!(repeat.code, ErrorCode::Conflict);
     assert_eq!(
-        harness
-            .triage
-            .state(&call(tenant, t(5)), run)
-            .await
-            .expect("state"),
+        harness.state(tenant, run, t(5)).await,
         Status::Completed,
         "the first outcome stands"
     );
@@ -124,11 +113,7 @@ async fn a_zero_write_continuation_expires_and_reenters_only_on_a_new_event() {
 
     harness.write(tenant, run, "later work", t(41)).await;
     assert_eq!(
-        harness
-            .triage
-            .state(&call(tenant, t(41)), run)
-            .await
-            .expect("state"),
+        harness.state(tenant, run, t(41)).await,
         Status::Expired,
         "expired stays expired"
     );
@@ -164,11 +149,7 @@ async fn the_watermark_is_cumulative_and_a_write_onto_a_completed_run_reads_idle
 
     harness.write(tenant, run, "after completion", t(6)).await;
     assert_eq!(
-        harness
-            .triage
-            .state(&call(tenant, t(6)), run)
-            .await
-            .expect("state"),
+        harness.state(tenant, run, t(6)).await,
         Status::Idle,
         "reads back idle"
     );
@@ -192,14 +173,10 @@ async fn begin_on_a_closed_or_expired_run_is_not_live_and_leaves_the_lease_alone
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
     let closed = harness.open(tenant, "closed", None, None, t(0)).await;
-    harness
-        .registry
-        .close(tenant, AGENT, "closed", t(1))
-        .await
-        .expect("close");
+    harness.close(tenant, "closed", t(1)).await;
     let stale = harness.open(tenant, "stale", None, None, t(0)).await;
     for (session, run, at) in [("closed", closed, t(2)), ("stale", stale, t(60 * 25))] {
-        let before = harness.registry.get_by_id(tenant, run).await.expect("row");
+        let before = harness.row(tenant, run).await;
         let answer = harness.begin(tenant, session, at, Some(50), true).await;
         assert_eq!(
             (answer.armed, answer.reason),
@@ -207,7 +184,7 @@ async fn begin_on_a_closed_or_expired_run_is_not_live_and_leaves_the_lease_alone
             "{session}"
         );
         assert_eq!(answer.attempt_id, None);
-        let after = harness.registry.get_by_id(tenant, run).await.expect("row");
+        let after = harness.row(tenant, run).await;
         assert_eq!(
             after, before,
             "{session}: no resurrection, no lease refresh, same epoch"

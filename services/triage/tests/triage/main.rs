@@ -27,11 +27,13 @@ use baton_provenance::service::Provenance;
 use baton_provenance::validate::NewMemory;
 use baton_registry::decide::OpenCommand;
 use baton_registry::service::Registry;
-use baton_registry::session::{BriefedMemory, Lease, Source};
+use baton_registry::session::{BriefedMemory, Lease, Session, Source};
+use baton_triage::close::Claim;
 use baton_triage::decide::Thresholds;
 use baton_triage::grpc::TriageGrpc;
 use baton_triage::links::Links;
 use baton_triage::service::{Began, Completed, Triage};
+use baton_triage::status::Status;
 
 pub const TOKEN: &str = "triage-test-service-token";
 pub const AGENT: &str = "claude-code";
@@ -135,7 +137,6 @@ impl Harness {
         }
     }
 
-    /// Opens a startup session at `at` with optional briefed rows; returns its run id.
     /// `triage/begin` for the test agent at `at`, expected to answer.
     pub async fn begin(
         &self,
@@ -171,6 +172,7 @@ impl Harness {
             .expect("complete")
     }
 
+    /// Opens a startup session at `at` with optional briefed rows; returns its run id.
     pub async fn open(
         &self,
         tenant_id: Uuid,
@@ -195,6 +197,60 @@ impl Harness {
             .expect("open")
             .session
             .id
+    }
+
+    /// Closes the test agent's session `session_id` at `at` in the registry.
+    pub async fn close(&self, tenant_id: Uuid, session_id: &str, at: DateTime<Utc>) {
+        self.registry
+            .close(tenant_id, AGENT, session_id, at)
+            .await
+            .expect("close");
+    }
+
+    /// The registry's row for `run` (it must exist).
+    pub async fn row(&self, tenant_id: Uuid, run: Uuid) -> Session {
+        self.registry
+            .get_by_id(tenant_id, run)
+            .await
+            .expect("session row")
+    }
+
+    /// The run's triage state as `GetState` reads it at `at`.
+    pub async fn state(&self, tenant_id: Uuid, run: Uuid, at: DateTime<Utc>) -> Status {
+        self.triage
+            .state(&call(tenant_id, at), run)
+            .await
+            .expect("state")
+    }
+
+    /// The closer's claim on `run` at `at`, for `epoch`, having seen `observed`.
+    pub async fn claim(
+        &self,
+        tenant_id: Uuid,
+        run: Uuid,
+        at: DateTime<Utc>,
+        epoch: i64,
+        observed: Option<Uuid>,
+    ) -> Claim {
+        self.triage
+            .claim_for_close(&call(tenant_id, at), run, epoch, observed)
+            .await
+            .expect("claim")
+    }
+
+    /// The closer's finish of `attempt` on `run` at epoch 1 with no visible events.
+    pub async fn finish(
+        &self,
+        tenant_id: Uuid,
+        run: Uuid,
+        attempt: Uuid,
+        at: DateTime<Utc>,
+        truncated: bool,
+    ) -> Option<Status> {
+        self.triage
+            .finish_close(&call(tenant_id, at), run, attempt, 1, &[], truncated)
+            .await
+            .expect("finish")
     }
 
     /// A note written with the run's id, as the agent does during a debrief.

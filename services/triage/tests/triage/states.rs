@@ -65,6 +65,27 @@ async fn one_by_one(client: &TriageClient<Channel>, tenant: Uuid, run: Uuid) -> 
     (status, count)
 }
 
+/// Opens `session` at minute 0 and arms it at minute 2 (three turns); returns its run id.
+async fn armed_run(harness: &Harness, tenant: Uuid, session: &str) -> Uuid {
+    let run = harness.open(tenant, session, None, None, t(0)).await;
+    let began = harness.begin(tenant, session, t(2), Some(3), false).await;
+    assert!(began.armed, "{session} arms");
+    run
+}
+
+/// An armed run (see [`armed_run`]) whose debrief is written at minute 3 and completed at 4.
+async fn debriefed_run(harness: &Harness, tenant: Uuid, session: &str) -> Uuid {
+    let run = harness.open(tenant, session, None, None, t(0)).await;
+    let armed = harness.begin(tenant, session, t(2), Some(3), false).await;
+    harness
+        .write(tenant, run, &format!("the debrief of {session}"), t(3))
+        .await;
+    harness
+        .complete(tenant, session, armed.attempt_id.expect("attempt"), t(4))
+        .await;
+    run
+}
+
 #[tokio::test]
 async fn states_read_as_get_state_in_the_order_asked_leaving_out_what_triage_has_not_seen() {
     let harness = Harness::new().await;
@@ -72,53 +93,19 @@ async fn states_read_as_get_state_in_the_order_asked_leaving_out_what_triage_has
     let tenant = Uuid::now_v7();
 
     // Pending: armed, not completed.
-    let pending = harness.open(tenant, "pending", None, None, t(0)).await;
-    assert!(
-        harness
-            .begin(tenant, "pending", t(2), Some(3), false)
-            .await
-            .armed
-    );
+    let pending = armed_run(&harness, tenant, "pending").await;
 
     // Completed: its write is inside the watermark.
-    let done = harness.open(tenant, "done", None, None, t(0)).await;
-    let armed = harness.begin(tenant, "done", t(2), Some(3), false).await;
-    harness
-        .write(tenant, done, "the debrief of done", t(3))
-        .await;
-    harness
-        .complete(tenant, "done", armed.attempt_id.expect("attempt"), t(4))
-        .await;
+    let done = debriefed_run(&harness, tenant, "done").await;
 
     // Completed, then written to: reads idle (the listing is consulted, as GetState does).
-    let rewritten = harness.open(tenant, "rewritten", None, None, t(0)).await;
-    let armed = harness
-        .begin(tenant, "rewritten", t(2), Some(3), false)
-        .await;
-    harness
-        .write(tenant, rewritten, "the debrief of rewritten", t(3))
-        .await;
-    harness
-        .complete(
-            tenant,
-            "rewritten",
-            armed.attempt_id.expect("attempt"),
-            t(4),
-        )
-        .await;
+    let rewritten = debriefed_run(&harness, tenant, "rewritten").await;
     harness
         .write(tenant, rewritten, "later work on rewritten", t(5))
         .await;
 
     // Armed twice: completed, written to, re-armed.
-    let twice = harness.open(tenant, "twice", None, None, t(0)).await;
-    let armed = harness.begin(tenant, "twice", t(2), Some(3), false).await;
-    harness
-        .write(tenant, twice, "the debrief of twice", t(3))
-        .await;
-    harness
-        .complete(tenant, "twice", armed.attempt_id.expect("attempt"), t(4))
-        .await;
+    let twice = debriefed_run(&harness, tenant, "twice").await;
     harness
         .write(tenant, twice, "later work on twice", t(5))
         .await;
@@ -147,13 +134,7 @@ async fn states_read_as_get_state_in_the_order_asked_leaving_out_what_triage_has
 
     // Another tenant's triaged run.
     let other = Uuid::now_v7();
-    let foreign = harness.open(other, "foreign", None, None, t(0)).await;
-    assert!(
-        harness
-            .begin(other, "foreign", t(2), Some(3), false)
-            .await
-            .armed
-    );
+    let foreign = armed_run(&harness, other, "foreign").await;
 
     let ids = [
         twice,
@@ -204,13 +185,7 @@ async fn the_id_list_is_bounded_and_each_id_must_be_a_uuid() {
     let harness = Harness::new().await;
     let client = harness.triage_client().await;
     let tenant = Uuid::now_v7();
-    let run = harness.open(tenant, "bounded", None, None, t(0)).await;
-    assert!(
-        harness
-            .begin(tenant, "bounded", t(2), Some(3), false)
-            .await
-            .armed
-    );
+    let run = armed_run(&harness, tenant, "bounded").await;
 
     let full = get_states(&client, tenant, vec![run.to_string(); 200])
         .await
