@@ -161,13 +161,7 @@ async fn an_edges_first_proof_wins() {
     let tenant = Uuid::new_v4();
     for (join_path, inserted) in [("tool_result", 1), ("meta_file", 0)] {
         let mut request = carrying(vec![subagent("s-1", "a1", "claude-haiku-4-5")]);
-        request.edges = vec![proto::EdgeFact {
-            agent: AGENT.to_string(),
-            session_id: "s-1".to_string(),
-            parent_agent_id: None,
-            child_agent_id: "a1".to_string(),
-            join_path: join_path.to_string(),
-        }];
+        request.edges = vec![edge("s-1", "a1", join_path)];
         let answer = upload(&harness, tenant, None, request).await;
         assert_eq!(answer.edges_inserted, inserted, "proved by {join_path}");
     }

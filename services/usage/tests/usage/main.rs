@@ -24,6 +24,7 @@ use baton_kit::grpc::TENANT_KEY;
 use baton_kit::testing::{TestDatabase, init_logging};
 use baton_proto::Timestamp;
 use baton_proto::usage::v1 as proto;
+use baton_proto::usage::v1::usage_server::Usage;
 use baton_usage::grpc::UsageGrpc;
 
 pub const AGENT: &str = "claude-code";
@@ -60,6 +61,63 @@ impl Harness {
             runtime,
             grpc,
         }
+    }
+
+    /// Uploads `request` for `tenant` at `now`; the upload must succeed.
+    pub async fn upload(
+        &self,
+        tenant: Uuid,
+        now: &str,
+        request: proto::UploadBatchRequest,
+    ) -> proto::UploadBatchResponse {
+        self.grpc
+            .upload_batch(call(tenant, now, request))
+            .await
+            .unwrap_or_else(|status| panic!("upload at {now}: {status}"))
+            .into_inner()
+    }
+
+    /// `QueryUsage` for `tenant` at `NOW`.
+    pub async fn query(
+        &self,
+        tenant: Uuid,
+        request: proto::QueryUsageRequest,
+    ) -> Result<proto::QueryUsageResponse, tonic::Status> {
+        self.grpc
+            .query_usage(call(tenant, NOW, request))
+            .await
+            .map(tonic::Response::into_inner)
+    }
+
+    /// `SessionFigures` of `refs` for `tenant` at `NOW`: the summaries answered.
+    pub async fn figures(
+        &self,
+        tenant: Uuid,
+        refs: Vec<proto::SessionRef>,
+    ) -> Result<Vec<proto::SessionSummary>, tonic::Status> {
+        let request = proto::SessionFiguresRequest { sessions: refs };
+        Ok(self
+            .grpc
+            .session_figures(call(tenant, NOW, request))
+            .await?
+            .into_inner()
+            .sessions)
+    }
+
+    /// `GetTree` of the test agent's session `s-1`, for `tenant` at `now`.
+    pub async fn tree(
+        &self,
+        tenant: Uuid,
+        now: &str,
+    ) -> Result<proto::GetTreeResponse, tonic::Status> {
+        let request = proto::GetTreeRequest {
+            agent: AGENT.to_string(),
+            session_id: "s-1".to_string(),
+        };
+        self.grpc
+            .get_tree(call(tenant, now, request))
+            .await
+            .map(tonic::Response::into_inner)
     }
 }
 
@@ -139,6 +197,63 @@ pub fn row(
         reasoning: 0,
         web_search_requests: 0,
         web_fetch_requests: 0,
+    }
+}
+
+/// A lead-agent usage row of session `s-1`.
+pub fn lead(key: &str, model: &str, when: &str, output: u64) -> proto::UsageFact {
+    row("s-1", None, key, model, when, output)
+}
+
+/// A sidechain usage row of subagent `agent_id` in session `s-1`.
+pub fn sidechain(
+    agent_id: &str,
+    key: &str,
+    model: &str,
+    when: &str,
+    output: u64,
+) -> proto::UsageFact {
+    row("s-1", Some(agent_id), key, model, when, output)
+}
+
+/// A hook delivery of `event` in `session`, observed at `when`.
+pub fn delivery(session: &str, event: &str, when: &str) -> proto::DeliveryFact {
+    proto::DeliveryFact {
+        delivery_id: Uuid::new_v4().to_string(),
+        agent: AGENT.to_string(),
+        session_id: session.to_string(),
+        event: event.to_string(),
+        observed_at: ts(when),
+    }
+}
+
+/// An orchestration edge from `session`'s lead agent to `child`, proved by `join_path`.
+pub fn edge(session: &str, child: &str, join_path: &str) -> proto::EdgeFact {
+    proto::EdgeFact {
+        agent: AGENT.to_string(),
+        session_id: session.to_string(),
+        parent_agent_id: None,
+        child_agent_id: child.to_string(),
+        join_path: join_path.to_string(),
+    }
+}
+
+/// A `QueryUsage` request over `from..to` grouped by `group_by`, in UTC, not split by model.
+pub fn usage_query(from: &str, to: &str, group_by: &str) -> proto::QueryUsageRequest {
+    proto::QueryUsageRequest {
+        from: ts(from),
+        to: ts(to),
+        group_by: group_by.to_string(),
+        timezone: None,
+        split_by_model: false,
+    }
+}
+
+/// A reference to `agent`'s session `session_id`.
+pub fn reference(agent: &str, session_id: &str) -> proto::SessionRef {
+    proto::SessionRef {
+        agent: agent.to_string(),
+        session_id: session_id.to_string(),
     }
 }
 

@@ -76,21 +76,9 @@ async fn by_member(
     to: &str,
 ) -> proto::QueryUsageResponse {
     harness
-        .grpc
-        .query_usage(call(
-            tenant,
-            NOW,
-            proto::QueryUsageRequest {
-                from: ts(from),
-                to: ts(to),
-                group_by: "member".to_string(),
-                timezone: None,
-                split_by_model: false,
-            },
-        ))
+        .query(tenant, usage_query(from, to, "member"))
         .await
         .expect("query")
-        .into_inner()
 }
 
 /// Each group's key, output tokens and requests.
@@ -185,15 +173,13 @@ async fn group_by_member_splits_every_figure_between_members_and_unattributed() 
         );
     }
     let status = harness
-        .grpc
-        .query_usage(call(
+        .query(
             tenant,
-            NOW,
             proto::QueryUsageRequest {
                 group_by: "person".to_string(),
                 ..proto::QueryUsageRequest::default()
             },
-        ))
+        )
         .await
         .expect_err("unknown grouping");
     assert_eq!(status.code(), Code::InvalidArgument);
@@ -272,39 +258,16 @@ async fn sessions_list_every_member_that_reported_them_and_filter_by_member_or_u
         assert_eq!(status.code(), Code::InvalidArgument, "{bad:?}");
     }
     // The tree and SessionFigures carry the same members.
-    let tree = harness
-        .grpc
-        .get_tree(call(
-            tenant,
-            NOW,
-            proto::GetTreeRequest {
-                agent: AGENT.to_string(),
-                session_id: "s-1".to_string(),
-            },
-        ))
-        .await
-        .expect("tree")
-        .into_inner();
+    let tree = harness.tree(tenant, NOW).await.expect("tree");
     assert_eq!(
         tree.session.expect("summary").members,
         names(&["alice", "bob"])
     );
     let figures = harness
-        .grpc
-        .session_figures(call(
-            tenant,
-            NOW,
-            proto::SessionFiguresRequest {
-                sessions: vec![proto::SessionRef {
-                    agent: AGENT.to_string(),
-                    session_id: "s-3".to_string(),
-                }],
-            },
-        ))
+        .figures(tenant, vec![reference(AGENT, "s-3")])
         .await
-        .expect("figures")
-        .into_inner();
-    assert_eq!(figures.sessions[0].members, names(&["bob"]));
+        .expect("figures");
+    assert_eq!(figures[0].members, names(&["bob"]));
 }
 
 /// The collision rule decides a re-uploaded fact whoever sends it: an unchanged copy keeps the

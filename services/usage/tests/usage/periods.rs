@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 use uuid::Uuid;
 
 use baton_proto::usage::v1 as proto;
-use baton_proto::usage::v1::usage_server::Usage;
 
 use crate::*;
 
@@ -35,47 +34,15 @@ async fn weeks_and_months_are_cut_in_the_zone_and_sum_what_the_days_sum() {
     request.sessions = vec![session("s-1")];
     request.usage = vec![
         // Saturday 31 January in UTC, already Sunday 1 February in Tokyo.
-        row(
-            "s-1",
-            None,
-            "k1",
-            "claude-opus-4-5",
-            "2026-01-31T23:30:00Z",
-            1,
-        ),
+        lead("k1", "claude-opus-4-5", "2026-01-31T23:30:00Z", 1),
         // Sunday 1 February: still the week of Monday 26 January.
-        row(
-            "s-1",
-            None,
-            "k2",
-            "claude-opus-4-5",
-            "2026-02-01T10:00:00Z",
-            10,
-        ),
+        lead("k2", "claude-opus-4-5", "2026-02-01T10:00:00Z", 10),
         // Monday 2 February: a new week.
-        row(
-            "s-1",
-            None,
-            "k3",
-            "claude-opus-4-5",
-            "2026-02-02T01:00:00Z",
-            100,
-        ),
+        lead("k3", "claude-opus-4-5", "2026-02-02T01:00:00Z", 100),
         // Sunday 15 February: the week of Monday 9 February.
-        row(
-            "s-1",
-            None,
-            "k4",
-            "claude-opus-4-5",
-            "2026-02-15T12:00:00Z",
-            1000,
-        ),
+        lead("k4", "claude-opus-4-5", "2026-02-15T12:00:00Z", 1000),
     ];
-    harness
-        .grpc
-        .upload_batch(call(tenant, NOW, request))
-        .await
-        .expect("upload");
+    harness.upload(tenant, NOW, request).await;
     let query = |group_by: &str, zone: &str, from: &str, to: &str| proto::QueryUsageRequest {
         from: ts(from),
         to: ts(to),
@@ -83,14 +50,7 @@ async fn weeks_and_months_are_cut_in_the_zone_and_sum_what_the_days_sum() {
         timezone: Some(zone.to_string()),
         split_by_model: false,
     };
-    let read = |request| async {
-        harness
-            .grpc
-            .query_usage(call(tenant, NOW, request))
-            .await
-            .expect("query")
-            .into_inner()
-    };
+    let read = |request| async { harness.query(tenant, request).await.expect("query") };
     /// `(groupBy, zone, from, to, output per key)`.
     type Case<'a> = (&'a str, &'a str, &'a str, &'a str, &'a [(&'a str, u64)]);
     let cases: [Case<'_>; 5] = [

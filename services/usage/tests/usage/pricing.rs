@@ -1,7 +1,6 @@
 use uuid::Uuid;
 
 use baton_proto::usage::v1 as proto;
-use baton_proto::usage::v1::usage_server::Usage;
 
 use crate::*;
 
@@ -13,21 +12,12 @@ const NEW_MODEL_FILE: &str = r#"{"schema": 1, "rows": [{
 
 async fn by_model(harness: &Harness, tenant: Uuid) -> proto::QueryUsageResponse {
     harness
-        .grpc
-        .query_usage(call(
+        .query(
             tenant,
-            NOW,
-            proto::QueryUsageRequest {
-                from: ts("2026-03-01T00:00:00Z"),
-                to: ts("2026-03-02T00:00:00Z"),
-                group_by: "model".to_string(),
-                timezone: None,
-                split_by_model: false,
-            },
-        ))
+            usage_query("2026-03-01T00:00:00Z", "2026-03-02T00:00:00Z", "model"),
+        )
         .await
         .expect("query")
-        .into_inner()
 }
 
 #[tokio::test]
@@ -37,28 +27,10 @@ async fn a_model_without_a_row_is_unpriced_until_a_row_is_imported_and_then_tota
     let mut request = batch("h");
     request.sessions = vec![session("s-1")];
     request.usage = vec![
-        row(
-            "s-1",
-            None,
-            "k1",
-            "claude-quantum-9",
-            "2026-03-01T10:01:00Z",
-            100,
-        ),
-        row(
-            "s-1",
-            None,
-            "k2",
-            "claude-opus-4-5",
-            "2026-03-01T10:02:00Z",
-            100,
-        ),
+        lead("k1", "claude-quantum-9", "2026-03-01T10:01:00Z", 100),
+        lead("k2", "claude-opus-4-5", "2026-03-01T10:02:00Z", 100),
     ];
-    harness
-        .grpc
-        .upload_batch(call(tenant, NOW, request))
-        .await
-        .expect("upload");
+    harness.upload(tenant, NOW, request).await;
     let before = by_model(&harness, tenant).await;
     let total = before.total.clone().expect("total");
     assert_eq!(total.unpriced_tokens, 1334);
@@ -97,19 +69,8 @@ async fn a_model_without_a_row_is_unpriced_until_a_row_is_imported_and_then_tota
     assert_eq!((again.rows_changed, again.usage_repriced), (0, 0));
     // The service's cache sees the new table: a new row of the model is priced at upload.
     let mut request = batch("h");
-    request.usage = vec![row(
-        "s-1",
-        None,
-        "k3",
-        "claude-quantum-9",
-        "2026-03-01T10:03:00Z",
-        1,
-    )];
-    harness
-        .grpc
-        .upload_batch(call(tenant, NOW, request))
-        .await
-        .expect("upload");
+    request.usage = vec![lead("k3", "claude-quantum-9", "2026-03-01T10:03:00Z", 1)];
+    harness.upload(tenant, NOW, request).await;
     assert_eq!(
         by_model(&harness, tenant)
             .await

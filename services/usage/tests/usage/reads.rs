@@ -22,63 +22,14 @@ fn tree_batch() -> proto::UploadBatchRequest {
     nested.parent_agent_id = Some("a1".to_string());
     nested.last_activity_at = ts("2026-03-01T10:19:00Z");
     request.agents = vec![main, done, nested];
-    request.edges = vec![proto::EdgeFact {
-        agent: AGENT.to_string(),
-        session_id: "s-1".to_string(),
-        parent_agent_id: None,
-        child_agent_id: "a1".to_string(),
-        join_path: "tool_result".to_string(),
-    }];
+    request.edges = vec![edge("s-1", "a1", "tool_result")];
     request.usage = vec![
-        row(
-            "s-1",
-            None,
-            "m1",
-            "claude-opus-4-5",
-            "2026-03-01T10:01:00Z",
-            10,
-        ),
-        row(
-            "s-1",
-            Some("a1"),
-            "m2",
-            "claude-haiku-4-5",
-            "2026-03-01T10:06:00Z",
-            20,
-        ),
-        row(
-            "s-1",
-            Some("a2"),
-            "m3",
-            "claude-haiku-4-5",
-            "2026-03-01T10:07:00Z",
-            30,
-        ),
+        lead("m1", "claude-opus-4-5", "2026-03-01T10:01:00Z", 10),
+        sidechain("a1", "m2", "claude-haiku-4-5", "2026-03-01T10:06:00Z", 20),
+        sidechain("a2", "m3", "claude-haiku-4-5", "2026-03-01T10:07:00Z", 30),
     ];
-    request.deliveries = vec![proto::DeliveryFact {
-        delivery_id: Uuid::new_v4().to_string(),
-        agent: AGENT.to_string(),
-        session_id: "s-1".to_string(),
-        event: "Stop".to_string(),
-        observed_at: ts("2026-03-01T10:21:00Z"),
-    }];
+    request.deliveries = vec![delivery("s-1", "Stop", "2026-03-01T10:21:00Z")];
     request
-}
-
-async fn tree(harness: &Harness, tenant: Uuid, now: &str) -> proto::GetTreeResponse {
-    harness
-        .grpc
-        .get_tree(call(
-            tenant,
-            now,
-            proto::GetTreeRequest {
-                agent: AGENT.to_string(),
-                session_id: "s-1".to_string(),
-            },
-        ))
-        .await
-        .expect("tree")
-        .into_inner()
 }
 
 fn status_of(tree: &proto::GetTreeResponse) -> Vec<(Option<String>, String)> {
@@ -92,12 +43,11 @@ fn status_of(tree: &proto::GetTreeResponse) -> Vec<(Option<String>, String)> {
 async fn the_tree_rolls_figures_up_and_reads_each_status_from_its_evidence() {
     let harness = Harness::new().await;
     let tenant = Uuid::new_v4();
-    harness
-        .grpc
-        .upload_batch(call(tenant, NOW, tree_batch()))
+    harness.upload(tenant, NOW, tree_batch()).await;
+    let answer = harness
+        .tree(tenant, "2026-03-01T10:25:00Z")
         .await
-        .expect("upload");
-    let answer = tree(&harness, tenant, "2026-03-01T10:25:00Z").await;
+        .expect("tree");
     assert_eq!(
         status_of(&answer),
         [
@@ -135,7 +85,10 @@ async fn the_tree_rolls_figures_up_and_reads_each_status_from_its_evidence() {
     );
 
     // Past the watchdog window every non-terminal agent reads unknown; the terminal stays.
-    let quiet = tree(&harness, tenant, "2026-03-01T10:40:00Z").await;
+    let quiet = harness
+        .tree(tenant, "2026-03-01T10:40:00Z")
+        .await
+        .expect("tree");
     assert_eq!(
         status_of(&quiet),
         [
@@ -146,31 +99,16 @@ async fn the_tree_rolls_figures_up_and_reads_each_status_from_its_evidence() {
     );
     // A prompt strictly after the Stop: the main agent works again.
     let mut prompt = batch("h");
-    prompt.deliveries = vec![proto::DeliveryFact {
-        delivery_id: Uuid::new_v4().to_string(),
-        agent: AGENT.to_string(),
-        session_id: "s-1".to_string(),
-        event: "UserPromptSubmit".to_string(),
-        observed_at: ts("2026-03-01T10:39:00Z"),
-    }];
-    harness
-        .grpc
-        .upload_batch(call(tenant, "2026-03-01T10:40:00Z", prompt))
+    prompt.deliveries = vec![delivery("s-1", "UserPromptSubmit", "2026-03-01T10:39:00Z")];
+    harness.upload(tenant, "2026-03-01T10:40:00Z", prompt).await;
+    let again = harness
+        .tree(tenant, "2026-03-01T10:40:00Z")
         .await
-        .expect("prompt");
-    let again = tree(&harness, tenant, "2026-03-01T10:40:00Z").await;
+        .expect("tree");
     assert_eq!(again.agents[0].status, "working");
     // Another tenant cannot see the session.
     let status = harness
-        .grpc
-        .get_tree(call(
-            Uuid::new_v4(),
-            NOW,
-            proto::GetTreeRequest {
-                agent: AGENT.to_string(),
-                session_id: "s-1".to_string(),
-            },
-        ))
+        .tree(Uuid::new_v4(), NOW)
         .await
         .expect_err("foreign");
     assert_eq!(status.code(), Code::NotFound);
@@ -184,47 +122,15 @@ async fn days_are_cut_in_the_requested_zone_over_an_unaligned_range() {
     request.sessions = vec![session("s-1")];
     request.usage = vec![
         // 23:30 on 28 Feb in Los Angeles.
-        row(
-            "s-1",
-            None,
-            "k1",
-            "claude-opus-4-5",
-            "2026-03-01T07:30:00Z",
-            1,
-        ),
+        lead("k1", "claude-opus-4-5", "2026-03-01T07:30:00Z", 1),
         // 00:30 on 1 March there.
-        row(
-            "s-1",
-            None,
-            "k2",
-            "claude-opus-4-5",
-            "2026-03-01T08:30:00Z",
-            2,
-        ),
+        lead("k2", "claude-opus-4-5", "2026-03-01T08:30:00Z", 2),
         // Inside a partial bucket at the range's end.
-        row(
-            "s-1",
-            None,
-            "k3",
-            "claude-opus-4-5",
-            "2026-03-01T09:00:01Z",
-            4,
-        ),
+        lead("k3", "claude-opus-4-5", "2026-03-01T09:00:01Z", 4),
         // Just past the end: not counted.
-        row(
-            "s-1",
-            None,
-            "k4",
-            "claude-opus-4-5",
-            "2026-03-01T09:00:06Z",
-            8,
-        ),
+        lead("k4", "claude-opus-4-5", "2026-03-01T09:00:06Z", 8),
     ];
-    harness
-        .grpc
-        .upload_batch(call(tenant, NOW, request))
-        .await
-        .expect("upload");
+    harness.upload(tenant, NOW, request).await;
     let query = |zone: Option<&str>| proto::QueryUsageRequest {
         from: ts("2026-03-01T07:20:10Z"),
         to: ts("2026-03-01T09:00:05Z"),
@@ -245,49 +151,34 @@ async fn days_are_cut_in_the_requested_zone_over_an_unaligned_range() {
             .collect()
     };
     let la = harness
-        .grpc
-        .query_usage(call(tenant, NOW, query(Some("America/Los_Angeles"))))
+        .query(tenant, query(Some("America/Los_Angeles")))
         .await
-        .expect("la")
-        .into_inner();
+        .expect("la");
     assert_eq!(la.timezone, "America/Los_Angeles");
     assert_eq!(
         days(la),
         [("2026-02-28".to_string(), 1), ("2026-03-01".to_string(), 6)]
     );
-    let utc = harness
-        .grpc
-        .query_usage(call(tenant, NOW, query(None)))
-        .await
-        .expect("utc")
-        .into_inner();
+    let utc = harness.query(tenant, query(None)).await.expect("utc");
     assert_eq!(days(utc), [("2026-03-01".to_string(), 7)]);
     // Split by model, each day's models add up to the day (here one model), and unsplit reads
     // carry no split.
     let split = harness
-        .grpc
-        .query_usage(call(
+        .query(
             tenant,
-            NOW,
             proto::QueryUsageRequest {
                 split_by_model: true,
                 ..query(Some("America/Los_Angeles"))
             },
-        ))
+        )
         .await
-        .expect("split")
-        .into_inner();
+        .expect("split");
     for group in &split.groups {
         let models: Vec<&str> = group.by_model.iter().map(|m| m.model.as_str()).collect();
         assert_eq!(models, ["claude-opus-4-5"], "{}", group.key);
         assert_eq!(group.by_model[0].figures, group.figures, "{}", group.key);
     }
-    let unsplit = harness
-        .grpc
-        .query_usage(call(tenant, NOW, query(None)))
-        .await
-        .expect("unsplit")
-        .into_inner();
+    let unsplit = harness.query(tenant, query(None)).await.expect("unsplit");
     assert!(unsplit.groups.iter().all(|group| group.by_model.is_empty()));
     for (name, bad) in [
         (
@@ -312,11 +203,7 @@ async fn days_are_cut_in_the_requested_zone_over_an_unaligned_range() {
             },
         ),
     ] {
-        let status = harness
-            .grpc
-            .query_usage(call(tenant, NOW, bad))
-            .await
-            .expect_err(name);
+        let status = harness.query(tenant, bad).await.expect_err(name);
         assert_eq!(status.code(), Code::InvalidArgument, "{name}");
     }
 }
@@ -343,11 +230,7 @@ async fn sessions_list_newest_first_in_keyset_pages() {
         "2026-03-01T10:01:00Z",
         3,
     )];
-    harness
-        .grpc
-        .upload_batch(call(tenant, NOW, request))
-        .await
-        .expect("upload");
+    harness.upload(tenant, NOW, request).await;
     let page = |cursor: Option<String>| proto::ListSessionsRequest {
         from: ts("2026-03-01T00:00:00Z"),
         to: ts("2026-03-02T00:00:00Z"),

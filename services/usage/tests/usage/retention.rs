@@ -1,21 +1,9 @@
 use uuid::Uuid;
 
 use baton_kit::db;
-use baton_proto::usage::v1 as proto;
-use baton_proto::usage::v1::usage_server::Usage;
 use baton_usage::config::RetentionConfig;
 
 use crate::*;
-
-fn delivery(session: &str, when: &str) -> proto::DeliveryFact {
-    proto::DeliveryFact {
-        delivery_id: Uuid::new_v4().to_string(),
-        agent: AGENT.to_string(),
-        session_id: session.to_string(),
-        event: "Stop".to_string(),
-        observed_at: ts(when),
-    }
-}
 
 #[tokio::test]
 async fn only_deliveries_past_the_window_go_in_bounded_batches_and_the_run_is_journalled() {
@@ -41,21 +29,13 @@ async fn only_deliveries_past_the_window_go_in_bounded_batches_and_the_run_is_jo
         5,
     )];
     request.deliveries = (0..5)
-        .map(|_| delivery("s-old", "2026-01-01T10:00:00Z"))
-        .chain([delivery("s-both", "2026-01-01T10:00:00Z")])
+        .map(|_| delivery("s-old", "Stop", "2026-01-01T10:00:00Z"))
+        .chain([delivery("s-both", "Stop", "2026-01-01T10:00:00Z")])
         .collect();
-    harness
-        .grpc
-        .upload_batch(call(tenant, old_now, request))
-        .await
-        .expect("old");
+    harness.upload(tenant, old_now, request).await;
     let mut recent = batch("h");
-    recent.deliveries = vec![delivery("s-both", "2026-04-10T10:00:00Z")];
-    harness
-        .grpc
-        .upload_batch(call(tenant, "2026-04-10T10:30:00Z", recent))
-        .await
-        .expect("recent");
+    recent.deliveries = vec![delivery("s-both", "Stop", "2026-04-10T10:00:00Z")];
+    harness.upload(tenant, "2026-04-10T10:30:00Z", recent).await;
     let before = snapshot(&harness.admin, tenant).await;
     let maintenance = db::connect_maintenance(harness.database.url(), None, &baton_usage::DB, 2)
         .await

@@ -6,7 +6,6 @@
 use uuid::Uuid;
 
 use baton_proto::usage::v1 as proto;
-use baton_proto::usage::v1::usage_server::Usage;
 
 use crate::*;
 
@@ -30,22 +29,8 @@ fn searching_batch(calls: bool) -> proto::UploadBatchRequest {
     let mut request = batch("h");
     request.sessions = vec![session("s-1")];
     request.agents = vec![subagent("s-1", "a1", "claude-haiku-4-5")];
-    let main = row(
-        "s-1",
-        None,
-        "m1",
-        "claude-sonnet-4-5",
-        "2026-03-01T10:01:00Z",
-        100,
-    );
-    let sub = row(
-        "s-1",
-        Some("a1"),
-        "m2",
-        "claude-haiku-4-5",
-        "2026-03-01T10:06:00Z",
-        20,
-    );
+    let main = lead("m1", "claude-sonnet-4-5", "2026-03-01T10:01:00Z", 100);
+    let sub = sidechain("a1", "m2", "claude-haiku-4-5", "2026-03-01T10:06:00Z", 20);
     request.usage = vec![
         with_calls(main, keep(40), keep(3), keep(1)),
         with_calls(sub, 0, keep(2), 0),
@@ -55,29 +40,19 @@ fn searching_batch(calls: bool) -> proto::UploadBatchRequest {
 
 async fn query(harness: &Harness, tenant: Uuid, group_by: &str) -> proto::QueryUsageResponse {
     harness
-        .grpc
-        .query_usage(call(
+        .query(
             tenant,
-            NOW,
             proto::QueryUsageRequest {
-                from: ts("2025-05-01T00:00:00Z"),
-                to: ts("2026-03-02T00:00:00Z"),
-                group_by: group_by.to_string(),
-                timezone: None,
                 split_by_model: true,
+                ..usage_query("2025-05-01T00:00:00Z", "2026-03-02T00:00:00Z", group_by)
             },
-        ))
+        )
         .await
         .expect("query")
-        .into_inner()
 }
 
 async fn upload(harness: &Harness, tenant: Uuid, request: proto::UploadBatchRequest) {
-    harness
-        .grpc
-        .upload_batch(call(tenant, NOW, request))
-        .await
-        .expect("upload");
+    harness.upload(tenant, NOW, request).await;
 }
 
 fn tools(figures: Option<&proto::Figures>) -> proto::ServerToolFigures {
@@ -133,36 +108,13 @@ async fn reasoning_and_web_searches_are_stored_priced_and_shown_in_every_read() 
 
     // SessionFigures: the session's summary carries the same figures.
     let summaries = harness
-        .grpc
-        .session_figures(call(
-            tenant,
-            NOW,
-            proto::SessionFiguresRequest {
-                sessions: vec![proto::SessionRef {
-                    agent: AGENT.to_string(),
-                    session_id: "s-1".to_string(),
-                }],
-            },
-        ))
+        .figures(tenant, vec![reference(AGENT, "s-1")])
         .await
-        .expect("session figures")
-        .into_inner();
-    assert_eq!(summaries.sessions[0].figures.as_ref(), Some(&total));
+        .expect("session figures");
+    assert_eq!(summaries[0].figures.as_ref(), Some(&total));
 
     // GetTree: each agent's own calls, rolled up into the main agent's.
-    let tree = harness
-        .grpc
-        .get_tree(call(
-            tenant,
-            NOW,
-            proto::GetTreeRequest {
-                agent: AGENT.to_string(),
-                session_id: "s-1".to_string(),
-            },
-        ))
-        .await
-        .expect("tree")
-        .into_inner();
+    let tree = harness.tree(tenant, NOW).await.expect("tree");
     let searches = |agent: &proto::TreeAgent| {
         (
             tools(agent.own.as_ref()).web_search_requests,
@@ -195,12 +147,7 @@ async fn reasoning_and_web_searches_are_stored_priced_and_shown_in_every_read() 
 
     // The same batch again changes nothing.
     let before = snapshot(&harness.admin, tenant).await;
-    let again = harness
-        .grpc
-        .upload_batch(call(tenant, NOW, searching_batch(true)))
-        .await
-        .expect("again")
-        .into_inner();
+    let again = harness.upload(tenant, NOW, searching_batch(true)).await;
     assert_eq!((again.usage_inserted, again.usage_unchanged), (0, 2));
     assert_eq!(snapshot(&harness.admin, tenant).await, before);
 }
@@ -209,14 +156,7 @@ async fn reasoning_and_web_searches_are_stored_priced_and_shown_in_every_read() 
 async fn a_replaced_row_carries_the_survivors_calls_and_reasoning() {
     let harness = Harness::new().await;
     let tenant = Uuid::new_v4();
-    let first = row(
-        "s-1",
-        None,
-        "m1",
-        "claude-sonnet-4-5",
-        "2026-03-01T10:01:00Z",
-        10,
-    );
+    let first = lead("m1", "claude-sonnet-4-5", "2026-03-01T10:01:00Z", 10);
     let mut request = batch("h");
     request.sessions = vec![session("s-1")];
     request.usage = vec![with_calls(first.clone(), 5, 1, 0)];
@@ -224,24 +164,12 @@ async fn a_replaced_row_carries_the_survivors_calls_and_reasoning() {
     // A streamed copy with a larger total survives, with its own counts.
     let mut request = batch("h");
     request.usage = vec![with_calls(
-        row(
-            "s-1",
-            None,
-            "m1",
-            "claude-sonnet-4-5",
-            "2026-03-01T10:01:00Z",
-            90,
-        ),
+        lead("m1", "claude-sonnet-4-5", "2026-03-01T10:01:00Z", 90),
         60,
         4,
         2,
     )];
-    let replaced = harness
-        .grpc
-        .upload_batch(call(tenant, NOW, request))
-        .await
-        .expect("replace")
-        .into_inner();
+    let replaced = harness.upload(tenant, NOW, request).await;
     assert_eq!(replaced.usage_replaced, 1);
     // The smaller copy again yields.
     let mut request = batch("h");
@@ -274,14 +202,7 @@ async fn a_search_before_any_price_row_is_an_unpriced_call_until_an_import_price
     let mut request = batch("h");
     request.sessions = vec![session("s-1")];
     request.usage = vec![with_calls(
-        row(
-            "s-1",
-            None,
-            "m1",
-            "claude-3-7-sonnet",
-            "2025-05-06T12:00:00Z",
-            10,
-        ),
+        lead("m1", "claude-3-7-sonnet", "2025-05-06T12:00:00Z", 10),
         0,
         4,
         0,
@@ -313,14 +234,7 @@ async fn a_search_before_any_price_row_is_an_unpriced_call_until_an_import_price
     assert_eq!((again.rows_changed, again.usage_repriced), (0, 0));
     let mut request = batch("h");
     request.usage = vec![with_calls(
-        row(
-            "s-1",
-            None,
-            "m2",
-            "claude-3-7-sonnet",
-            "2025-05-06T12:05:00Z",
-            10,
-        ),
+        lead("m2", "claude-3-7-sonnet", "2025-05-06T12:05:00Z", 10),
         0,
         1,
         0,

@@ -13,13 +13,6 @@ use crate::*;
 
 const CODEX: &str = "codex";
 
-fn reference(agent: &str, session_id: &str) -> proto::SessionRef {
-    proto::SessionRef {
-        agent: agent.to_string(),
-        session_id: session_id.to_string(),
-    }
-}
-
 fn under(agent: &str, mut fact: proto::SessionFact) -> proto::SessionFact {
     fact.agent = agent.to_string();
     fact
@@ -43,53 +36,15 @@ fn tenant_batch() -> proto::UploadBatchRequest {
     ];
     request.agents = vec![subagent("s-1", "a1", "claude-haiku-4-5")];
     request.usage = vec![
-        row(
-            "s-1",
-            None,
-            "k1",
-            "claude-opus-4-5",
-            "2026-03-01T10:01:00Z",
-            10,
-        ),
-        row(
-            "s-1",
-            Some("a1"),
-            "k2",
-            "claude-haiku-4-5",
-            "2026-03-01T10:06:00Z",
-            20,
-        ),
-        row(
-            "s-1",
-            None,
-            "k3",
-            "mystery-model",
-            "2026-03-01T10:07:00Z",
-            5,
-        ),
+        lead("k1", "claude-opus-4-5", "2026-03-01T10:01:00Z", 10),
+        sidechain("a1", "k2", "claude-haiku-4-5", "2026-03-01T10:06:00Z", 20),
+        lead("k3", "mystery-model", "2026-03-01T10:07:00Z", 5),
         usage_under(
             CODEX,
             row("s-3", None, "k4", "gpt-5", "2026-03-01T10:08:00Z", 40),
         ),
     ];
     request
-}
-
-async fn figures(
-    harness: &Harness,
-    tenant: Uuid,
-    refs: Vec<proto::SessionRef>,
-) -> Result<Vec<proto::SessionSummary>, tonic::Status> {
-    Ok(harness
-        .grpc
-        .session_figures(call(
-            tenant,
-            NOW,
-            proto::SessionFiguresRequest { sessions: refs },
-        ))
-        .await?
-        .into_inner()
-        .sessions)
 }
 
 fn keys(summaries: &[proto::SessionSummary]) -> Vec<(String, String)> {
@@ -103,11 +58,7 @@ fn keys(summaries: &[proto::SessionSummary]) -> Vec<(String, String)> {
 async fn figures_equal_the_listings_in_the_order_asked_leaving_out_unknown_and_foreign() {
     let harness = Harness::new().await;
     let tenant = Uuid::new_v4();
-    harness
-        .grpc
-        .upload_batch(call(tenant, NOW, tenant_batch()))
-        .await
-        .expect("upload");
+    harness.upload(tenant, NOW, tenant_batch()).await;
     let other = Uuid::new_v4();
     let mut theirs = batch("h");
     theirs.sessions = vec![session("s-foreign")];
@@ -119,28 +70,24 @@ async fn figures_equal_the_listings_in_the_order_asked_leaving_out_unknown_and_f
         "2026-03-01T10:01:00Z",
         1,
     )];
-    harness
-        .grpc
-        .upload_batch(call(other, NOW, theirs))
-        .await
-        .expect("foreign upload");
+    harness.upload(other, NOW, theirs).await;
 
-    let answer = figures(
-        &harness,
-        tenant,
-        vec![
-            reference(CODEX, "s-3"),
-            reference(AGENT, "s-unknown"),
-            reference(AGENT, "s-2"),
-            // Stored under the other agent only.
-            reference(CODEX, "s-1"),
-            reference(AGENT, "s-foreign"),
-            reference(AGENT, "s-1"),
-            reference(CODEX, "s-3"),
-        ],
-    )
-    .await
-    .expect("figures");
+    let answer = harness
+        .figures(
+            tenant,
+            vec![
+                reference(CODEX, "s-3"),
+                reference(AGENT, "s-unknown"),
+                reference(AGENT, "s-2"),
+                // Stored under the other agent only.
+                reference(CODEX, "s-1"),
+                reference(AGENT, "s-foreign"),
+                reference(AGENT, "s-1"),
+                reference(CODEX, "s-3"),
+            ],
+        )
+        .await
+        .expect("figures");
     assert_eq!(
         keys(&answer),
         [
@@ -203,13 +150,13 @@ async fn figures_equal_the_listings_in_the_order_asked_leaving_out_unknown_and_f
     );
 
     // The other tenant sees only its own session.
-    let foreign = figures(
-        &harness,
-        other,
-        vec![reference(AGENT, "s-foreign"), reference(AGENT, "s-1")],
-    )
-    .await
-    .expect("foreign figures");
+    let foreign = harness
+        .figures(
+            other,
+            vec![reference(AGENT, "s-foreign"), reference(AGENT, "s-1")],
+        )
+        .await
+        .expect("foreign figures");
     assert_eq!(
         keys(&foreign),
         [(AGENT.to_string(), "s-foreign".to_string())]
@@ -220,17 +167,15 @@ async fn figures_equal_the_listings_in_the_order_asked_leaving_out_unknown_and_f
 async fn the_ref_list_is_bounded_and_each_ref_is_a_session_key() {
     let harness = Harness::new().await;
     let tenant = Uuid::new_v4();
-    harness
-        .grpc
-        .upload_batch(call(tenant, NOW, tenant_batch()))
-        .await
-        .expect("upload");
+    harness.upload(tenant, NOW, tenant_batch()).await;
 
-    let full = figures(&harness, tenant, vec![reference(AGENT, "s-1"); 200])
+    let full = harness
+        .figures(tenant, vec![reference(AGENT, "s-1"); 200])
         .await
         .expect("200 refs, all one session");
     assert_eq!(keys(&full), [(AGENT.to_string(), "s-1".to_string())]);
-    let none = figures(&harness, tenant, vec![reference(AGENT, "s-unknown")])
+    let none = harness
+        .figures(tenant, vec![reference(AGENT, "s-unknown")])
         .await
         .expect("an unknown session alone");
     assert!(none.is_empty());
@@ -245,7 +190,7 @@ async fn the_ref_list_is_bounded_and_each_ref_is_a_session_key() {
         ),
         ("long session", vec![reference(AGENT, &"s".repeat(257))]),
     ] {
-        let status = figures(&harness, tenant, refs).await.expect_err(name);
+        let status = harness.figures(tenant, refs).await.expect_err(name);
         assert_eq!(status.code(), Code::InvalidArgument, "{name}");
     }
 }

@@ -43,14 +43,7 @@ where
 /// A request carrying nothing but a usage row for the stored `s-1`.
 fn reporting(host: &str, key: &str) -> proto::UploadBatchRequest {
     let mut request = batch(host);
-    request.usage = vec![row(
-        "s-1",
-        None,
-        key,
-        "claude-opus-4-5",
-        "2026-03-01T10:01:00Z",
-        1,
-    )];
+    request.usage = vec![lead(key, "claude-opus-4-5", "2026-03-01T10:01:00Z", 1)];
     request
 }
 
@@ -249,16 +242,6 @@ async fn first_activity_only_falls_and_last_only_rises_for_sessions_and_agents()
     }
 }
 
-fn delivery(event: &str, when: &str) -> proto::DeliveryFact {
-    proto::DeliveryFact {
-        delivery_id: Uuid::new_v4().to_string(),
-        agent: AGENT.to_string(),
-        session_id: "s-1".to_string(),
-        event: event.to_string(),
-        observed_at: ts(when),
-    }
-}
-
 #[tokio::test]
 async fn a_sessions_prompt_and_stop_instants_only_rise() {
     let harness = Harness::new().await;
@@ -271,8 +254,8 @@ async fn a_sessions_prompt_and_stop_instants_only_rise() {
     let mut request = batch("h");
     request.sessions = vec![session("s-1")];
     request.deliveries = vec![
-        delivery("UserPromptSubmit", "2026-03-01T10:10:00Z"),
-        delivery("Stop", "2026-03-01T10:12:00Z"),
+        delivery("s-1", "UserPromptSubmit", "2026-03-01T10:10:00Z"),
+        delivery("s-1", "Stop", "2026-03-01T10:12:00Z"),
     ];
     upload(&harness, tenant, None, request).await;
     let latest = (
@@ -288,13 +271,13 @@ async fn a_sessions_prompt_and_stop_instants_only_rise() {
         .expect("as retention would");
     let mut earlier = batch("h");
     earlier.deliveries = vec![
-        delivery("UserPromptSubmit", "2026-03-01T10:05:00Z"),
-        delivery("Stop", "2026-03-01T10:06:00Z"),
+        delivery("s-1", "UserPromptSubmit", "2026-03-01T10:05:00Z"),
+        delivery("s-1", "Stop", "2026-03-01T10:06:00Z"),
     ];
     upload(&harness, tenant, None, earlier).await;
     assert_eq!(status().await, latest, "earlier evidence lowers nothing");
     let mut later = batch("h");
-    later.deliveries = vec![delivery("UserPromptSubmit", "2026-03-01T10:25:00Z")];
+    later.deliveries = vec![delivery("s-1", "UserPromptSubmit", "2026-03-01T10:25:00Z")];
     upload(&harness, tenant, None, later).await;
     assert_eq!(
         status().await,

@@ -50,11 +50,7 @@ fn ids(page: &proto::ListSessionsResponse) -> Vec<&str> {
 async fn first_activity_order_lists_newest_start_first_without_a_lower_bound() {
     let harness = Harness::new().await;
     let tenant = Uuid::new_v4();
-    harness
-        .grpc
-        .upload_batch(call(tenant, NOW, sessions()))
-        .await
-        .expect("upload");
+    harness.upload(tenant, NOW, sessions()).await;
     let list = |request| harness.grpc.list_sessions(call(tenant, NOW, request));
 
     let all = list(first_activity(10, None))

@@ -10,38 +10,18 @@ fn full_batch() -> proto::UploadBatchRequest {
     let mut request = batch("host-a");
     request.sessions = vec![session("s-1")];
     request.agents = vec![subagent("s-1", "a1", "claude-haiku-4-5")];
-    request.edges = vec![proto::EdgeFact {
-        agent: AGENT.to_string(),
-        session_id: "s-1".to_string(),
-        parent_agent_id: None,
-        child_agent_id: "a1".to_string(),
-        join_path: "tool_result".to_string(),
-    }];
+    request.edges = vec![edge("s-1", "a1", "tool_result")];
     request.usage = vec![
-        row(
-            "s-1",
-            None,
-            "msg_1:req_1",
-            "claude-opus-4-5",
-            "2026-03-01T10:01:00Z",
-            50,
-        ),
-        row(
-            "s-1",
-            Some("a1"),
+        lead("msg_1:req_1", "claude-opus-4-5", "2026-03-01T10:01:00Z", 50),
+        sidechain(
+            "a1",
             "msg_2:req_2",
             "claude-haiku-4-5",
             "2026-03-01T10:06:00Z",
             70,
         ),
     ];
-    request.deliveries = vec![proto::DeliveryFact {
-        delivery_id: Uuid::new_v4().to_string(),
-        agent: AGENT.to_string(),
-        session_id: "s-1".to_string(),
-        event: "UserPromptSubmit".to_string(),
-        observed_at: ts("2026-03-01T10:00:00Z"),
-    }];
+    request.deliveries = vec![delivery("s-1", "UserPromptSubmit", "2026-03-01T10:00:00Z")];
     request
 }
 
@@ -50,12 +30,7 @@ async fn the_same_batch_twice_changes_nothing() {
     let harness = Harness::new().await;
     let tenant = Uuid::new_v4();
     let request = full_batch();
-    let first = harness
-        .grpc
-        .upload_batch(call(tenant, NOW, request.clone()))
-        .await
-        .expect("first")
-        .into_inner();
+    let first = harness.upload(tenant, NOW, request.clone()).await;
     assert_eq!(
         (
             first.usage_inserted,
@@ -66,11 +41,8 @@ async fn the_same_batch_twice_changes_nothing() {
     );
     let before = snapshot(&harness.admin, tenant).await;
     let second = harness
-        .grpc
-        .upload_batch(call(tenant, "2026-03-01T10:31:00Z", request))
-        .await
-        .expect("second")
-        .into_inner();
+        .upload(tenant, "2026-03-01T10:31:00Z", request)
+        .await;
     assert_eq!(
         (
             second.usage_inserted,
@@ -90,11 +62,7 @@ async fn the_same_batch_twice_changes_nothing() {
 async fn a_larger_output_replaces_a_smaller_does_not_and_a_sidechain_yields() {
     let harness = Harness::new().await;
     let tenant = Uuid::new_v4();
-    harness
-        .grpc
-        .upload_batch(call(tenant, NOW, full_batch()))
-        .await
-        .expect("seed");
+    harness.upload(tenant, NOW, full_batch()).await;
     let output_of = |key: &'static str| {
         let admin = harness.admin.clone();
         async move {
@@ -121,9 +89,7 @@ async fn a_larger_output_replaces_a_smaller_does_not_and_a_sidechain_yields() {
     ];
     for (name, output, sidechain, counts, expected) in cases {
         let mut request = batch("host-b");
-        let mut copy = row(
-            "s-1",
-            None,
+        let mut copy = lead(
             "msg_1:req_1",
             "claude-opus-4-5",
             "2026-03-01T10:01:00Z",
@@ -164,22 +130,11 @@ async fn unknown_references_are_not_found_and_nothing_is_written() {
     let harness = Harness::new().await;
     let tenant = Uuid::new_v4();
     let other = Uuid::new_v4();
-    harness
-        .grpc
-        .upload_batch(call(other, NOW, full_batch()))
-        .await
-        .expect("other tenant's session");
+    harness.upload(other, NOW, full_batch()).await;
     let cases: Vec<(&str, proto::UploadBatchRequest)> = vec![
         ("another tenant's session", {
             let mut request = batch("h");
-            request.usage = vec![row(
-                "s-1",
-                None,
-                "k",
-                "claude-opus-4-5",
-                "2026-03-01T10:01:00Z",
-                1,
-            )];
+            request.usage = vec![lead("k", "claude-opus-4-5", "2026-03-01T10:01:00Z", 1)];
             request
         }),
         ("an agent that is nowhere", {
@@ -198,13 +153,7 @@ async fn unknown_references_are_not_found_and_nothing_is_written() {
         ("an edge to an unknown child", {
             let mut request = batch("h");
             request.sessions = vec![session("s-3")];
-            request.edges = vec![proto::EdgeFact {
-                agent: AGENT.to_string(),
-                session_id: "s-3".to_string(),
-                parent_agent_id: None,
-                child_agent_id: "ghost".to_string(),
-                join_path: "meta_file".to_string(),
-            }];
+            request.edges = vec![edge("s-3", "ghost", "meta_file")];
             request
         }),
     ];
@@ -226,28 +175,14 @@ async fn a_stored_end_is_sticky_and_deliveries_only_raise_the_status_instants() 
     let mut request = full_batch();
     request.agents[0].ended = Some("completed".to_string());
     request.agents[0].ended_at = ts("2026-03-01T10:10:00Z");
-    harness
-        .grpc
-        .upload_batch(call(tenant, NOW, request))
-        .await
-        .expect("ended");
+    harness.upload(tenant, NOW, request).await;
     // Later activity with no end evidence, and an earlier prompt delivery.
     let mut later = batch("host-a");
     let mut agent = subagent("s-1", "a1", "claude-haiku-4-5");
     agent.last_activity_at = ts("2026-03-01T10:25:00Z");
     later.agents = vec![agent];
-    later.deliveries = vec![proto::DeliveryFact {
-        delivery_id: Uuid::new_v4().to_string(),
-        agent: AGENT.to_string(),
-        session_id: "s-1".to_string(),
-        event: "UserPromptSubmit".to_string(),
-        observed_at: ts("2026-03-01T09:00:00Z"),
-    }];
-    harness
-        .grpc
-        .upload_batch(call(tenant, NOW, later))
-        .await
-        .expect("later");
+    later.deliveries = vec![delivery("s-1", "UserPromptSubmit", "2026-03-01T09:00:00Z")];
+    harness.upload(tenant, NOW, later).await;
     let (ended, prompt): (Option<String>, Option<chrono::DateTime<chrono::Utc>>) = sqlx::query_as(
         "SELECT a.ended, s.last_prompt_at FROM usage.agents a JOIN usage.sessions s \
            USING (tenant_id, agent, session_id) WHERE a.tenant_id = $1 AND a.agent_id = 'a1'",
@@ -270,30 +205,15 @@ async fn a_delivery_needs_no_stored_session_and_its_stop_reaches_the_session_sto
     first.deliveries = ["SessionStart", "Stop"]
         .iter()
         .zip(["2026-03-01T10:00:00Z", "2026-03-01T10:20:00Z"])
-        .map(|(event, when)| proto::DeliveryFact {
-            delivery_id: Uuid::new_v4().to_string(),
-            agent: AGENT.to_string(),
-            session_id: "s-late".to_string(),
-            event: event.to_string(),
-            observed_at: ts(when),
-        })
+        .map(|(event, when)| delivery("s-late", event, when))
         .collect();
-    let answer = harness
-        .grpc
-        .upload_batch(call(tenant, NOW, first))
-        .await
-        .expect("deliveries for an unstored session are recorded")
-        .into_inner();
+    let answer = harness.upload(tenant, NOW, first).await;
     assert_eq!(answer.deliveries_inserted, 2);
     let mut later = batch("host-a");
     let mut fact = session("s-late");
     fact.last_activity_at = ts("2026-03-01T10:15:00Z");
     later.sessions = vec![fact];
-    harness
-        .grpc
-        .upload_batch(call(tenant, NOW, later))
-        .await
-        .expect("session");
+    harness.upload(tenant, NOW, later).await;
     let (stop,): (Option<chrono::DateTime<chrono::Utc>>,) = sqlx::query_as(
         "SELECT last_stop_at FROM usage.sessions WHERE tenant_id = $1 AND session_id = 's-late'",
     )
@@ -334,9 +254,7 @@ async fn an_upload_reports_the_newest_row_it_stored_and_none_when_it_stored_none
     let again = store(full_batch()).await;
     assert_eq!((again.usage_unchanged, again.newest_usage_at), (2, None));
     let mut larger = batch("host-a");
-    larger.usage = vec![row(
-        "s-1",
-        None,
+    larger.usage = vec![lead(
         "msg_1:req_1",
         "claude-opus-4-5",
         "2026-03-01T10:01:00Z",
