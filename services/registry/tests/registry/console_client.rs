@@ -2,17 +2,14 @@
 //! instant, so derived states are deterministic.
 
 use chrono::{DateTime, Duration, Utc};
-use tokio::net::TcpListener;
 use tonic::Status;
 use tonic::transport::Channel;
 use uuid::Uuid;
 
 use baton_kit::clock::{iso, to_timestamp};
-use baton_kit::config::Env;
 use baton_kit::grpc::{Outbound, OutboundCall};
 use baton_proto::registry::v1 as proto;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
-use baton_registry::RegistryConfig;
 
 use crate::{Harness, t};
 
@@ -27,23 +24,6 @@ pub fn now() -> DateTime<Utc> {
 /// `now()` minus `seconds`.
 pub fn ago(seconds: i64) -> DateTime<Utc> {
     now() - Duration::seconds(seconds)
-}
-
-async fn serve(harness: &Harness) -> String {
-    let env = Env::from_pairs([
-        ("BATON_SERVICE_TOKEN", TOKEN),
-        ("BATON_DATABASE_URL", harness.database.url()),
-        ("BATON_TEST_CLOCK", "1"),
-    ]);
-    let config = RegistryConfig::from_env(&env).expect("config");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let address = listener.local_addr().expect("address").to_string();
-    tokio::spawn(baton_registry::serve(
-        config,
-        listener,
-        baton_kit::shutdown::Shutdown::never(),
-    ));
-    address
 }
 
 /// One tenant's view of a served registry.
@@ -94,7 +74,7 @@ pub fn key(session_id: &str) -> proto::SessionKey {
 impl Console {
     /// Serves a registry on the harness's database and connects one tenant to it.
     pub async fn start(harness: &Harness) -> Console {
-        let address = serve(harness).await;
+        let address = harness.serve(TOKEN, true).await;
         Console::connect(&address, Uuid::now_v7())
     }
 
@@ -109,7 +89,7 @@ impl Console {
     }
 
     pub async fn start_two(harness: &Harness) -> (Console, Console) {
-        let address = serve(harness).await;
+        let address = harness.serve(TOKEN, true).await;
         (
             Console::connect(&address, Uuid::now_v7()),
             Console::connect(&address, Uuid::now_v7()),

@@ -1,40 +1,21 @@
 //! The gRPC adapter over a real server on port 0.
 
-use tokio::net::TcpListener;
 use tonic::Code;
 use uuid::Uuid;
 
 use baton_kit::ErrorCode;
-use baton_kit::config::Env;
 use baton_kit::grpc::{Outbound, OutboundCall};
 use baton_proto::registry::v1 as proto;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
-use baton_registry::RegistryConfig;
 
 use crate::Harness;
 
 const TOKEN: &str = "registry-test-service-token";
 
-async fn serve(harness: &Harness) -> String {
-    let env = Env::from_pairs([
-        ("BATON_SERVICE_TOKEN", TOKEN),
-        ("BATON_DATABASE_URL", harness.database.url()),
-    ]);
-    let config = RegistryConfig::from_env(&env).expect("config");
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let address = listener.local_addr().expect("address").to_string();
-    tokio::spawn(baton_registry::serve(
-        config,
-        listener,
-        baton_kit::shutdown::Shutdown::never(),
-    ));
-    address
-}
-
 #[tokio::test]
 async fn rpc_calls_need_the_service_token_and_a_tenant() {
     let harness = Harness::new().await;
-    let address = serve(&harness).await;
+    let address = harness.serve(TOKEN, false).await;
     let channel = baton_kit::grpc::channel(&address).expect("channel");
     let mut client = SessionRegistryClient::new(channel);
     let key = proto::SessionKey {
@@ -79,7 +60,7 @@ async fn rpc_calls_need_the_service_token_and_a_tenant() {
 #[tokio::test]
 async fn open_then_read_by_natural_key_over_grpc() {
     let harness = Harness::new().await;
-    let address = serve(&harness).await;
+    let address = harness.serve(TOKEN, false).await;
     let mut client =
         SessionRegistryClient::new(baton_kit::grpc::channel(&address).expect("channel"));
     let outbound = Outbound::new(baton_kit::Secret::new(TOKEN.into()));

@@ -19,22 +19,14 @@ fn briefed() -> Vec<BriefedMemory> {
 async fn a1_startup_inserts_and_stamps_briefing_only_with_the_key() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
-    let plain = harness
-        .registry
-        .open(tenant, &startup("a1"), t(0))
-        .await
-        .expect("open");
+    let plain = harness.open(tenant, &startup("a1"), t(0)).await;
     assert!(plain.created && !plain.reopened);
     assert_eq!(plain.session.activation_epoch, 1);
     assert_eq!(plain.session.briefing_delivered_at, None);
 
     let mut stamped = startup("a1-key");
     stamped.briefed_memories = Some(vec![]);
-    let opened = harness
-        .registry
-        .open(tenant, &stamped, t(0))
-        .await
-        .expect("open");
+    let opened = harness.open(tenant, &stamped, t(0)).await;
     assert_eq!(
         opened.session.briefing_delivered_at,
         Some(t(0)),
@@ -45,11 +37,7 @@ async fn a1_startup_inserts_and_stamps_briefing_only_with_the_key() {
 #[tokio::test]
 async fn a2_resume_of_an_unknown_key_inserts_a_resume_row() {
     let harness = Harness::new().await;
-    let opened = harness
-        .registry
-        .open(Uuid::now_v7(), &resume("a2"), t(0))
-        .await
-        .expect("open");
+    let opened = harness.open(Uuid::now_v7(), &resume("a2"), t(0)).await;
     assert!(opened.created);
     assert_eq!(opened.session.source, Source::Resume);
 }
@@ -58,11 +46,7 @@ async fn a2_resume_of_an_unknown_key_inserts_a_resume_row() {
 async fn a3_startup_with_changed_facets_is_a_conflict_and_writes_nothing() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
-    let first = harness
-        .registry
-        .open(tenant, &startup("a3"), t(0))
-        .await
-        .expect("open");
+    let first = harness.open(tenant, &startup("a3"), t(0)).await;
     let changes = [
         {
             let mut changed = startup("a3");
@@ -97,11 +81,7 @@ async fn a3_startup_with_changed_facets_is_a_conflict_and_writes_nothing() {
         .expect("row");
     assert_eq!(row, first.session, "nothing written");
     // Also on a closed row.
-    harness
-        .registry
-        .close(tenant, "claude-code", "a3", t(2))
-        .await
-        .expect("close");
+    harness.close(tenant, "a3", t(2)).await;
     let mut changed = startup("a3");
     changed.project = None;
     let error = harness
@@ -116,18 +96,10 @@ async fn a3_startup_with_changed_facets_is_a_conflict_and_writes_nothing() {
 async fn a4_duplicate_startup_refreshes_and_never_restamps() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
-    let first = harness
-        .registry
-        .open(tenant, &startup("a4"), t(0))
-        .await
-        .expect("open");
+    let first = harness.open(tenant, &startup("a4"), t(0)).await;
     let mut again = startup("a4");
     again.briefed_memories = Some(briefed());
-    let second = harness
-        .registry
-        .open(tenant, &again, t(2))
-        .await
-        .expect("open");
+    let second = harness.open(tenant, &again, t(2)).await;
     assert!(!second.created && !second.reopened);
     assert_eq!(second.session.id, first.session.id);
     assert_eq!(second.session.activation_epoch, 1);
@@ -140,18 +112,10 @@ async fn a4_duplicate_startup_refreshes_and_never_restamps() {
 async fn a5_resume_of_a_live_row_is_an_activation_not_a_reopen() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
-    let first = harness
-        .registry
-        .open(tenant, &startup("a5"), t(0))
-        .await
-        .expect("open");
+    let first = harness.open(tenant, &startup("a5"), t(0)).await;
     let mut moved = resume("a5");
     moved.project = Some("moved-cwd".to_string());
-    let resumed = harness
-        .registry
-        .open(tenant, &moved, t(1))
-        .await
-        .expect("resume");
+    let resumed = harness.open(tenant, &moved, t(1)).await;
     assert!(!resumed.created && !resumed.reopened);
     assert_eq!(resumed.session.activation_epoch, 2);
     assert_eq!(
@@ -170,23 +134,11 @@ async fn a5_resume_of_a_live_row_is_an_activation_not_a_reopen() {
 async fn a6_startup_reopens_closed_and_stale_rows_restamping_only_with_the_key() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
-    harness
-        .registry
-        .open(tenant, &startup("a6"), t(0))
-        .await
-        .expect("open");
-    harness
-        .registry
-        .close(tenant, "claude-code", "a6", t(1))
-        .await
-        .expect("close");
+    harness.open(tenant, &startup("a6"), t(0)).await;
+    harness.close(tenant, "a6", t(1)).await;
     let mut with_key = startup("a6");
     with_key.briefed_memories = Some(briefed());
-    let reopened = harness
-        .registry
-        .open(tenant, &with_key, t(2))
-        .await
-        .expect("reopen");
+    let reopened = harness.open(tenant, &with_key, t(2)).await;
     assert!(reopened.reopened && !reopened.created);
     assert_eq!(reopened.session.closed_at, None);
     assert_eq!(reopened.session.activation_epoch, 2);
@@ -194,11 +146,7 @@ async fn a6_startup_reopens_closed_and_stale_rows_restamping_only_with_the_key()
     assert_eq!(reopened.session.briefed_memories.len(), 1);
 
     // Stale (lease ran out, never closed): reopen without the key leaves the stamp.
-    let stale = harness
-        .registry
-        .open(tenant, &startup("a6"), t(40))
-        .await
-        .expect("reopen");
+    let stale = harness.open(tenant, &startup("a6"), t(40)).await;
     assert!(stale.reopened);
     assert_eq!(stale.session.activation_epoch, 3);
     assert_eq!(stale.session.briefing_delivered_at, Some(t(2)));
@@ -209,23 +157,11 @@ async fn a6_startup_reopens_closed_and_stale_rows_restamping_only_with_the_key()
 async fn a7_resume_reopens_without_restamping() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
-    harness
-        .registry
-        .open(tenant, &startup("a7"), t(0))
-        .await
-        .expect("open");
-    harness
-        .registry
-        .close(tenant, "claude-code", "a7", t(1))
-        .await
-        .expect("close");
+    harness.open(tenant, &startup("a7"), t(0)).await;
+    harness.close(tenant, "a7", t(1)).await;
     let mut with_key = resume("a7");
     with_key.briefed_memories = Some(briefed());
-    let reopened = harness
-        .registry
-        .open(tenant, &with_key, t(2))
-        .await
-        .expect("resume");
+    let reopened = harness.open(tenant, &with_key, t(2)).await;
     assert!(reopened.reopened);
     assert_eq!(reopened.session.activation_epoch, 2);
     assert_eq!(reopened.session.briefing_delivered_at, None);
@@ -436,16 +372,8 @@ async fn resurrection_preserves_identity_and_briefing_table_d() {
 async fn two_tenants_with_the_same_key_get_separate_rows() {
     let harness = Harness::new().await;
     let (left, right) = (Uuid::now_v7(), Uuid::now_v7());
-    let a = harness
-        .registry
-        .open(left, &startup("same"), t(0))
-        .await
-        .expect("open");
-    let b = harness
-        .registry
-        .open(right, &startup("same"), t(0))
-        .await
-        .expect("open");
+    let a = harness.open(left, &startup("same"), t(0)).await;
+    let b = harness.open(right, &startup("same"), t(0)).await;
     assert!(a.created && b.created);
     assert_ne!(a.session.id, b.session.id);
     let foreign = harness.registry.get_by_id(right, a.session.id).await;

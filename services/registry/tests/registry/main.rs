@@ -15,13 +15,16 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::PgPool;
+use tokio::net::TcpListener;
 use uuid::Uuid;
 
+use baton_kit::config::Env;
 use baton_kit::db;
 use baton_kit::selector::Selector;
 use baton_kit::testing::{TestDatabase, init_logging};
+use baton_registry::RegistryConfig;
 use baton_registry::decide::OpenCommand;
-use baton_registry::service::Registry;
+use baton_registry::service::{Closed, Opened, Registry};
 use baton_registry::session::{Lease, Source};
 
 pub const LEASE: Duration = Duration::from_secs(24 * 3600);
@@ -53,6 +56,40 @@ impl Harness {
             registry,
             runtime_pool,
         }
+    }
+
+    /// Opens `command` for `tenant` at `at`; the open must succeed.
+    pub async fn open(&self, tenant: Uuid, command: &OpenCommand, at: DateTime<Utc>) -> Opened {
+        self.registry.open(tenant, command, at).await.expect("open")
+    }
+
+    /// Closes the test agent's session `session_id` at `at`; the close must succeed.
+    pub async fn close(&self, tenant: Uuid, session_id: &str, at: DateTime<Utc>) -> Closed {
+        self.registry
+            .close(tenant, "claude-code", session_id, at)
+            .await
+            .expect("close")
+    }
+
+    /// Serves the registry on port 0 of this database behind `token` (with the test clock on
+    /// when `test_clock`); returns its address.
+    pub async fn serve(&self, token: &str, test_clock: bool) -> String {
+        let mut pairs = vec![
+            ("BATON_SERVICE_TOKEN", token),
+            ("BATON_DATABASE_URL", self.database.url()),
+        ];
+        if test_clock {
+            pairs.push(("BATON_TEST_CLOCK", "1"));
+        }
+        let config = RegistryConfig::from_env(&Env::from_pairs(pairs)).expect("config");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().expect("address").to_string();
+        tokio::spawn(baton_registry::serve(
+            config,
+            listener,
+            baton_kit::shutdown::Shutdown::never(),
+        ));
+        address
     }
 
     /// An admin pool on the test database (superuser: sees through RLS for assertions).

@@ -38,11 +38,7 @@ async fn runtime_role_is_not_owner_superuser_or_bypassrls() {
 async fn another_tenant_sees_zero_rows_and_no_tenant_sees_nothing() {
     let harness = Harness::new().await;
     let owner = Uuid::now_v7();
-    harness
-        .registry
-        .open(owner, &startup("mine"), t(0))
-        .await
-        .expect("open");
+    harness.open(owner, &startup("mine"), t(0)).await;
     let mut transaction = baton_kit::db::begin_tenant(&harness.runtime_pool, Uuid::now_v7())
         .await
         .expect("begin");
@@ -71,11 +67,7 @@ async fn another_tenant_sees_zero_rows_and_no_tenant_sees_nothing() {
 async fn runtime_role_cannot_delete_sessions() {
     let harness = Harness::new().await;
     let owner = Uuid::now_v7();
-    harness
-        .registry
-        .open(owner, &startup("keep"), t(0))
-        .await
-        .expect("open");
+    harness.open(owner, &startup("keep"), t(0)).await;
     let mut transaction = baton_kit::db::begin_tenant(&harness.runtime_pool, owner)
         .await
         .expect("begin");

@@ -122,16 +122,10 @@ async fn a_pass_closes_at_most_the_batch_per_tenant() {
     let (busy, quiet) = (Uuid::now_v7(), Uuid::now_v7());
     for index in 0..7 {
         harness
-            .registry
             .open(busy, &startup(&format!("b-{index}")), t(0))
-            .await
-            .expect("open");
+            .await;
     }
-    harness
-        .registry
-        .open(quiet, &startup("q"), t(0))
-        .await
-        .expect("open");
+    harness.open(quiet, &startup("q"), t(0)).await;
     let sweep = sweeper(&harness).await;
     let report = sweep.sweep(t(30), 3).await.expect("sweep");
     let busy_closed = report
@@ -156,11 +150,7 @@ async fn a_pass_closes_at_most_the_batch_per_tenant() {
 async fn excerpts_of_rows_closed_and_unseen_for_seven_days_are_cleared() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
-    let opened = harness
-        .registry
-        .open(tenant, &startup("old"), t(0))
-        .await
-        .expect("open");
+    let opened = harness.open(tenant, &startup("old"), t(0)).await;
     harness
         .registry
         .heartbeat(
@@ -172,11 +162,7 @@ async fn excerpts_of_rows_closed_and_unseen_for_seven_days_are_cleared() {
         )
         .await
         .expect("beat");
-    harness
-        .registry
-        .close(tenant, "claude-code", "old", t(2))
-        .await
-        .expect("close");
+    harness.close(tenant, "old", t(2)).await;
     let sweep = sweeper(&harness).await;
     let report = sweep.sweep(t(1 + 24 * 7), 100).await.expect("sweep");
     assert_eq!(report.excerpts_cleared, 0, "exactly seven days: not yet");
@@ -193,11 +179,7 @@ async fn excerpts_of_rows_closed_and_unseen_for_seven_days_are_cleared() {
 async fn the_excerpt_is_consumed_only_at_the_closed_epoch() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
-    let opened = harness
-        .registry
-        .open(tenant, &startup("x"), t(0))
-        .await
-        .expect("open");
+    let opened = harness.open(tenant, &startup("x"), t(0)).await;
     let id = opened.session.id;
     harness
         .registry
@@ -212,11 +194,7 @@ async fn the_excerpt_is_consumed_only_at_the_closed_epoch() {
             .expect("consume"),
         "open: fenced"
     );
-    harness
-        .registry
-        .close(tenant, "claude-code", "x", t(2))
-        .await
-        .expect("close");
+    harness.close(tenant, "x", t(2)).await;
     assert!(
         !harness
             .registry
