@@ -60,11 +60,7 @@ async fn an_explicitly_closed_run_leaves_the_write_unattributed_and_the_row_alon
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
     let run = harness.open(tenant, "closed", Some("baton"), t(0)).await;
-    harness
-        .registry
-        .close(tenant, "claude-code", "closed", t(1))
-        .await
-        .expect("close");
+    harness.close(tenant, "closed", t(1)).await;
     let written = write_in(&harness, tenant, 2, "after close", run).await;
     assert_eq!(written.stamp, None);
     assert_eq!(
@@ -113,11 +109,7 @@ async fn stale_and_implicitly_closed_runs_resurrect_then_attach() {
 
     let swept = harness.open(tenant, "swept", Some("baton"), t(0)).await;
     // A close landing past the lease reads as implicit, as the sweep's does.
-    harness
-        .registry
-        .close(tenant, "claude-code", "swept", t(26))
-        .await
-        .expect("close");
+    harness.close(tenant, "swept", t(26)).await;
     let row = harness.row(tenant, swept).await;
     assert_eq!(
         harness.registry.lease().of(&row, t(27)),
@@ -284,11 +276,7 @@ async fn pre_resolved_provenance_never_attaches_or_resurrects() {
     let harness = Harness::new().await;
     let tenant = Uuid::now_v7();
     let run = harness.open(tenant, "closer", Some("baton"), t(0)).await;
-    harness
-        .registry
-        .close(tenant, "claude-code", "closer", t(30))
-        .await
-        .expect("close");
+    harness.close(tenant, "closer", t(30)).await;
     let written = harness
         .provenance
         .remember(

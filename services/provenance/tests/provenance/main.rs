@@ -196,6 +196,14 @@ impl Harness {
             .await
     }
 
+    /// Closes the session `session_id` of `claude-code` at `at` in the registry.
+    pub async fn close(&self, tenant_id: Uuid, session_id: &str, at: DateTime<Utc>) {
+        self.registry
+            .close(tenant_id, "claude-code", session_id, at)
+            .await
+            .expect("close");
+    }
+
     /// The registry's row for `run` (it must exist).
     pub async fn row(&self, tenant_id: Uuid, run: Uuid) -> Session {
         self.registry
