@@ -41,6 +41,47 @@ pub async fn open_briefed(client: &Client, session_id: &str, briefed: &[(&str, &
         .to_string()
 }
 
+/// Opens `session_id` briefed on one commitment the judge can see done; (run id, memory id).
+pub async fn open_briefed_on_done(client: &Client, session_id: &str) -> (String, String) {
+    let done = commitment(
+        client,
+        "orders-uuid",
+        "Migrate the orders table to uuid keys",
+    )
+    .await;
+    let run = open_briefed(client, session_id, &[(&done, "orders-uuid")]).await;
+    (run, done)
+}
+
+/// Opens `session_id` briefed on a commitment the judge can see done and one it cannot;
+/// (run id, done memory id, open memory id).
+pub async fn open_briefed_on_two(client: &Client, session_id: &str) -> (String, String, String) {
+    let done = commitment(
+        client,
+        "orders-uuid",
+        "Migrate the orders table to uuid keys",
+    )
+    .await;
+    let open = commitment(
+        client,
+        "billing-retries",
+        "Add retries to the billing webhook",
+    )
+    .await;
+    let briefed = [
+        (done.as_str(), "orders-uuid"),
+        (open.as_str(), "billing-retries"),
+    ];
+    let run = open_briefed(client, session_id, &briefed).await;
+    (run, done, open)
+}
+
+/// The session reports [`DONE`] as its last words, then closes.
+pub async fn finish(client: &Client, session_id: &str) {
+    heartbeat(client, session_id, DONE).await;
+    close(client, session_id).await;
+}
+
 pub async fn heartbeat(client: &Client, session_id: &str, excerpt: &str) -> Value {
     let body =
         json!({"agent": "claude-code", "sessionId": session_id, "lastMessageExcerpt": excerpt});
@@ -147,26 +188,8 @@ async fn an_explicit_close_resolves_what_the_session_completed_in_one_pass() {
     let tenant = baton.create_tenant("closer").await;
     let client = baton.client(&tenant);
     let admin = baton.admin().await;
-    let done = commitment(
-        &client,
-        "orders-uuid",
-        "Migrate the orders table to uuid keys",
-    )
-    .await;
-    let other = commitment(
-        &client,
-        "billing-retries",
-        "Add retries to the billing webhook",
-    )
-    .await;
-    let run = open_briefed(
-        &client,
-        "c-1",
-        &[(&done, "orders-uuid"), (&other, "billing-retries")],
-    )
-    .await;
-    heartbeat(&client, "c-1", DONE).await;
-    close(&client, "c-1").await;
+    let (run, done, other) = open_briefed_on_two(&client, "c-1").await;
+    finish(&client, "c-1").await;
 
     let (state, outcome, resolved) = settled_pass(&admin, &run, 1, Duration::from_secs(30)).await;
     assert_eq!(
@@ -230,13 +253,7 @@ async fn an_implicit_close_by_the_sweep_leads_to_exactly_one_pass_and_grace_hold
     let client = baton.client(&tenant);
     let admin = baton.admin().await;
     let start = client.at("2026-09-01T08:00:00.000Z");
-    let done = commitment(
-        &start,
-        "orders-uuid",
-        "Migrate the orders table to uuid keys",
-    )
-    .await;
-    let run = open_briefed(&start, "s-1", &[(&done, "orders-uuid")]).await;
+    let (run, _) = open_briefed_on_done(&start, "s-1").await;
     heartbeat(&start, "s-1", DONE).await;
 
     // Past the lease but inside the grace: nothing closes.
@@ -280,13 +297,7 @@ async fn nothing_briefed_and_overflowed_settle_without_a_generation_and_keep_the
         Some("Nothing to hand on.")
     );
 
-    let done = commitment(
-        &client,
-        "orders-uuid",
-        "Migrate the orders table to uuid keys",
-    )
-    .await;
-    let flooded = open_briefed(&client, "o-1", &[(&done, "orders-uuid")]).await;
+    let (flooded, done) = open_briefed_on_done(&client, "o-1").await;
     heartbeat(&client, "o-1", DONE).await;
     flood(&admin, &tenant.tenant_id, &flooded, 501).await;
     close(&client, "o-1").await;
@@ -345,26 +356,8 @@ async fn a_resurrection_while_the_judge_decides_fences_the_pass() {
     let tenant = baton.create_tenant("fence").await;
     let client = baton.client(&tenant);
     let admin = baton.admin().await;
-    let first = commitment(
-        &client,
-        "orders-uuid",
-        "Migrate the orders table to uuid keys",
-    )
-    .await;
-    let second = commitment(
-        &client,
-        "billing-retries",
-        "Add retries to the billing webhook",
-    )
-    .await;
-    let run = open_briefed(
-        &client,
-        "f-1",
-        &[(&first, "orders-uuid"), (&second, "billing-retries")],
-    )
-    .await;
-    heartbeat(&client, "f-1", DONE).await;
-    close(&client, "f-1").await;
+    let (run, first, second) = open_briefed_on_two(&client, "f-1").await;
+    finish(&client, "f-1").await;
 
     assert!(
         judge.wait_for_requests(1, Duration::from_secs(30)).await,
@@ -414,13 +407,7 @@ async fn over_budget_the_pass_is_refused_and_nothing_is_billed() {
     let tenant = baton.create_tenant("budget").await;
     let client = baton.client(&tenant);
     let admin = baton.admin().await;
-    let done = commitment(
-        &client,
-        "orders-uuid",
-        "Migrate the orders table to uuid keys",
-    )
-    .await;
-    let run = open_briefed(&client, "b-1", &[(&done, "orders-uuid")]).await;
+    let (run, _) = open_briefed_on_done(&client, "b-1").await;
     close(&client, "b-1").await;
     let (state, outcome, _) = settled_pass(&admin, &run, 1, Duration::from_secs(30)).await;
     assert_eq!(

@@ -18,7 +18,7 @@ use baton_tests::Baton;
 use baton_tests::judge::FakeJudge;
 use baton_tests::private_rabbitmq::PrivateRabbitmq;
 
-use crate::closer::{close, commitment, heartbeat, open_briefed};
+use crate::closer::{close, commitment, finish, heartbeat, open_briefed, open_briefed_on_done};
 
 const DONE: &str = "Done: migrated the orders table to uuid keys and the suite passes.";
 
@@ -369,15 +369,8 @@ async fn a_duplicate_delivery_of_one_message_id_is_absorbed_by_the_closer_inbox(
     let tenant_id: Uuid = tenant.tenant_id.parse().expect("uuid");
     let client = baton.client(&tenant);
     let admin = baton.admin().await;
-    let memory = commitment(
-        &client,
-        "orders-uuid",
-        "Migrate the orders table to uuid keys",
-    )
-    .await;
-    let run = open_briefed(&client, "dup-1", &[(&memory, "orders-uuid")]).await;
-    heartbeat(&client, "dup-1", DONE).await;
-    close(&client, "dup-1").await;
+    let (run, memory) = open_briefed_on_done(&client, "dup-1").await;
+    finish(&client, "dup-1").await;
     let (state, outcome, _) =
         crate::closer::settled_pass(&admin, &run, 1, Duration::from_secs(30)).await;
     assert_eq!((state.as_str(), outcome.as_str()), ("failed", "refused"));
@@ -537,15 +530,8 @@ async fn a_poison_message_is_dead_lettered_and_others_keep_flowing() {
         .expect("publish")
         .await
         .expect("confirm");
-    let memory = commitment(
-        &client,
-        "orders-uuid",
-        "Migrate the orders table to uuid keys",
-    )
-    .await;
-    let run = open_briefed(&client, "p-1", &[(&memory, "orders-uuid")]).await;
-    heartbeat(&client, "p-1", DONE).await;
-    close(&client, "p-1").await;
+    let (run, _) = open_briefed_on_done(&client, "p-1").await;
+    finish(&client, "p-1").await;
     let (_, outcome, _) =
         crate::closer::settled_pass(&admin, &run, 1, Duration::from_secs(60)).await;
     assert_eq!(outcome, "completed", "other messages keep flowing");

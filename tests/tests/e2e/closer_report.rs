@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use baton_tests::{Baton, Client, SERVICE_TOKEN, binary};
 
-use crate::closer::{close, commitment, heartbeat, open_briefed, settled_pass};
+use crate::closer::{close, heartbeat, open_briefed, open_briefed_on_two, settled_pass};
 
 const ENABLED: (&str, &str) = ("BATON_CLOSER_ENABLED", "true");
 const DONE: &str = "Done: migrated the orders table to uuid keys and the suite passes.";
@@ -62,24 +62,7 @@ async fn the_evidence_is_served_and_a_users_undo_shows_in_the_listing_and_the_re
     let other_tenant = baton.create_tenant("closer-report-b").await;
     let client = baton.client(&tenant);
     let admin = baton.admin().await;
-    let done = commitment(
-        &client,
-        "orders-uuid",
-        "Migrate the orders table to uuid keys",
-    )
-    .await;
-    let open = commitment(
-        &client,
-        "billing-retries",
-        "Add retries to the billing webhook",
-    )
-    .await;
-    let run = open_briefed(
-        &client,
-        "report-1",
-        &[(&done, "orders-uuid"), (&open, "billing-retries")],
-    )
-    .await;
+    let (run, done, open) = open_briefed_on_two(&client, "report-1").await;
     let pulse = json!({"agent": "claude-code", "sessionId": "report-1", "episodeId": Uuid::now_v7(),
         "client": "claude-code", "hostId": "h-report", "pid": 4242});
     assert_eq!(

@@ -12,7 +12,7 @@ use baton_tests::browser::Browser;
 use baton_tests::hook::HookHome;
 use baton_tests::{Baton, Tenant};
 
-use crate::closer::{close, commitment, commitment_status, heartbeat, open_briefed, settled_pass};
+use crate::closer::{commitment_status, finish, open_briefed, open_briefed_on_done, settled_pass};
 use crate::hook_liveness::{kill_client, sidecar_home, stand_in, start};
 use crate::usage_hook::lay_out;
 use crate::usage_real::ingest;
@@ -430,8 +430,6 @@ async fn the_session_page_shows_the_fixture_agent_tree_at_the_apis_cost() {
     browser.close().await;
 }
 
-const DONE: &str = "Done: migrated the orders table to uuid keys and the suite passes.";
-
 #[tokio::test]
 async fn undo_on_a_closer_resolve_reopens_the_commitment() {
     let baton = Baton::start_with(&[UNLIMITED, ("BATON_CLOSER_ENABLED", "true")]).await;
@@ -439,15 +437,8 @@ async fn undo_on_a_closer_resolve_reopens_the_commitment() {
     let client = baton.client(&tenant);
     let admin = baton.admin().await;
     let key = console_key(&baton, &tenant).await;
-    let done = commitment(
-        &client,
-        "orders-uuid",
-        "Migrate the orders table to uuid keys",
-    )
-    .await;
-    let run_id = open_briefed(&client, "console-undo", &[(&done, "orders-uuid")]).await;
-    heartbeat(&client, "console-undo", DONE).await;
-    close(&client, "console-undo").await;
+    let (run_id, done) = open_briefed_on_done(&client, "console-undo").await;
+    finish(&client, "console-undo").await;
     let (_, outcome, resolved) = settled_pass(&admin, &run_id, 1, Duration::from_secs(30)).await;
     assert_eq!((outcome.as_str(), resolved), ("completed", 1));
     assert_eq!(commitment_status(&client, &done).await, "resolved");

@@ -22,7 +22,7 @@ use uuid::Uuid;
 
 use baton_tests::Baton;
 
-use crate::closer::{close, commitment, heartbeat, open_briefed, settled_pass};
+use crate::closer::{close, heartbeat, open_briefed_on_done, settled_pass};
 
 /// The schemas Baton's contexts own.
 pub(crate) const SCHEMAS: &[&str] = &[
@@ -344,13 +344,7 @@ async fn count_as_admin(admin: &PgPool, table: &str, tenant: Uuid) -> i64 {
 /// Tenant A's rows in every tenant table, through the real routes where a route writes them.
 async fn populate(baton: &Baton, tenant: &baton_tests::Tenant, admin: &PgPool, a: Uuid) {
     let client = baton.client(tenant);
-    let memory = commitment(
-        &client,
-        "orders-uuid",
-        "Migrate the orders table to uuid keys",
-    )
-    .await;
-    let run = open_briefed(&client, "rls-1", &[(&memory, "orders-uuid")]).await;
+    let (run, _) = open_briefed_on_done(&client, "rls-1").await;
     let pulse = json!({"agent": "claude-code", "sessionId": "rls-1", "episodeId": Uuid::now_v7(),
         "client": "claude-code", "hostId": "h-rls", "pid": 4242});
     let pulsed = client.post("/api/v1/agent-sessions/pulse", &pulse).await;
