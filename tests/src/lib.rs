@@ -497,12 +497,15 @@ impl Client {
 
     /// Opens `session_id` for `agent` from startup (asserting 200); its session run id.
     pub async fn open_startup(&self, agent: &str, session_id: &str) -> String {
-        let opened = self
-            .post(
-                "/api/v1/agent-sessions/open",
-                &serde_json::json!({"agent": agent, "sessionId": session_id, "source": "startup"}),
-            )
-            .await;
+        self.open(
+            &serde_json::json!({"agent": agent, "sessionId": session_id, "source": "startup"}),
+        )
+        .await
+    }
+
+    /// Opens the session `body` describes (asserting 200); its session run id.
+    pub async fn open(&self, body: &Value) -> String {
+        let opened = self.post("/api/v1/agent-sessions/open", body).await;
         assert_eq!(opened.status, 200, "{:?}", opened.body);
         opened.body["sessionRunId"]
             .as_str()

@@ -273,18 +273,10 @@ async fn subagents_and_unknown_events_do_nothing() {
         "278a2245-9881-4e57-8176-beb93e3d7fd3",
         "c7428042-d9a9-4e9e-a71c-4433a8d202c0",
     ] {
-        let opened = client
+        let run = client
             .at(opened_at)
-            .post(
-                "/api/v1/agent-sessions/open",
-                &json!({"agent": "claude-code", "sessionId": session, "source": "startup"}),
-            )
+            .open_startup("claude-code", session)
             .await;
-        assert_eq!(opened.status, 200, "{:?}", opened.body);
-        let run = opened.body["sessionRunId"]
-            .as_str()
-            .expect("run")
-            .to_string();
         let row = client.get(&format!("/api/v1/agent-sessions/{run}")).await;
         assert_eq!(row.status, 200, "{:?}", row.body);
         rows.push((run, row.body));

@@ -7,8 +7,6 @@ use serde_json::{Value, json};
 
 use baton_tests::{Baton, Client};
 
-use crate::startup;
-
 const MEMORY_BODY: &str =
     r#"{"memoryType":"note","topic":"t","content":"c","project":"baton","tags":["x"]}"#;
 
@@ -161,14 +159,7 @@ async fn hostile_text_is_refused_at_every_boundary_and_stored_nowhere() {
     let baton = Baton::start().await;
     let tenant = baton.create_tenant("hostile").await;
     let client = baton.client(&tenant);
-    let opened = client
-        .post("/api/v1/agent-sessions/open", &startup("h"))
-        .await;
-    assert_eq!(opened.status, 200);
-    let run_id = opened.body["sessionRunId"]
-        .as_str()
-        .expect("run")
-        .to_string();
+    let run_id = crate::open_session(&client, "h").await;
     let memory = client
         .post_raw("/api/v1/memories", MEMORY_BODY.to_string())
         .await;

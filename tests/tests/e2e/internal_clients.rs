@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tonic::Code;
 use uuid::Uuid;
 
@@ -88,18 +88,10 @@ async fn a_scoped_client_calls_what_it_may_and_nothing_once_revoked() {
     ])
     .await;
     let tenant = baton.create_tenant("clients").await;
-    let opened = baton
+    let run = baton
         .client(&tenant)
-        .post(
-            "/api/v1/agent-sessions/open",
-            &json!({"agent": "claude-code", "sessionId": "c-1", "source": "startup"}),
-        )
+        .open_startup("claude-code", "c-1")
         .await;
-    assert_eq!(opened.status, 200, "{:?}", opened.body);
-    let run = opened.body["sessionRunId"]
-        .as_str()
-        .expect("run")
-        .to_string();
     let call = OutboundCall {
         tenant_id: tenant.tenant_id.parse().expect("tenant"),
         test_now: None,

@@ -122,14 +122,7 @@ async fn a_close_whose_commit_answer_is_lost_closes_once_and_its_retry_answers_a
     let tenant = baton.create_tenant("lost-close").await;
     let client = baton.client(&tenant);
     let mut closed_messages = Messages::bind(&baton, SESSION_CLOSED).await;
-    let opened = client
-        .post("/api/v1/agent-sessions/open", &startup("lost-1"))
-        .await;
-    assert_eq!(opened.status, 200, "{:?}", opened.body);
-    let run_id = opened.body["sessionRunId"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let run_id = crate::open_session(&client, "lost-1").await;
     let sentinel = client
         .post("/api/v1/agent-sessions/open", &startup("sentinel"))
         .await;

@@ -90,6 +90,11 @@ pub fn startup(session_id: &str) -> Value {
     })
 }
 
+/// Opens the conventional test session `session_id`, which must answer 200; its run id.
+pub async fn open_session(client: &baton_tests::Client, session_id: &str) -> String {
+    client.open(&startup(session_id)).await
+}
+
 pub fn key(session_id: &str) -> Value {
     json!({"agent": "claude-code", "sessionId": session_id})
 }

@@ -19,13 +19,7 @@ async fn memory_writes_carry_the_run_and_read_back_through_the_events_route() {
     let baton = Baton::start().await;
     let tenant = baton.create_tenant("memories").await;
     let client = baton.client(&tenant);
-    let opened = client
-        .post("/api/v1/agent-sessions/open", &startup("m"))
-        .await;
-    let run = opened.body["sessionRunId"]
-        .as_str()
-        .expect("run")
-        .to_string();
+    let run = crate::open_session(&client, "m").await;
 
     let created = client
         .post(
@@ -281,13 +275,7 @@ async fn the_briefing_is_strict_and_writes_nothing() {
     let baton = Baton::start().await;
     let tenant = baton.create_tenant("briefing").await;
     let client = baton.client(&tenant);
-    let opened = client
-        .post("/api/v1/agent-sessions/open", &startup("b"))
-        .await;
-    let run = opened.body["sessionRunId"]
-        .as_str()
-        .expect("run")
-        .to_string();
+    let run = crate::open_session(&client, "b").await;
     client
         .post("/api/v1/memories", &remember("brief me", Some(&run)))
         .await;

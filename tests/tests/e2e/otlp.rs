@@ -116,14 +116,7 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
         assert_eq!(baton.anonymous().get("/healthz").await.status, 200);
         baton.anonymous().get("/readyz").await;
     }
-    let opened = client
-        .post("/api/v1/agent-sessions/open", &startup("otlp-1"))
-        .await;
-    assert_eq!(opened.status, 200, "{:?}", opened.body);
-    let run = opened.body["sessionRunId"]
-        .as_str()
-        .expect("run")
-        .to_string();
+    let run = crate::open_session(&client, "otlp-1").await;
     let remembered = client
         .post(
             "/api/v1/memories",

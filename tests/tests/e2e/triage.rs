@@ -19,13 +19,7 @@ async fn the_nudge_handshake_round_trip_over_http() {
     let baton = Baton::start().await;
     let tenant = baton.create_tenant("nudge").await;
     let client = baton.client(&tenant).at("2026-08-01T10:00:00.000Z");
-    let opened = client
-        .post("/api/v1/agent-sessions/open", &startup("h"))
-        .await;
-    let run = opened.body["sessionRunId"]
-        .as_str()
-        .expect("run")
-        .to_string();
+    let run = crate::open_session(&client, "h").await;
 
     let debounced = client
         .post(
