@@ -8,20 +8,17 @@
 //! (no `/models`, no GitHub). Anything else is recorded and refused with the API's error shape.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
-use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{Method, StatusCode, Uri, header};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
-use tokio::task::JoinHandle;
 
-/// Copilot sends whole conversations and sixteen tool definitions; bounded all the same.
-const BODY_LIMIT: usize = 32 * 1024 * 1024;
+pub use crate::standin::{Reply, Script, SeenRequest};
+use crate::standin::{Shared, StandIn, event_stream, record};
 
 /// The `usage` of one response as Chat Completions reports it: `prompt_tokens` counts every
 /// prompt token, the cached ones (`prompt_tokens_details.cached_tokens`) included;
@@ -62,24 +59,6 @@ impl Usage {
     }
 }
 
-/// What one scripted response says.
-#[derive(Debug, Clone)]
-pub enum Reply {
-    Text(String),
-    /// `reply`, once the file `gate` exists: the client waits mid-turn until the test lets it
-    /// go (or kills it).
-    After {
-        gate: PathBuf,
-        reply: Box<Reply>,
-    },
-}
-
-/// The replies, consumed in order, one per completion; an exhausted script answers `Done.`.
-#[derive(Debug, Clone, Default)]
-pub struct Script {
-    pub replies: Vec<Reply>,
-}
-
 /// One response the stand-in issued (recorded when its request arrives).
 #[derive(Debug, Clone)]
 pub struct Issued {
@@ -94,64 +73,20 @@ pub struct Issued {
     pub all_user_text: String,
 }
 
-/// One request the stand-in received.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SeenRequest {
-    pub method: String,
-    pub path: String,
-    /// Whether it was a streamed completion (answered from the script, with usage).
-    pub streamed: bool,
-}
+/// The stand-in's ledger as its handlers share it.
+type Ledger = Shared<VecDeque<Reply>, Issued, SeenRequest>;
 
-#[derive(Default)]
-struct Ledger {
-    replies: VecDeque<Reply>,
-    issued: Vec<Issued>,
-    requests: Vec<SeenRequest>,
-}
-
-/// A running stand-in, stopped on drop.
-pub struct ChatStandIn {
-    /// The provider's base URL: `http://127.0.0.1:PORT/v1`.
-    pub base_url: String,
-    ledger: Arc<Mutex<Ledger>>,
-    server: JoinHandle<()>,
-}
+/// A running stand-in, stopped on drop; its base URL is the provider's:
+/// `http://127.0.0.1:PORT/v1`.
+pub type ChatStandIn = StandIn<VecDeque<Reply>, Issued, SeenRequest>;
 
 impl ChatStandIn {
     /// Binds 127.0.0.1:0 and serves `script`.
     pub async fn start(script: Script) -> ChatStandIn {
-        let ledger = Arc::new(Mutex::new(Ledger {
-            replies: script.replies.into(),
-            ..Ledger::default()
-        }));
-        let app = Router::new()
+        let routes = Router::new()
             .route("/v1/chat/completions", post(complete))
-            .fallback(other)
-            .layer(DefaultBodyLimit::max(BODY_LIMIT))
-            .with_state(ledger.clone());
-        let (address, server) = crate::standin::serve(app).await;
-        ChatStandIn {
-            base_url: format!("http://{address}/v1"),
-            ledger,
-            server,
-        }
-    }
-
-    /// Every response issued so far, in order.
-    pub fn issued(&self) -> Vec<Issued> {
-        self.ledger.lock().expect("ledger").issued.clone()
-    }
-
-    /// Every request received so far, in order.
-    pub fn requests(&self) -> Vec<SeenRequest> {
-        self.ledger.lock().expect("ledger").requests.clone()
-    }
-}
-
-impl Drop for ChatStandIn {
-    fn drop(&mut self) {
-        self.server.abort();
+            .fallback(other);
+        StandIn::serve(script.replies.into(), routes, "/v1").await
     }
 }
 
@@ -182,12 +117,7 @@ fn message_text(message: &Value) -> String {
     }
 }
 
-async fn complete(
-    State(ledger): State<Arc<Mutex<Ledger>>>,
-    method: Method,
-    uri: Uri,
-    body: Bytes,
-) -> Response {
+async fn complete(State(ledger): State<Ledger>, method: Method, uri: Uri, body: Bytes) -> Response {
     let streamed = serde_json::from_slice::<Value>(&body)
         .ok()
         .filter(|request| request["stream"] == true);
@@ -196,31 +126,15 @@ async fn complete(
         return api_error(StatusCode::BAD_REQUEST, "the stand-in only streams");
     };
     record(&ledger, &method, &uri, true);
-    let (issued, mut reply) = {
-        let mut ledger = ledger.lock().expect("ledger");
-        let sequence = ledger.issued.len() as u64 + 1;
-        let issued = Issued {
-            sequence,
-            completion_id: format!("chatcmpl-standin{sequence:04}"),
-            model: request["model"].as_str().unwrap_or("unknown").to_string(),
-            usage: Usage::for_response(sequence),
-            user_text: user_texts(&request).pop().unwrap_or_default(),
-            all_user_text: user_texts(&request).join("\n"),
-        };
-        ledger.issued.push(issued.clone());
-        let reply = ledger
-            .replies
-            .pop_front()
-            .unwrap_or_else(|| Reply::Text("Done.".to_string()));
-        (issued, reply)
-    };
-    while let Reply::After { gate, reply: then } = reply {
-        crate::standin::until_released(&gate).await;
-        reply = *then;
-    }
-    let Reply::Text(text) = reply else {
-        unreachable!("gates were unwrapped above")
-    };
+    let (issued, reply) = ledger.lock().expect("ledger").issue(|sequence| Issued {
+        sequence,
+        completion_id: format!("chatcmpl-standin{sequence:04}"),
+        model: request["model"].as_str().unwrap_or("unknown").to_string(),
+        usage: Usage::for_response(sequence),
+        user_text: user_texts(&request).pop().unwrap_or_default(),
+        all_user_text: user_texts(&request).join("\n"),
+    });
+    let text = reply.released().await;
     let chunk = |choices: Value| {
         json!({"id": issued.completion_id, "object": "chat.completion.chunk",
             "created": 1_796_000_000, "model": issued.model, "choices": choices})
@@ -240,27 +154,12 @@ async fn complete(
         .map(|event| format!("data: {event}\n\n"))
         .collect();
     sse.push_str("data: [DONE]\n\n");
-    (
-        [
-            (header::CONTENT_TYPE, "text/event-stream"),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        Body::from(sse),
-    )
-        .into_response()
+    event_stream(sse)
 }
 
-async fn other(State(ledger): State<Arc<Mutex<Ledger>>>, method: Method, uri: Uri) -> Response {
+async fn other(State(ledger): State<Ledger>, method: Method, uri: Uri) -> Response {
     record(&ledger, &method, &uri, false);
     api_error(StatusCode::NOT_FOUND, "not served by the stand-in")
-}
-
-fn record(ledger: &Mutex<Ledger>, method: &Method, uri: &Uri, streamed: bool) {
-    ledger.lock().expect("ledger").requests.push(SeenRequest {
-        method: method.to_string(),
-        path: uri.path().to_string(),
-        streamed,
-    });
 }
 
 fn api_error(status: StatusCode, message: &str) -> Response {

@@ -11,20 +11,17 @@
 //! refused with the API's error shape, so a test sees any call it did not plan for.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
-use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::{Method, StatusCode, Uri, header};
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
-use tokio::task::JoinHandle;
 
-/// Gemini CLI sends whole conversations and tool declarations; bounded all the same.
-const BODY_LIMIT: usize = 32 * 1024 * 1024;
+pub use crate::standin::{Reply, Script, SeenRequest};
+use crate::standin::{Shared, StandIn, event_stream, record};
 
 /// `usageMetadata` of one response as the Gemini API reports it: `prompt` counts every prompt
 /// token, the `cached` ones included; `thoughts` and `tool_prompt` are counted apart from
@@ -78,24 +75,6 @@ impl Usage {
     }
 }
 
-/// What one scripted response says.
-#[derive(Debug, Clone)]
-pub enum Reply {
-    Text(String),
-    /// `reply`, once the file `gate` exists: the client waits mid-turn until the test lets it
-    /// go (or kills it).
-    After {
-        gate: PathBuf,
-        reply: Box<Reply>,
-    },
-}
-
-/// The replies, consumed in order, one per streamed call; an exhausted script answers `Done.`.
-#[derive(Debug, Clone, Default)]
-pub struct Script {
-    pub replies: Vec<Reply>,
-}
-
 /// One response the stand-in issued (recorded when its request arrives).
 #[derive(Debug, Clone)]
 pub struct Issued {
@@ -108,64 +87,20 @@ pub struct Issued {
     pub user_text: String,
 }
 
-/// One request the stand-in received.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SeenRequest {
-    pub method: String,
-    pub path: String,
-    /// Whether it was a streamed generation (answered from the script, with usage).
-    pub streamed: bool,
-}
+/// The stand-in's ledger as its handlers share it.
+type Ledger = Shared<VecDeque<Reply>, Issued, SeenRequest>;
 
-#[derive(Default)]
-struct Ledger {
-    replies: VecDeque<Reply>,
-    issued: Vec<Issued>,
-    requests: Vec<SeenRequest>,
-}
-
-/// A running stand-in, stopped on drop.
-pub struct GeminiStandIn {
-    /// `GOOGLE_GEMINI_BASE_URL`: `http://127.0.0.1:PORT`.
-    pub base_url: String,
-    ledger: Arc<Mutex<Ledger>>,
-    server: JoinHandle<()>,
-}
+/// A running stand-in, stopped on drop; its base URL is `GOOGLE_GEMINI_BASE_URL`:
+/// `http://127.0.0.1:PORT`.
+pub type GeminiStandIn = StandIn<VecDeque<Reply>, Issued, SeenRequest>;
 
 impl GeminiStandIn {
     /// Binds 127.0.0.1:0 and serves `script`.
     pub async fn start(script: Script) -> GeminiStandIn {
-        let ledger = Arc::new(Mutex::new(Ledger {
-            replies: script.replies.into(),
-            ..Ledger::default()
-        }));
-        let app = Router::new()
+        let routes = Router::new()
             .route("/v1beta/models/{call}", post(generate))
-            .fallback(other)
-            .layer(DefaultBodyLimit::max(BODY_LIMIT))
-            .with_state(ledger.clone());
-        let (address, server) = crate::standin::serve(app).await;
-        GeminiStandIn {
-            base_url: format!("http://{address}"),
-            ledger,
-            server,
-        }
-    }
-
-    /// Every response issued so far, in order.
-    pub fn issued(&self) -> Vec<Issued> {
-        self.ledger.lock().expect("ledger").issued.clone()
-    }
-
-    /// Every request received so far, in order.
-    pub fn requests(&self) -> Vec<SeenRequest> {
-        self.ledger.lock().expect("ledger").requests.clone()
-    }
-}
-
-impl Drop for GeminiStandIn {
-    fn drop(&mut self) {
-        self.server.abort();
+            .fallback(other);
+        StandIn::serve(script.replies.into(), routes, "").await
     }
 }
 
@@ -191,7 +126,7 @@ fn last_user_text(request: &Value) -> String {
 }
 
 async fn generate(
-    State(ledger): State<Arc<Mutex<Ledger>>>,
+    State(ledger): State<Ledger>,
     Path(call): Path<String>,
     method: Method,
     uri: Uri,
@@ -206,30 +141,14 @@ async fn generate(
     record(&ledger, &method, &uri, true);
     // Issued (sequence, usage, recorded) on arrival, before any gate: a test waiting for the
     // request sees it while the client waits for the answer.
-    let (issued, mut reply) = {
-        let mut ledger = ledger.lock().expect("ledger");
-        let sequence = ledger.issued.len() as u64 + 1;
-        let issued = Issued {
-            sequence,
-            response_id: format!("standin-response-{sequence:04}"),
-            model: model.to_string(),
-            usage: Usage::for_response(sequence),
-            user_text: last_user_text(&request),
-        };
-        ledger.issued.push(issued.clone());
-        let reply = ledger
-            .replies
-            .pop_front()
-            .unwrap_or_else(|| Reply::Text("Done.".to_string()));
-        (issued, reply)
-    };
-    while let Reply::After { gate, reply: then } = reply {
-        crate::standin::until_released(&gate).await;
-        reply = *then;
-    }
-    let Reply::Text(text) = reply else {
-        unreachable!("gates were unwrapped above")
-    };
+    let (issued, reply) = ledger.lock().expect("ledger").issue(|sequence| Issued {
+        sequence,
+        response_id: format!("standin-response-{sequence:04}"),
+        model: model.to_string(),
+        usage: Usage::for_response(sequence),
+        user_text: last_user_text(&request),
+    });
+    let text = reply.released().await;
     let chunk = json!({
         "candidates": [{
             "content": {"role": "model", "parts": [{"text": text}]},
@@ -240,27 +159,12 @@ async fn generate(
         "modelVersion": issued.model,
         "responseId": issued.response_id,
     });
-    (
-        [
-            (header::CONTENT_TYPE, "text/event-stream"),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        Body::from(format!("data: {chunk}\r\n\r\n")),
-    )
-        .into_response()
+    event_stream(format!("data: {chunk}\r\n\r\n"))
 }
 
-async fn other(State(ledger): State<Arc<Mutex<Ledger>>>, method: Method, uri: Uri) -> Response {
+async fn other(State(ledger): State<Ledger>, method: Method, uri: Uri) -> Response {
     record(&ledger, &method, &uri, false);
     api_error(StatusCode::NOT_FOUND, "not served by the stand-in")
-}
-
-fn record(ledger: &Mutex<Ledger>, method: &Method, uri: &Uri, streamed: bool) {
-    ledger.lock().expect("ledger").requests.push(SeenRequest {
-        method: method.to_string(),
-        path: uri.path().to_string(),
-        streamed,
-    });
 }
 
 fn api_error(status: StatusCode, message: &str) -> Response {

@@ -4,18 +4,16 @@
 //! request, so a test can compare a transcript parser's totals with the usage actually issued.
 
 use std::collections::VecDeque;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
 
 use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
-use tokio::task::JoinHandle;
+
+use crate::standin::{Shared, StandIn, named_events, until_released};
 
 /// Text Claude Code puts in the last user message of a compaction request (`/compact` and
 /// auto-compaction alike, 2.1.332).
@@ -26,8 +24,6 @@ const SUBAGENT_MARK: &str = "cc_is_subagent=true";
 const AGENT_ID_HEADER: &str = "x-claude-code-agent-id";
 /// A compaction reply in the shape Claude Code's summary prompt demands.
 const COMPACTION_SUMMARY: &str = "<analysis>A short session.</analysis>\n<summary>The user asked; a subagent answered.</summary>";
-/// Claude Code sends whole conversations; bounded all the same.
-const BODY_LIMIT: usize = 32 * 1024 * 1024;
 
 /// Which of Claude Code's requests a response answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -165,15 +161,17 @@ pub struct Script {
     pub subagent: Vec<Reply>,
 }
 
+/// The replies still to give, per caller.
 #[derive(Default)]
-struct Ledger {
+pub struct Queues {
     main: VecDeque<Reply>,
     subagent: VecDeque<Reply>,
-    issued: Vec<Issued>,
-    requests: Vec<SeenRequest>,
 }
 
-impl Ledger {
+/// The stand-in's ledger as its handlers share it.
+type Ledger = Shared<Queues, Issued, SeenRequest>;
+
+impl crate::standin::Ledger<Queues, Issued, SeenRequest> {
     /// Records the request and the response it gets: the caller's next scripted reply (a
     /// compaction always gets a well-formed summary, which Claude Code otherwise asks for
     /// again) and the next usage.
@@ -192,12 +190,12 @@ impl Ledger {
             user_text: last_user_text(request),
         });
         let reply = match caller {
-            Caller::Main => self.main.pop_front(),
-            Caller::Subagent => self.subagent.pop_front(),
+            Caller::Main => self.replies.main.pop_front(),
+            Caller::Subagent => self.replies.subagent.pop_front(),
             Caller::Compaction => Some(Reply::Text(COMPACTION_SUMMARY.to_string())),
             Caller::Side => None,
         };
-        let sequence = self.issued.len() as u64 + 1;
+        let sequence = self.next_sequence();
         let issued = Issued {
             sequence,
             message_id: format!("msg_standin{sequence:04}"),
@@ -217,60 +215,27 @@ impl Ledger {
     }
 }
 
-/// A running stand-in, stopped on drop.
-pub struct MessagesStandIn {
-    pub base_url: String,
-    ledger: Arc<Mutex<Ledger>>,
-    server: JoinHandle<()>,
-}
+/// A running stand-in, stopped on drop; its base URL is `ANTHROPIC_BASE_URL`:
+/// `http://127.0.0.1:PORT`.
+pub type MessagesStandIn = StandIn<Queues, Issued, SeenRequest>;
 
 impl MessagesStandIn {
     /// Binds 127.0.0.1:0 and serves `script`.
     pub async fn start(script: Script) -> MessagesStandIn {
-        let ledger = Arc::new(Mutex::new(Ledger {
+        let queues = Queues {
             main: script.main.into(),
             subagent: script.subagent.into(),
-            ..Ledger::default()
-        }));
-        let app = Router::new()
+        };
+        let routes = Router::new()
             .route("/v1/messages", post(messages))
             .route("/v1/messages/count_tokens", post(count_tokens))
-            .fallback(other)
-            .layer(DefaultBodyLimit::max(BODY_LIMIT))
-            .with_state(ledger.clone());
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind the messages stand-in");
-        let address: SocketAddr = listener.local_addr().expect("address");
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        MessagesStandIn {
-            base_url: format!("http://{address}"),
-            ledger,
-            server,
-        }
-    }
-
-    /// Every response issued so far, in order.
-    pub fn issued(&self) -> Vec<Issued> {
-        self.ledger.lock().expect("ledger").issued.clone()
-    }
-
-    /// Every request received so far, in order.
-    pub fn requests(&self) -> Vec<SeenRequest> {
-        self.ledger.lock().expect("ledger").requests.clone()
-    }
-}
-
-impl Drop for MessagesStandIn {
-    fn drop(&mut self) {
-        self.server.abort();
+            .fallback(other);
+        StandIn::serve(queues, routes, "").await
     }
 }
 
 async fn messages(
-    State(ledger): State<Arc<Mutex<Ledger>>>,
+    State(ledger): State<Ledger>,
     headers: HeaderMap,
     uri: Uri,
     body: Bytes,
@@ -294,9 +259,7 @@ async fn messages(
             .expect("ledger")
             .issue(&request, uri.path(), caller, agent_id, streamed);
     while let Reply::After { gate, reply: then } = reply {
-        while !gate.exists() {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+        until_released(&gate).await;
         reply = *then;
     }
     let agent_tool = offered_agent_tool(&request);
@@ -474,26 +437,18 @@ fn sse_body(issued: &Issued, blocks: &[Value], stop_reason: &str) -> String {
         "usage": issued.usage.wire(true),
     }));
     events.push(json!({"type": "message_stop"}));
-    events
-        .iter()
-        .map(|event| {
-            format!(
-                "event: {}\ndata: {event}\n\n",
-                event["type"].as_str().unwrap_or("")
-            )
-        })
-        .collect()
+    named_events(&events)
 }
 
 /// Token counting issues no usage; a fixed count is enough for Claude Code's context meter.
-async fn count_tokens(State(ledger): State<Arc<Mutex<Ledger>>>, uri: Uri) -> Json<Value> {
+async fn count_tokens(State(ledger): State<Ledger>, uri: Uri) -> Json<Value> {
     record_other(&ledger, &Method::POST, &uri);
     Json(json!({"input_tokens": 1000}))
 }
 
 /// Claude Code's reachability probe (`/api/hello`) gets a 200; anything else the API's own
 /// not-found shape. Both are recorded so a test can see them.
-async fn other(State(ledger): State<Arc<Mutex<Ledger>>>, method: Method, uri: Uri) -> Response {
+async fn other(State(ledger): State<Ledger>, method: Method, uri: Uri) -> Response {
     record_other(&ledger, &method, &uri);
     if uri.path() == "/api/hello" {
         return Json(json!({})).into_response();
@@ -505,7 +460,7 @@ async fn other(State(ledger): State<Arc<Mutex<Ledger>>>, method: Method, uri: Ur
     )
 }
 
-fn record_other(ledger: &Mutex<Ledger>, method: &Method, uri: &Uri) {
+fn record_other(ledger: &Ledger, method: &Method, uri: &Uri) {
     ledger.lock().expect("ledger").requests.push(SeenRequest {
         method: method.to_string(),
         path: uri.path().to_string(),

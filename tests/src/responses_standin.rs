@@ -5,21 +5,17 @@
 //! a rollout parser's totals with the usage actually issued.
 
 use std::collections::VecDeque;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
 
-use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{Method, StatusCode, Uri, header};
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use serde_json::{Value, json};
-use tokio::net::TcpListener;
-use tokio::task::JoinHandle;
 
-/// Codex sends whole conversations, tool definitions and instructions; bounded all the same.
-const BODY_LIMIT: usize = 32 * 1024 * 1024;
+pub use crate::standin::SeenRequest;
+use crate::standin::{Shared, StandIn, event_stream, named_events, record};
 
 /// The usage of one response as the Responses API reports it: `input_tokens` counts every
 /// input token, cached (`input_tokens_details.cached_tokens`) and cache-written
@@ -114,37 +110,21 @@ pub struct Issued {
     pub usage: Usage,
 }
 
-/// One request the stand-in received.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SeenRequest {
-    pub method: String,
-    pub path: String,
-    /// Whether it was a Responses call (answered from the script, with usage).
-    pub responses: bool,
-}
-
 /// The replies, consumed in order, one per `POST /v1/responses`; an exhausted script answers
 /// `Done.`.
-#[derive(Debug, Clone, Default)]
-pub struct Script {
-    pub replies: Vec<Reply>,
-}
+pub type Script = crate::standin::Script<Reply>;
 
-#[derive(Default)]
-struct Ledger {
-    replies: VecDeque<Reply>,
-    issued: Vec<Issued>,
-    requests: Vec<SeenRequest>,
-}
+/// The stand-in's ledger as its handlers share it.
+type Ledger = Shared<VecDeque<Reply>, Issued, SeenRequest>;
 
-impl Ledger {
+impl crate::standin::Ledger<VecDeque<Reply>, Issued, SeenRequest> {
     /// Records the request and the response it gets: the next scripted reply (a call of a tool
     /// the request does not offer becomes a message saying so) and the next usage.
     fn issue(&mut self, request: &Value, path: &str) -> (Issued, Reply) {
         self.requests.push(SeenRequest {
             method: "POST".to_string(),
             path: path.to_string(),
-            responses: true,
+            streamed: true,
         });
         let reply = match self.replies.pop_front() {
             Some(Reply::Call { name, .. }) if !offers_function(request, &name) => {
@@ -153,7 +133,7 @@ impl Ledger {
             Some(reply) => reply,
             None => Reply::Text("Done.".to_string()),
         };
-        let sequence = self.issued.len() as u64 + 1;
+        let sequence = self.next_sequence();
         let metadata = |key: &str| request["client_metadata"][key].as_str().map(str::to_string);
         let issued = Issued {
             sequence,
@@ -172,60 +152,23 @@ impl Ledger {
     }
 }
 
-/// A running stand-in, stopped on drop.
-pub struct ResponsesStandIn {
-    /// The provider's `base_url` as Codex takes it: `http://127.0.0.1:PORT/v1`.
-    pub base_url: String,
-    ledger: Arc<Mutex<Ledger>>,
-    server: JoinHandle<()>,
-}
+/// A running stand-in, stopped on drop; its base URL is the provider's `base_url` as Codex
+/// takes it: `http://127.0.0.1:PORT/v1`.
+pub type ResponsesStandIn = StandIn<VecDeque<Reply>, Issued, SeenRequest>;
 
 impl ResponsesStandIn {
     /// Binds 127.0.0.1:0 and serves `script`.
     pub async fn start(script: Script) -> ResponsesStandIn {
-        let ledger = Arc::new(Mutex::new(Ledger {
-            replies: script.replies.into(),
-            ..Ledger::default()
-        }));
-        let app = Router::new()
+        let routes = Router::new()
             .route("/v1/responses", post(responses))
-            .fallback(other)
-            .layer(DefaultBodyLimit::max(BODY_LIMIT))
-            .with_state(ledger.clone());
-        let listener = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind the responses stand-in");
-        let address: SocketAddr = listener.local_addr().expect("address");
-        let server = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        ResponsesStandIn {
-            base_url: format!("http://{address}/v1"),
-            ledger,
-            server,
-        }
-    }
-
-    /// Every response issued so far, in order.
-    pub fn issued(&self) -> Vec<Issued> {
-        self.ledger.lock().expect("ledger").issued.clone()
-    }
-
-    /// Every request received so far, in order.
-    pub fn requests(&self) -> Vec<SeenRequest> {
-        self.ledger.lock().expect("ledger").requests.clone()
+            .fallback(other);
+        StandIn::serve(script.replies.into(), routes, "/v1").await
     }
 }
 
-impl Drop for ResponsesStandIn {
-    fn drop(&mut self) {
-        self.server.abort();
-    }
-}
-
-async fn responses(State(ledger): State<Arc<Mutex<Ledger>>>, uri: Uri, body: Bytes) -> Response {
+async fn responses(State(ledger): State<Ledger>, uri: Uri, body: Bytes) -> Response {
     let Ok(request) = serde_json::from_slice::<Value>(&body) else {
-        record_other(&ledger, &Method::POST, &uri);
+        record(&ledger, &Method::POST, &uri, false);
         return api_error(
             StatusCode::BAD_REQUEST,
             "invalid_request_error",
@@ -233,7 +176,7 @@ async fn responses(State(ledger): State<Arc<Mutex<Ledger>>>, uri: Uri, body: Byt
         );
     };
     if request["stream"] != true {
-        record_other(&ledger, &Method::POST, &uri);
+        record(&ledger, &Method::POST, &uri, false);
         return api_error(
             StatusCode::BAD_REQUEST,
             "invalid_request_error",
@@ -241,14 +184,7 @@ async fn responses(State(ledger): State<Arc<Mutex<Ledger>>>, uri: Uri, body: Byt
         );
     }
     let (issued, reply) = ledger.lock().expect("ledger").issue(&request, uri.path());
-    (
-        [
-            (header::CONTENT_TYPE, "text/event-stream"),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        Body::from(sse_body(&issued, &reply)),
-    )
-        .into_response()
+    event_stream(sse_body(&issued, &reply))
 }
 
 fn offers_function(request: &Value, name: &str) -> bool {
@@ -317,34 +253,18 @@ fn sse_body(issued: &Issued, reply: &Reply) -> String {
     events.extend(deltas);
     events.push(json!({"type": "response.output_item.done", "output_index": 0, "item": done}));
     events.push(json!({"type": "response.completed", "response": completed}));
-    events
-        .iter()
-        .map(|event| {
-            format!(
-                "event: {}\ndata: {event}\n\n",
-                event["type"].as_str().unwrap_or("")
-            )
-        })
-        .collect()
+    named_events(&events)
 }
 
 /// Anything but a streamed `POST /v1/responses` gets the API's not-found shape, recorded so a
 /// test can see it.
-async fn other(State(ledger): State<Arc<Mutex<Ledger>>>, method: Method, uri: Uri) -> Response {
-    record_other(&ledger, &method, &uri);
+async fn other(State(ledger): State<Ledger>, method: Method, uri: Uri) -> Response {
+    record(&ledger, &method, &uri, false);
     api_error(
         StatusCode::NOT_FOUND,
         "not_found_error",
         "not served by the stand-in",
     )
-}
-
-fn record_other(ledger: &Mutex<Ledger>, method: &Method, uri: &Uri) {
-    ledger.lock().expect("ledger").requests.push(SeenRequest {
-        method: method.to_string(),
-        path: uri.path().to_string(),
-        responses: false,
-    });
 }
 
 fn api_error(status: StatusCode, kind: &str, message: &str) -> Response {

@@ -104,7 +104,7 @@ impl Scenario {
         assert!(
             requests
                 .iter()
-                .all(|request| request.responses && request.path == "/v1/responses"),
+                .all(|request| request.streamed && request.path == "/v1/responses"),
             "Codex {CODEX_VERSION} called only the Responses endpoint: {requests:?}"
         );
         let turns: Vec<_> = issued.iter().map(|response| &response.turn_id).collect();
