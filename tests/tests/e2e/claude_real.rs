@@ -23,6 +23,8 @@ use baton_tests::messages_standin::{Caller, Issued, MessagesStandIn, Reply, Scri
 use serde_json::Value;
 use tokio::process::Command;
 
+use crate::token_kinds::{Kinds, assert_activity_span, assert_close, assert_tokens};
+
 const CLAUDE_VERSION: &str = "2.1.332";
 const MAIN_MODEL: &str = "claude-opus-5-5";
 /// What Claude Code 2.1.332 resolves the subagent's `model: "haiku"` to.
@@ -387,37 +389,25 @@ fn agent<'a>(agents: &'a [Value], agent_id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("agent {agent_id} in {agents:?}"))
 }
 
-fn sum<'a>(responses: impl Iterator<Item = &'a Issued>) -> Usage {
-    let mut total = Usage::default();
+impl From<Usage> for Kinds {
+    fn from(usage: Usage) -> Kinds {
+        Kinds {
+            input: usage.input,
+            output: usage.output,
+            cache_read: usage.cache_read,
+            cache_write_5m: usage.cache_write_5m,
+            cache_write_1h: usage.cache_write_1h,
+        }
+    }
+}
+
+/// The responses' usage in Baton's kinds (the Messages API counts them the same way).
+fn sum<'a>(responses: impl Iterator<Item = &'a Issued>) -> Kinds {
+    let mut total = Kinds::default();
     for response in responses {
-        total.add(&response.usage);
+        total.add(&response.usage.into());
     }
     total
-}
-
-fn assert_tokens(tokens: &Value, expected: Usage, what: &str) {
-    let field = |name: &str| {
-        tokens[name]
-            .as_u64()
-            .unwrap_or_else(|| panic!("{what}: tokens.{name} in {tokens}"))
-    };
-    let reported = Usage {
-        input: field("input"),
-        output: field("output"),
-        cache_read: field("cacheRead"),
-        cache_write_5m: field("cacheWrite5m"),
-        cache_write_1h: field("cacheWrite1h"),
-    };
-    assert_eq!(reported, expected, "{what}: tokens by kind");
-    assert_eq!(field("total"), expected.total(), "{what}: total tokens");
-}
-
-fn assert_activity_span(row: &Value) {
-    let instant = |name: &str| {
-        chrono::DateTime::parse_from_rfc3339(row[name].as_str().expect(name))
-            .unwrap_or_else(|_| panic!("{name} is RFC 3339: {row}"))
-    };
-    assert!(instant("firstActivity") <= instant("lastActivity"), "{row}");
 }
 
 /// USD per million tokens (input, 5m write, 1h write, cache read, output), HOOKS.md §5; prompts
@@ -443,11 +433,4 @@ fn cost_of<'a>(responses: impl Iterator<Item = &'a Issued>) -> f64 {
                 / 1_000_000.0
         })
         .sum()
-}
-
-fn assert_close(reported: f64, expected: f64, what: &str) {
-    assert!(
-        (reported - expected).abs() < 1e-9,
-        "{what}: {reported} is not {expected}"
-    );
 }

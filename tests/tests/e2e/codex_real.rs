@@ -19,6 +19,8 @@ use baton_tests::responses_standin::{Issued, Reply, ResponsesStandIn, Script, Us
 use serde_json::{Value, json};
 use tokio::process::Command;
 
+use crate::token_kinds::{Kinds, assert_activity_span, assert_close, assert_tokens};
+
 const CODEX_VERSION: &str = "0.171.0";
 /// Has a row in `usage-model/pricing/prices.json`.
 const MODEL: &str = "gpt-5.3-codex";
@@ -394,22 +396,6 @@ impl Drop for Scratch {
     }
 }
 
-/// Baton's token kinds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Kinds {
-    input: u64,
-    output: u64,
-    cache_read: u64,
-    cache_write_5m: u64,
-    cache_write_1h: u64,
-}
-
-impl Kinds {
-    fn total(&self) -> u64 {
-        self.input + self.output + self.cache_read + self.cache_write_5m + self.cache_write_1h
-    }
-}
-
 /// The issued usage in Baton's kinds: OpenAI's `input_tokens` include cached and cache-written
 /// input; OpenAI has one cache-write kind, counted as 5-minute writes.
 fn kinds<'a>(responses: impl Iterator<Item = &'a Issued>) -> Kinds {
@@ -424,31 +410,6 @@ fn kinds<'a>(responses: impl Iterator<Item = &'a Issued>) -> Kinds {
     total
 }
 
-fn assert_tokens(tokens: &Value, expected: Kinds, what: &str) {
-    let field = |name: &str| {
-        tokens[name]
-            .as_u64()
-            .unwrap_or_else(|| panic!("{what}: tokens.{name} in {tokens}"))
-    };
-    let reported = Kinds {
-        input: field("input"),
-        output: field("output"),
-        cache_read: field("cacheRead"),
-        cache_write_5m: field("cacheWrite5m"),
-        cache_write_1h: field("cacheWrite1h"),
-    };
-    assert_eq!(reported, expected, "{what}: tokens by kind");
-    assert_eq!(field("total"), expected.total(), "{what}: total tokens");
-}
-
-fn assert_activity_span(row: &Value) {
-    let instant = |name: &str| {
-        chrono::DateTime::parse_from_rfc3339(row[name].as_str().expect(name))
-            .unwrap_or_else(|_| panic!("{name} is RFC 3339: {row}"))
-    };
-    assert!(instant("firstActivity") <= instant("lastActivity"), "{row}");
-}
-
 /// USD of the kinds at `gpt-5.3-codex`'s row in `prices.json` (per million: input 1.75, cache
 /// read 0.175, cache writes at the input rate, output 14).
 fn cost(tokens: Kinds) -> f64 {
@@ -457,11 +418,4 @@ fn cost(tokens: Kinds) -> f64 {
         + (tokens.cache_write_5m + tokens.cache_write_1h) as f64 * 1.75
         + tokens.output as f64 * 14.0)
         / 1_000_000.0
-}
-
-fn assert_close(reported: f64, expected: f64, what: &str) {
-    assert!(
-        (reported - expected).abs() < 1e-9,
-        "{what}: {reported} is not {expected}"
-    );
 }

@@ -62,6 +62,7 @@ mod system_clock;
 mod telemetry_trust;
 mod tenant_rls;
 mod time_bounds;
+mod token_kinds;
 mod token_rotation;
 mod trace;
 mod triage;
