@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use baton_tests::Baton;
 use baton_tests::chat_standin::{ChatStandIn, Reply, Script};
+use baton_tests::poll::until;
 use baton_tests::tmux::Tmux;
 
-use crate::claude_hooks_real::until;
-use crate::copilot_real::{Scratch, copilot_binary};
+use crate::copilot_real::{CopilotScratch, copilot_binary, copilot_scratch};
 
 #[tokio::test]
 async fn clear_in_copilot_closes_the_session_and_the_next_prompt_opens_one_that_follows_it() {
@@ -27,20 +27,15 @@ async fn clear_in_copilot_closes_the_session_and_the_next_prompt_opens_one_that_
         ],
     })
     .await;
-    let scratch = Scratch::new(&standin, &baton, &tenant.api_key);
-    scratch.baton_hook("install").await;
+    let scratch = copilot_scratch(&standin, &baton, &tenant.api_key);
+    scratch.user_hooks("install", &[]).await;
 
     let tmux = Tmux::new("copilot");
-    let started = scratch
-        .command(std::path::Path::new("tmux"))
-        .args(tmux.start_args(&copilot_binary().display().to_string()))
-        .env("TERM", "xterm-256color")
-        // The folder-trust dialog is the person's to answer; the test plays the person.
-        .env("COPILOT_ALLOW_ALL", "true")
-        .output()
-        .await
-        .expect("tmux");
-    assert!(started.status.success(), "{started:?}");
+    let copilot = copilot_binary().display().to_string();
+    // The folder-trust dialog is the person's to answer; the test plays the person.
+    scratch
+        .start_tmux(&tmux, &copilot, &[("COPILOT_ALLOW_ALL", "true")])
+        .await;
     let sessions = || crate::real_client::sessions_of(&admin, "copilot");
 
     // Interactive Copilot starts its session at the first prompt.
@@ -77,33 +72,10 @@ async fn clear_in_copilot_closes_the_session_and_the_next_prompt_opens_one_that_
         },
     )
     .await;
-    let (old_run, new_run) = (
-        rows[0][0].as_str().expect("run").to_string(),
-        rows[1][0].as_str().expect("run").to_string(),
-    );
-    assert_ne!(rows[0][1], rows[1][1], "a new session id");
-    let read = client
-        .get(&format!("/api/v1/agent-sessions/{new_run}/liveness"))
-        .await;
-    assert_eq!(read.status, 200, "{:?}", read.body);
-    assert_eq!(
-        read.body["followsSessionRunId"],
-        old_run.as_str(),
-        "the new session follows the cleared one: {}",
-        read.body
-    );
+    crate::real_client::assert_second_follows_first(&client, &rows).await;
 
     // The client's own exit first (it can take long under load), then the close it reported.
     tmux.exit_with("/exit", Duration::from_secs(180), || scratch.log_tail(40))
         .await;
-    until(
-        Duration::from_secs(30),
-        "the close after /exit",
-        sessions,
-        |rows| {
-            rows.as_array()
-                .is_some_and(|rows| rows.len() == 2 && rows.iter().all(|row| row[2] == true))
-        },
-    )
-    .await;
+    crate::real_client::until_both_closed(&admin, "copilot", "the close after /exit").await;
 }

@@ -6,18 +6,18 @@
 //! sessionEnd's close arrives with no manual drain, `--resume` reopens with a new episode that
 //! reads live, SIGKILL mid-turn reads `disconnected`, and uninstall removes the file it made.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
+use baton_tests::Baton;
 use baton_tests::chat_standin::{ChatStandIn, Reply, Script};
-use baton_tests::{Baton, binary};
+use baton_tests::poll::{liveness, until};
+use baton_tests::scratch::Scratch;
 
-use crate::claude_hooks_real::until;
-use crate::real_client::{self, liveness};
+use crate::real_client;
 
 pub(crate) const COPILOT_VERSION: &str = "1.0.102";
 /// Has a row in `usage-model/pricing/prices.json`.
@@ -49,42 +49,38 @@ pub(crate) fn copilot_binary() -> PathBuf {
     path
 }
 
-/// A home and a project folder of the test's own; kept when the test fails.
-pub(crate) struct Scratch {
-    pub(crate) root: PathBuf,
-    env: Vec<(String, String)>,
+/// A scratch home for Copilot CLI in its bring-your-own-key mode against `standin`, its hooks
+/// reporting to `baton` with `api_key`.
+pub(crate) fn copilot_scratch(standin: &ChatStandIn, baton: &Baton, api_key: &str) -> Scratch {
+    Scratch::new(
+        "copilot",
+        &[
+            ("COPILOT_OFFLINE", "true"),
+            ("COPILOT_PROVIDER_BASE_URL", &standin.base_url),
+            ("COPILOT_MODEL", MODEL),
+            ("COPILOT_AUTO_UPDATE", "false"),
+        ],
+    )
+    .reporting_to(&baton.base_url, api_key)
 }
 
-impl Scratch {
-    pub(crate) fn new(standin: &ChatStandIn, baton: &Baton, api_key: &str) -> Scratch {
-        let root = std::env::temp_dir().join(format!(
-            "baton-copilot-real-{}",
-            uuid::Uuid::new_v4().simple()
-        ));
-        std::fs::create_dir_all(root.join("home")).expect("home");
-        std::fs::create_dir_all(root.join("project")).expect("project");
-        let home = root.join("home").display().to_string();
-        let env = [
-            ("PATH", std::env::var("PATH").unwrap_or_default()),
-            ("HOME", home),
-            ("COPILOT_OFFLINE", "true".to_string()),
-            ("COPILOT_PROVIDER_BASE_URL", standin.base_url.clone()),
-            ("COPILOT_MODEL", MODEL.to_string()),
-            ("COPILOT_AUTO_UPDATE", "false".to_string()),
-            ("BATON_URL", baton.base_url.clone()),
-            ("BATON_API_KEY", api_key.to_string()),
-            ("BATON_STOP_NUDGE", "1".to_string()),
-            ("BATON_HOOK_PULSE_INTERVAL_MS", "200".to_string()),
-        ]
-        .into_iter()
-        .map(|(name, value)| (name.to_string(), value))
-        .collect();
-        Scratch { root, env }
-    }
-
+/// What the Copilot tests do in a scratch home.
+pub(crate) trait CopilotScratch {
     /// The last `lines` lines of Copilot's newest process log (`~/.copilot/logs`), for a
     /// failure message: what the client itself was doing.
-    pub(crate) fn log_tail(&self, lines: usize) -> String {
+    fn log_tail(&self, lines: usize) -> String;
+    /// The user hooks file `baton-hook install` writes.
+    fn hooks_file(&self) -> PathBuf;
+    /// `baton-hook install --harness claude-code --scope project` in the project folder: the
+    /// repository's Claude Code settings, which Copilot CLI also runs.
+    async fn install_claude_settings(&self);
+    /// `copilot -p PROMPT --allow-all-tools ARGS`, started in its own process group and not
+    /// waited for.
+    fn copilot(&self, prompt: &str, args: &[&str]) -> Child;
+}
+
+impl CopilotScratch for Scratch {
+    fn log_tail(&self, lines: usize) -> String {
         let newest = std::fs::read_dir(self.home().join(".copilot/logs"))
             .into_iter()
             .flatten()
@@ -103,98 +99,26 @@ impl Scratch {
         )
     }
 
-    pub(crate) fn home(&self) -> PathBuf {
-        self.root.join("home")
-    }
-
-    pub(crate) fn hooks_file(&self) -> PathBuf {
+    fn hooks_file(&self) -> PathBuf {
         self.home().join(".copilot/hooks/baton.json")
     }
 
-    pub(crate) fn command(&self, program: &Path) -> Command {
-        let mut command = Command::new(program);
-        command
-            .current_dir(self.root.join("project"))
-            .env_clear()
-            .envs(self.env.iter().cloned())
-            .stdin(Stdio::null());
-        command
-    }
-
-    /// `baton-hook install|uninstall --harness copilot --scope user`; its stdout.
-    pub(crate) async fn baton_hook(&self, verb: &str) -> String {
-        let output = self
-            .command(&binary("baton-hook"))
-            .args([verb, "--harness", "copilot", "--scope", "user"])
-            .output()
-            .await
-            .expect("baton-hook");
-        assert!(output.status.success(), "{verb}: {output:?}");
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    /// `baton-hook install --harness claude-code --scope project` in the project folder: the
-    /// repository's Claude Code settings, which Copilot CLI also runs.
-    pub(crate) async fn install_claude_settings(&self) {
-        let output = self
-            .command(&binary("baton-hook"))
-            .args(["install", "--harness", "claude-code", "--scope", "project"])
-            .output()
-            .await
-            .expect("baton-hook");
-        assert!(output.status.success(), "{output:?}");
+    async fn install_claude_settings(&self) {
+        self.baton_hook(&["install", "--harness", "claude-code", "--scope", "project"])
+            .await;
         assert!(self.root.join("project/.claude/settings.json").is_file());
     }
 
-    /// `copilot -p PROMPT --allow-all-tools ARGS`, started in its own process group and not
-    /// waited for.
-    pub(crate) fn copilot(&self, prompt: &str, args: &[&str]) -> Child {
-        self.command(&copilot_binary())
-            .args(["-p", prompt, "--allow-all-tools"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .expect("copilot")
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            eprintln!("copilot_real: scratch kept in {}", self.root.display());
-            return;
-        }
-        let _ = std::fs::remove_dir_all(&self.root);
+    fn copilot(&self, prompt: &str, args: &[&str]) -> Child {
+        let mut all = vec!["-p", prompt, "--allow-all-tools"];
+        all.extend(args);
+        self.spawn(&copilot_binary(), &all)
     }
 }
 
 /// Waits for a finished `copilot` run and checks it succeeded.
 pub(crate) async fn finished(child: Child, what: &str) {
-    let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
-        .await
-        .unwrap_or_else(|_| panic!("{what}: copilot finished within two minutes"))
-        .expect("copilot ran");
-    assert!(
-        output.status.success(),
-        "{what}: {}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-pub(crate) async fn completions(standin: &ChatStandIn, count: usize) {
-    let started = Instant::now();
-    while standin.issued().len() < count {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "Copilot CLI never sent model request {count}: {:?}",
-            standin.requests()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    real_client::finished_output(child, what, "copilot").await;
 }
 
 #[tokio::test]
@@ -203,38 +127,15 @@ async fn copilot_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn
     let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
     let tenant = baton.create_tenant("copilot-hooks").await;
     let client = baton.client(&tenant);
-    let gate = std::env::temp_dir().join(format!("gate-{}", uuid::Uuid::new_v4().simple()));
-    let (first_turn, debrief, never) = (
-        gate.with_extension("one"),
-        gate.with_extension("debrief"),
-        gate.with_extension("never"),
-    );
+    let (first_turn, debrief, never) = real_client::gates();
     let standin = ChatStandIn::start(Script {
-        replies: vec![
-            // Turn one waits for the test's attributed write, so the nudge arms.
-            Reply::After {
-                gate: first_turn.clone(),
-                reply: Box::new(Reply::Text("Turn one is done.".to_string())),
-            },
-            // The nudge's continuation: the debrief turn, held until the test has read the
-            // first turn's excerpt (the close that follows the run hands the excerpt to the
-            // closer, which clears it).
-            Reply::After {
-                gate: debrief.clone(),
-                reply: Box::new(Reply::Text("Debriefed: nothing left open.".to_string())),
-            },
-            // The resumed turn never gets an answer: the client is killed mid-turn.
-            Reply::After {
-                gate: never,
-                reply: Box::new(Reply::Text("unreachable".to_string())),
-            },
-        ],
+        replies: real_client::held_turns(&first_turn, &debrief, &never),
     })
     .await;
-    let scratch = Scratch::new(&standin, &baton, &tenant.api_key);
+    let scratch = copilot_scratch(&standin, &baton, &tenant.api_key);
 
     // Install: a hooks file of Baton's own; a second install writes nothing.
-    let said = scratch.baton_hook("install").await;
+    let said = scratch.user_hooks("install", &[]).await;
     assert!(said.contains("Copilot CLI"), "the trust step: {said}");
     let installed = std::fs::read_to_string(scratch.hooks_file()).expect("hooks file");
     let parsed: Value = serde_json::from_str(&installed).expect("JSON");
@@ -250,7 +151,7 @@ async fn copilot_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn
             "userPromptSubmitted"
         ]
     );
-    scratch.baton_hook("install").await;
+    scratch.user_hooks("install", &[]).await;
     assert_eq!(
         std::fs::read_to_string(scratch.hooks_file()).expect("hooks file"),
         installed,
@@ -261,49 +162,23 @@ async fn copilot_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn
     let session_id = uuid::Uuid::new_v4().to_string();
     let first = scratch.copilot("Start the work.", &["--session-id", &session_id]);
     let copilot_pid = first.id().expect("pid");
-    completions(&standin, 1).await;
-    let probe = client
-        .post(
-            "/api/v1/agent-sessions/heartbeat",
-            &json!({"agent": "copilot", "sessionId": session_id}),
-        )
-        .await;
-    assert_eq!(
-        probe.status, 200,
-        "startup opened the session: {:?}",
-        probe.body
-    );
-    let run_id = probe.body["sessionRunId"]
-        .as_str()
-        .expect("run")
-        .to_string();
+    standin.until_issued(1, "Copilot CLI").await;
+    let run_id = real_client::opened_run(&client, "copilot", &session_id).await;
     // The briefing reached the model as a user message of its own.
     assert!(
         standin.issued()[0].all_user_text.contains(&run_id),
         "the sessionStart context names the run: {}",
         standin.issued()[0].all_user_text
     );
-    let read = || liveness(&client, &run_id);
-    let live = until(Duration::from_secs(30), "first episode", read, |read| {
-        read["episodes"][0]["clientVersion"] == COPILOT_VERSION
-    })
-    .await;
-    assert_eq!(live["liveness"], "live");
+    let live = real_client::first_episode_live(&client, &run_id, COPILOT_VERSION).await;
     assert_eq!(
         live["episodes"][0]["pid"], copilot_pid,
         "the sidecar watches the native copilot process"
     );
-    let written = client
-        .post(
-            "/api/v1/memories",
-            &json!({"memoryType": "decision", "topic": "use the outbox", "content": "kept",
-                "sessionRunId": run_id}),
-        )
-        .await;
-    assert_eq!(written.status, 201, "{:?}", written.body);
+    real_client::write_attributed(&client, &run_id).await;
     std::fs::write(&first_turn, "go").expect("release turn one");
     // The turn end armed the nudge and its continuation reached the model, which holds it.
-    completions(&standin, 2).await;
+    standin.until_issued(2, "Copilot CLI").await;
     let admin = baton.admin().await;
     let excerpt = real_client::excerpt(&admin, &run_id).await;
     assert_eq!(
@@ -322,7 +197,7 @@ async fn copilot_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn
     // --resume: a new process reopens the row; read at once, it is live.
     let second = scratch.copilot("Carry on.", &[&format!("--resume={session_id}")]);
     let second_pid = second.id().expect("pid");
-    completions(&standin, 3).await;
+    standin.until_issued(3, "Copilot CLI").await;
     let resumed = real_client::resumed_episode(&client, &run_id, epoch, |episode| {
         episode["pid"] == second_pid
     })
@@ -332,7 +207,7 @@ async fn copilot_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn
         .await;
 
     // Uninstall: the file install made is gone.
-    scratch.baton_hook("uninstall").await;
+    scratch.user_hooks("uninstall", &[]).await;
     assert!(
         !scratch.hooks_file().exists(),
         "uninstall removed Baton's file"
@@ -354,7 +229,7 @@ async fn copilot_running_a_repositorys_claude_settings_reports_as_copilot() {
         replies: vec![Reply::Text("Hello.".to_string())],
     })
     .await;
-    let scratch = Scratch::new(&standin, &baton, &tenant.api_key);
+    let scratch = copilot_scratch(&standin, &baton, &tenant.api_key);
     scratch.install_claude_settings().await;
     // `--trust-folder` (repository hooks load in prompt mode only in a trusted folder) cannot
     // be combined with `--session-id`: the session is the one Copilot made.

@@ -8,9 +8,9 @@
 use serde_json::{Value, json};
 
 use baton_tests::Baton;
-use baton_tests::chat_standin::{ChatStandIn, Issued, Reply, Script};
+use baton_tests::chat_standin::{ChatStandIn, Issued, Script};
 
-use crate::copilot_real::{MODEL, Scratch, finished};
+use crate::copilot_real::{CopilotScratch, MODEL, copilot_scratch, finished};
 
 /// What the stand-in issued, in Baton's kinds, as the usage read's `tokens` object.
 fn issued_tokens(issued: &[Issued]) -> Value {
@@ -33,15 +33,11 @@ async fn a_real_copilot_session_is_in_the_usage_read_and_the_local_report_exactl
     let tenant = baton.create_tenant("copilot-usage").await;
     let client = baton.client(&tenant);
     let standin = ChatStandIn::start(Script {
-        replies: vec![
-            Reply::Text("Hello.".to_string()),
-            Reply::Text("Still here.".to_string()),
-            Reply::Text("Third answer.".to_string()),
-        ],
+        replies: crate::real_client::three_answers(),
     })
     .await;
-    let scratch = Scratch::new(&standin, &baton, &tenant.api_key);
-    scratch.baton_hook("install").await;
+    let scratch = copilot_scratch(&standin, &baton, &tenant.api_key);
+    scratch.user_hooks("install", &[]).await;
     let session_id = uuid::Uuid::new_v4().to_string();
     finished(
         scratch.copilot("Say hello.", &["--session-id", &session_id]),
@@ -52,18 +48,7 @@ async fn a_real_copilot_session_is_in_the_usage_read_and_the_local_report_exactl
     let resume = format!("--resume={session_id}");
     finished(scratch.copilot("Again.", &[&resume]), "resume").await;
     finished(scratch.copilot("Once more.", &[&resume]), "resume").await;
-    let issued = standin.issued();
-    assert_eq!(
-        issued.len(),
-        3,
-        "one request per run: {:?}",
-        standin.requests()
-    );
-    assert!(
-        standin.requests().iter().all(|request| request.streamed),
-        "Copilot CLI made only streamed completions: {:?}",
-        standin.requests()
-    );
+    let issued = crate::real_client::issued_three_streamed(&standin, "Copilot CLI");
     let expected = issued_tokens(&issued);
 
     crate::real_client::assert_usage_everywhere(

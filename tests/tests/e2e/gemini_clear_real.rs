@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use baton_tests::Baton;
 use baton_tests::gemini_standin::{GeminiStandIn, Script};
+use baton_tests::poll::until;
 use baton_tests::tmux::Tmux;
 
-use crate::claude_hooks_real::until;
-use crate::gemini_real::{MODEL, Scratch, gemini_binary};
+use crate::gemini_real::{MODEL, gemini_binary, gemini_scratch};
 
 #[tokio::test]
 async fn clear_in_gemini_closes_the_session_and_opens_one_that_follows_it() {
@@ -21,21 +21,14 @@ async fn clear_in_gemini_closes_the_session_and_opens_one_that_follows_it() {
     let client = baton.client(&tenant);
     let admin = baton.admin().await;
     let standin = GeminiStandIn::start(Script::default()).await;
-    let scratch = Scratch::new(&standin, Some((&baton, &tenant.api_key)));
-    scratch.baton_hook("install", &[]).await;
+    let scratch = gemini_scratch(&standin, &baton, &tenant.api_key);
+    scratch.user_hooks("install", &[]).await;
 
     // The server starts with exactly the scratch environment; the window runs Gemini in the
     // project folder.
     let tmux = Tmux::new("gemini");
     let gemini = format!("{} -m {MODEL}", gemini_binary().display());
-    let started = scratch
-        .command(std::path::Path::new("tmux"))
-        .args(tmux.start_args(&gemini))
-        .env("TERM", "xterm-256color")
-        .output()
-        .await
-        .expect("tmux");
-    assert!(started.status.success(), "{started:?}");
+    scratch.start_tmux(&tmux, &gemini, &[]).await;
 
     let sessions = || crate::real_client::sessions_of(&admin, "gemini");
     until(Duration::from_secs(60), "startup", sessions, |rows| {
@@ -77,36 +70,14 @@ async fn clear_in_gemini_closes_the_session_and_opens_one_that_follows_it() {
         }
         tmux.until_screen_shows("Type your message").await;
     };
-    let (old_run, new_run) = (
-        rows[0][0].as_str().expect("run").to_string(),
-        rows[1][0].as_str().expect("run").to_string(),
-    );
-    assert_ne!(rows[0][1], rows[1][1], "a new session id");
-    let read = client
-        .get(&format!("/api/v1/agent-sessions/{new_run}/liveness"))
-        .await;
-    assert_eq!(read.status, 200, "{:?}", read.body);
-    assert_eq!(
-        read.body["followsSessionRunId"],
-        old_run.as_str(),
-        "the new session follows the cleared one: {}",
-        read.body
-    );
+    crate::real_client::assert_second_follows_first(&client, &rows).await;
 
     tmux.until_screen_shows("Type your message").await;
     // The client's own exit first (it can take long under load), then the close it reported.
     tmux.exit_with("/quit", Duration::from_secs(180), String::new)
         .await;
-    let closed = until(
-        Duration::from_secs(30),
-        "the close after /quit",
-        sessions,
-        |rows| {
-            rows.as_array()
-                .is_some_and(|rows| rows.len() == 2 && rows.iter().all(|row| row[2] == true))
-        },
-    )
-    .await;
+    let closed =
+        crate::real_client::until_both_closed(&admin, "gemini", "the close after /quit").await;
     assert_eq!(closed.as_array().map(Vec::len), Some(2), "{closed}");
     assert!(
         standin.requests().is_empty(),

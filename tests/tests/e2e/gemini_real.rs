@@ -6,18 +6,16 @@
 //! with a new episode that reads live, SIGKILL mid-turn reads `disconnected`, and uninstall
 //! gives back the settings file byte for byte.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
 
-use serde_json::{Value, json};
-use tokio::process::{Child, Command};
+use serde_json::Value;
+use tokio::process::Child;
 
-use baton_tests::gemini_standin::{GeminiStandIn, Reply, Script};
-use baton_tests::{Baton, binary};
+use baton_tests::Baton;
+use baton_tests::gemini_standin::{GeminiStandIn, Script};
+use baton_tests::scratch::Scratch;
 
-use crate::claude_hooks_real::until;
-use crate::real_client::{self, liveness};
+use crate::real_client;
 
 pub(crate) const GEMINI_VERSION: &str = "0.61.0";
 /// Named with `-m`, so no routing call precedes the real one (HOOKS.md 4.10).
@@ -59,122 +57,47 @@ pub(crate) const SETTINGS: &str = r#"{
 }
 "#;
 
-/// A home with Gemini's settings and a project folder of the test's own; kept when the test
-/// fails, so the chat files and Baton's hook log can be read.
-pub(crate) struct Scratch {
-    pub(crate) root: PathBuf,
-    env: Vec<(String, String)>,
+/// A scratch home with Gemini's settings, for Gemini CLI against `standin`, its hooks
+/// reporting to `baton` with `api_key`.
+pub(crate) fn gemini_scratch(standin: &GeminiStandIn, baton: &Baton, api_key: &str) -> Scratch {
+    let scratch = Scratch::new(
+        "gemini",
+        &[
+            ("GEMINI_API_KEY", "standin-key"),
+            ("GOOGLE_GEMINI_BASE_URL", &standin.base_url),
+        ],
+    )
+    .reporting_to(&baton.base_url, api_key);
+    std::fs::create_dir_all(scratch.home().join(".gemini")).expect("home");
+    std::fs::write(scratch.settings_path(), SETTINGS).expect("settings");
+    scratch
 }
 
-impl Scratch {
-    pub(crate) fn new(standin: &GeminiStandIn, baton: Option<(&Baton, &str)>) -> Scratch {
-        let root = std::env::temp_dir().join(format!(
-            "baton-gemini-real-{}",
-            uuid::Uuid::new_v4().simple()
-        ));
-        std::fs::create_dir_all(root.join("home/.gemini")).expect("home");
-        std::fs::create_dir_all(root.join("project")).expect("project");
-        std::fs::write(root.join("home/.gemini/settings.json"), SETTINGS).expect("settings");
-        let home = root.join("home").display().to_string();
-        let mut env: Vec<(String, String)> = [
-            ("PATH", std::env::var("PATH").unwrap_or_default()),
-            ("HOME", home),
-            ("GEMINI_API_KEY", "standin-key".to_string()),
-            ("GOOGLE_GEMINI_BASE_URL", standin.base_url.clone()),
-            ("BATON_STOP_NUDGE", "1".to_string()),
-            ("BATON_HOOK_PULSE_INTERVAL_MS", "200".to_string()),
-        ]
-        .into_iter()
-        .map(|(name, value)| (name.to_string(), value))
-        .collect();
-        if let Some((baton, api_key)) = baton {
-            env.push(("BATON_URL".to_string(), baton.base_url.clone()));
-            env.push(("BATON_API_KEY".to_string(), api_key.to_string()));
-        }
-        Scratch { root, env }
-    }
+/// What the Gemini tests do in a scratch home.
+pub(crate) trait GeminiScratch {
+    /// Gemini's user `settings.json`.
+    fn settings_path(&self) -> PathBuf;
+    /// `gemini -m MODEL -p PROMPT --output-format json ARGS`, started in its own process group
+    /// and not waited for.
+    fn gemini(&self, prompt: &str, args: &[&str]) -> Child;
+}
 
-    pub(crate) fn home(&self) -> PathBuf {
-        self.root.join("home")
-    }
-
-    pub(crate) fn settings_path(&self) -> PathBuf {
+impl GeminiScratch for Scratch {
+    fn settings_path(&self) -> PathBuf {
         self.home().join(".gemini/settings.json")
     }
 
-    pub(crate) fn command(&self, program: &Path) -> Command {
-        let mut command = Command::new(program);
-        command
-            .current_dir(self.root.join("project"))
-            .env_clear()
-            .envs(self.env.iter().cloned())
-            .stdin(Stdio::null());
-        command
-    }
-
-    /// `baton-hook install|uninstall --harness gemini --scope user ARGS`; its stdout.
-    pub(crate) async fn baton_hook(&self, verb: &str, args: &[&str]) -> String {
-        let output = self
-            .command(&binary("baton-hook"))
-            .args([verb, "--harness", "gemini", "--scope", "user"])
-            .args(args)
-            .output()
-            .await
-            .expect("baton-hook");
-        assert!(output.status.success(), "{verb}: {output:?}");
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    /// `gemini -m MODEL -p PROMPT --output-format json ARGS`, started in its own process group
-    /// and not waited for.
-    pub(crate) fn gemini(&self, prompt: &str, args: &[&str]) -> Child {
-        self.command(&gemini_binary())
-            .args(["-m", MODEL, "-p", prompt, "--output-format", "json"])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true)
-            .spawn()
-            .expect("gemini")
+    fn gemini(&self, prompt: &str, args: &[&str]) -> Child {
+        let mut all = vec!["-m", MODEL, "-p", prompt, "--output-format", "json"];
+        all.extend(args);
+        self.spawn(&gemini_binary(), &all)
     }
 }
 
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            eprintln!("gemini_real: scratch kept in {}", self.root.display());
-            return;
-        }
-        let _ = std::fs::remove_dir_all(&self.root);
-    }
-}
-
-/// Waits for a finished `gemini` run and checks it succeeded.
+/// Waits for a finished `gemini` run, checks it succeeded and reads its JSON output.
 pub(crate) async fn finished(child: Child, what: &str) -> Value {
-    let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
-        .await
-        .unwrap_or_else(|_| panic!("{what}: gemini finished within two minutes"))
-        .expect("gemini ran");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{what}: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = real_client::finished_output(child, what, "gemini").await;
     serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{what}: JSON output: {stdout}"))
-}
-
-pub(crate) async fn streamed(standin: &GeminiStandIn, count: usize) {
-    let started = Instant::now();
-    while standin.issued().len() < count {
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "Gemini CLI never sent model request {count}: {:?}",
-            standin.requests()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 /// The parent pid of `pid`, from `/proc`.
@@ -194,38 +117,15 @@ async fn gemini_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn(
     let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
     let tenant = baton.create_tenant("gemini-hooks").await;
     let client = baton.client(&tenant);
-    let gate = std::env::temp_dir().join(format!("gate-{}", uuid::Uuid::new_v4().simple()));
-    let (first_turn, debrief, never) = (
-        gate.with_extension("one"),
-        gate.with_extension("debrief"),
-        gate.with_extension("never"),
-    );
+    let (first_turn, debrief, never) = real_client::gates();
     let standin = GeminiStandIn::start(Script {
-        replies: vec![
-            // Turn one waits for the test's attributed write, so the nudge arms.
-            Reply::After {
-                gate: first_turn.clone(),
-                reply: Box::new(Reply::Text("Turn one is done.".to_string())),
-            },
-            // The nudge's continuation: the debrief turn, held until the test has read the
-            // first turn's excerpt (the close that follows the run hands the excerpt to the
-            // closer, which clears it).
-            Reply::After {
-                gate: debrief.clone(),
-                reply: Box::new(Reply::Text("Debriefed: nothing left open.".to_string())),
-            },
-            // The resumed turn never gets an answer: the client is killed mid-turn.
-            Reply::After {
-                gate: never,
-                reply: Box::new(Reply::Text("unreachable".to_string())),
-            },
-        ],
+        replies: real_client::held_turns(&first_turn, &debrief, &never),
     })
     .await;
-    let scratch = Scratch::new(&standin, Some((&baton, &tenant.api_key)));
+    let scratch = gemini_scratch(&standin, &baton, &tenant.api_key);
 
     // Install: Baton's four entries, every other byte kept; a second install writes nothing.
-    let said = scratch.baton_hook("install", &["--nudge"]).await;
+    let said = scratch.user_hooks("install", &["--nudge"]).await;
     assert!(said.contains("Gemini CLI"), "the trust step: {said}");
     let installed = std::fs::read_to_string(scratch.settings_path()).expect("settings");
     let parsed: Value = serde_json::from_str(&installed).expect("installed settings are JSON");
@@ -244,7 +144,7 @@ async fn gemini_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn(
             .is_some_and(|command| command.ends_with(" gemini stop --nudge")),
         "{installed}"
     );
-    scratch.baton_hook("install", &["--nudge"]).await;
+    scratch.user_hooks("install", &["--nudge"]).await;
     assert_eq!(
         std::fs::read_to_string(scratch.settings_path()).expect("settings"),
         installed,
@@ -255,51 +155,25 @@ async fn gemini_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn(
     let session_id = uuid::Uuid::new_v4().to_string();
     let first = scratch.gemini("Start the work.", &["--session-id", &session_id]);
     let launcher = u64::from(first.id().expect("pid"));
-    streamed(&standin, 1).await;
-    let probe = client
-        .post(
-            "/api/v1/agent-sessions/heartbeat",
-            &json!({"agent": "gemini", "sessionId": session_id}),
-        )
-        .await;
-    assert_eq!(
-        probe.status, 200,
-        "startup opened the session: {:?}",
-        probe.body
-    );
-    let run_id = probe.body["sessionRunId"]
-        .as_str()
-        .expect("run")
-        .to_string();
+    standin.until_issued(1, "Gemini CLI").await;
+    let run_id = real_client::opened_run(&client, "gemini", &session_id).await;
     // The briefing reached the model inside the first prompt.
     assert!(
         standin.issued()[0].user_text.contains(&run_id),
         "the SessionStart context names the run: {}",
         standin.issued()[0].user_text
     );
-    let read = || liveness(&client, &run_id);
-    let live = until(Duration::from_secs(30), "first episode", read, |read| {
-        read["episodes"][0]["clientVersion"] == GEMINI_VERSION
-    })
-    .await;
-    assert_eq!(live["liveness"], "live");
+    let live = real_client::first_episode_live(&client, &run_id, GEMINI_VERSION).await;
     let watched = live["episodes"][0]["pid"].as_u64().expect("pid");
     assert_eq!(
         parent_of(watched),
         Some(launcher),
         "the sidecar watches the relaunched Gemini process the launcher started"
     );
-    let written = client
-        .post(
-            "/api/v1/memories",
-            &json!({"memoryType": "decision", "topic": "use the outbox", "content": "kept",
-                "sessionRunId": run_id}),
-        )
-        .await;
-    assert_eq!(written.status, 201, "{:?}", written.body);
+    real_client::write_attributed(&client, &run_id).await;
     std::fs::write(&first_turn, "go").expect("release turn one");
     // The turn end armed the nudge and its continuation reached the model, which holds it.
-    streamed(&standin, 2).await;
+    standin.until_issued(2, "Gemini CLI").await;
     let admin = baton.admin().await;
     let excerpt = real_client::excerpt(&admin, &run_id).await;
     assert_eq!(
@@ -319,7 +193,7 @@ async fn gemini_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn(
     // --resume: a new process reopens the row; read at once, it is live.
     let second = scratch.gemini("Carry on.", &["--resume", &session_id]);
     let second_launcher = second.id().expect("pid");
-    streamed(&standin, 3).await;
+    standin.until_issued(3, "Gemini CLI").await;
     let resumed = real_client::resumed_episode(&client, &run_id, epoch, |episode| {
         episode["pid"]
             .as_u64()
@@ -338,7 +212,7 @@ async fn gemini_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn(
     .await;
 
     // Uninstall: the settings file is the person's again, byte for byte.
-    scratch.baton_hook("uninstall", &[]).await;
+    scratch.user_hooks("uninstall", &[]).await;
     assert_eq!(
         std::fs::read_to_string(scratch.settings_path()).expect("settings"),
         SETTINGS,

@@ -9,9 +9,9 @@
 use serde_json::{Value, json};
 
 use baton_tests::Baton;
-use baton_tests::gemini_standin::{GeminiStandIn, Issued, Reply, Script};
+use baton_tests::gemini_standin::{GeminiStandIn, Issued, Script};
 
-use crate::gemini_real::{MODEL, Scratch, finished, gemini_binary};
+use crate::gemini_real::{GeminiScratch, MODEL, finished, gemini_binary, gemini_scratch};
 
 /// What the stand-in issued, in Baton's kinds, as the usage read's `tokens` object.
 fn issued_tokens(issued: &[Issued]) -> Value {
@@ -34,15 +34,11 @@ async fn a_real_gemini_session_is_in_the_usage_read_and_the_local_report_exactly
     let tenant = baton.create_tenant("gemini-usage").await;
     let client = baton.client(&tenant);
     let standin = GeminiStandIn::start(Script {
-        replies: vec![
-            Reply::Text("Hello.".to_string()),
-            Reply::Text("Still here.".to_string()),
-            Reply::Text("Third answer.".to_string()),
-        ],
+        replies: crate::real_client::three_answers(),
     })
     .await;
-    let scratch = Scratch::new(&standin, Some((&baton, &tenant.api_key)));
-    scratch.baton_hook("install", &[]).await;
+    let scratch = gemini_scratch(&standin, &baton, &tenant.api_key);
+    scratch.user_hooks("install", &[]).await;
     let session_id = uuid::Uuid::new_v4().to_string();
     finished(
         scratch.gemini("Say hello.", &["--session-id", &session_id]),
@@ -60,18 +56,8 @@ async fn a_real_gemini_session_is_in_the_usage_read_and_the_local_report_exactly
         "resume",
     )
     .await;
-    let issued = standin.issued();
-    assert_eq!(
-        issued.len(),
-        3,
-        "one request per turn: {:?}",
-        standin.requests()
-    );
-    assert!(
-        standin.requests().iter().all(|request| request.streamed),
-        "Gemini CLI {MODEL} made only streamed generation calls: {:?}",
-        standin.requests()
-    );
+    let what = format!("Gemini CLI {MODEL}");
+    let issued = crate::real_client::issued_three_streamed(&standin, &what);
     let expected = issued_tokens(&issued);
 
     crate::real_client::assert_usage_everywhere(

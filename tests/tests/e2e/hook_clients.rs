@@ -8,9 +8,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use baton_tests::Baton;
 use baton_tests::client_standin::{Launch, StandIn};
 use baton_tests::hook::HookHome;
-use baton_tests::{Baton, Client};
+use baton_tests::poll::{liveness, until};
 
 /// Pulses every 100 ms and polling reads would trip the default rate limit.
 const UNLIMITED: &[(&str, &str)] = &[("BATON_RATE_LIMIT__REQUESTS", "1000000")];
@@ -20,31 +21,6 @@ fn sidecar_home(baton: &Baton, api_key: &str) -> HookHome {
     home.set("BATON_HOOK_SIDECAR", "on");
     home.set("BATON_HOOK_PULSE_INTERVAL_MS", "100");
     home
-}
-
-async fn liveness(client: &Client, run_id: &str) -> Value {
-    let answer = client
-        .get(&format!("/api/v1/agent-sessions/{run_id}/liveness"))
-        .await;
-    assert_eq!(answer.status, 200, "{:?}", answer.body);
-    answer.body
-}
-
-/// Polls `read` until `done` holds, for at most `limit`.
-async fn until<F, Fut>(limit: Duration, what: &str, read: F, done: impl Fn(&Value) -> bool) -> Value
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = Value>,
-{
-    let started = Instant::now();
-    loop {
-        let value = read().await;
-        if done(&value) {
-            return value;
-        }
-        assert!(started.elapsed() < limit, "{what}: never reached: {value}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 fn run_id_in(printed: &str) -> String {

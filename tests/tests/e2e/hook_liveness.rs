@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
 use baton_tests::hook::HookHome;
+use baton_tests::poll::liveness;
 use baton_tests::{Baton, Client};
 
 /// Pulses every 100 ms and polling reads would trip the default rate limit.
@@ -48,14 +49,6 @@ pub(crate) fn sidecar_home(baton: &Baton, api_key: &str, client_pid: u32) -> Hoo
     home.set("BATON_HOOK_PULSE_INTERVAL_MS", "100");
     home.set("CLAUDE_PID", &client_pid.to_string());
     home
-}
-
-async fn liveness(client: &Client, run_id: &str) -> Value {
-    let answer = client
-        .get(&format!("/api/v1/agent-sessions/{run_id}/liveness"))
-        .await;
-    assert_eq!(answer.status, 200, "{:?}", answer.body);
-    answer.body
 }
 
 /// Polls the liveness read until `done` holds (at most 15 s).

@@ -2,16 +2,16 @@
 //! liveness through the API, the close a turn end's spool delivers, a resume's reopen, a
 //! SIGKILL's disconnect, the usage a session reports to Baton and to its own machine.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::process::Child;
 
 use baton_tests::Client;
 use baton_tests::hook::usage_report;
-
-use crate::claude_hooks_real::until;
+use baton_tests::poll::{liveness, until};
+use baton_tests::standin::{Reply, SeenRequest, StandIn};
 
 pub(crate) async fn row(client: &Client, run_id: &str) -> Value {
     client
@@ -20,11 +20,92 @@ pub(crate) async fn row(client: &Client, run_id: &str) -> Value {
         .body
 }
 
-pub(crate) async fn liveness(client: &Client, run_id: &str) -> Value {
-    client
-        .get(&format!("/api/v1/agent-sessions/{run_id}/liveness"))
+/// Fresh gate files for a scenario's held turns: turn one, the debrief, the resumed turn.
+pub(crate) fn gates() -> (PathBuf, PathBuf, PathBuf) {
+    let gate = std::env::temp_dir().join(format!("gate-{}", uuid::Uuid::new_v4().simple()));
+    (
+        gate.with_extension("one"),
+        gate.with_extension("debrief"),
+        gate.with_extension("never"),
+    )
+}
+
+/// The scenario's replies: turn one held by `first_turn`, the debrief by `debrief`, and a
+/// resumed turn that never gets an answer.
+pub(crate) fn held_turns(first_turn: &Path, debrief: &Path, never: &Path) -> Vec<Reply> {
+    let held = |gate: &Path, text: &str| Reply::After {
+        gate: gate.to_path_buf(),
+        reply: Box::new(Reply::Text(text.to_string())),
+    };
+    vec![
+        // Turn one waits for the test's attributed write, so the nudge arms.
+        held(first_turn, "Turn one is done."),
+        // The nudge's continuation: the debrief turn, held until the test has read the first
+        // turn's excerpt (the close that follows the run hands the excerpt to the closer,
+        // which clears it).
+        held(debrief, "Debriefed: nothing left open."),
+        // The resumed turn never gets an answer: the client is killed mid-turn.
+        held(never, "unreachable"),
+    ]
+}
+
+/// Startup opened the session before the first model request: the run id a heartbeat of
+/// `agent`'s `session_id` finds.
+pub(crate) async fn opened_run(client: &Client, agent: &str, session_id: &str) -> String {
+    let probe = client
+        .post(
+            "/api/v1/agent-sessions/heartbeat",
+            &json!({"agent": agent, "sessionId": session_id}),
+        )
+        .await;
+    assert_eq!(
+        probe.status, 200,
+        "startup opened the session: {:?}",
+        probe.body
+    );
+    probe.body["sessionRunId"]
+        .as_str()
+        .expect("run")
+        .to_string()
+}
+
+/// Waits for the first episode to report `version` and checks the run reads live; the read.
+pub(crate) async fn first_episode_live(client: &Client, run_id: &str, version: &str) -> Value {
+    let read = || liveness(client, run_id);
+    let live = until(Duration::from_secs(30), "first episode", read, |read| {
+        read["episodes"][0]["clientVersion"] == version
+    })
+    .await;
+    assert_eq!(live["liveness"], "live");
+    live
+}
+
+/// A memory written for the run (an attributed write, so the turn end arms the nudge).
+pub(crate) async fn write_attributed(client: &Client, run_id: &str) {
+    let written = client
+        .post(
+            "/api/v1/memories",
+            &json!({"memoryType": "decision", "topic": "use the outbox", "content": "kept",
+                "sessionRunId": run_id}),
+        )
+        .await;
+    assert_eq!(written.status, 201, "{:?}", written.body);
+}
+
+/// Waits, two minutes at most, for a `client` run to finish and checks it succeeded; its
+/// stdout.
+pub(crate) async fn finished_output(child: Child, what: &str, client: &str) -> String {
+    let output = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
         .await
-        .body
+        .unwrap_or_else(|_| panic!("{what}: {client} finished within two minutes"))
+        .expect("the client ran");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{what}: {stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
 }
 
 /// The stored excerpt of the run (not in any API read: it is the closer's input).
@@ -50,6 +131,36 @@ pub(crate) async fn sessions_of(admin: &sqlx::PgPool, agent: &str) -> Value {
     .await
     .expect("sessions");
     serde_json::to_value(rows).expect("rows")
+}
+
+/// After a clear, `rows` (`sessions_of`, two sessions) hold a new session id, and the new
+/// session's liveness read says it follows the cleared one.
+pub(crate) async fn assert_second_follows_first(client: &Client, rows: &Value) {
+    let (old_run, new_run) = (
+        rows[0][0].as_str().expect("run").to_string(),
+        rows[1][0].as_str().expect("run").to_string(),
+    );
+    assert_ne!(rows[0][1], rows[1][1], "a new session id");
+    let read = client
+        .get(&format!("/api/v1/agent-sessions/{new_run}/liveness"))
+        .await;
+    assert_eq!(read.status, 200, "{:?}", read.body);
+    assert_eq!(
+        read.body["followsSessionRunId"],
+        old_run.as_str(),
+        "the new session follows the cleared one: {}",
+        read.body
+    );
+}
+
+/// Waits, thirty seconds at most, until both of the `agent`'s sessions are closed; the rows.
+pub(crate) async fn until_both_closed(admin: &sqlx::PgPool, agent: &str, what: &str) -> Value {
+    let sessions = || sessions_of(admin, agent);
+    until(Duration::from_secs(30), what, sessions, |rows| {
+        rows.as_array()
+            .is_some_and(|rows| rows.len() == 2 && rows.iter().all(|row| row[2] == true))
+    })
+    .await
 }
 
 /// The nudge's words reached the model as the continuation's prompt.
@@ -101,6 +212,7 @@ pub(crate) async fn resumed_episode(
     .await;
     let episode = episode_of(&watched);
     assert_eq!(episode["endedAt"], Value::Null, "{watched}");
+    assert_eq!(watched["liveness"], "live");
     episode
 }
 
@@ -131,6 +243,38 @@ pub(crate) async fn kill_and_see_disconnected(
         .unwrap_or(Value::Null);
     assert_eq!(ended["endReason"], "process_exited", "{gone}");
     assert_eq!(gone["outcome"], "unknown");
+}
+
+/// The usage scenario's replies: one answer for each of three runs.
+pub(crate) fn three_answers() -> Vec<Reply> {
+    ["Hello.", "Still here.", "Third answer."]
+        .map(|text| Reply::Text(text.to_string()))
+        .to_vec()
+}
+
+/// Three responses were issued, one per run, every request a streamed call of `client`; what
+/// was issued.
+pub(crate) fn issued_three_streamed<R, I>(
+    standin: &StandIn<R, I, SeenRequest>,
+    client: &str,
+) -> Vec<I>
+where
+    R: Send + 'static,
+    I: Clone + Send + 'static,
+{
+    let issued = standin.issued();
+    assert_eq!(
+        issued.len(),
+        3,
+        "one request per run: {:?}",
+        standin.requests()
+    );
+    assert!(
+        standin.requests().iter().all(|request| request.streamed),
+        "{client} made only streamed calls: {:?}",
+        standin.requests()
+    );
+    issued
 }
 
 /// What a real session's usage must read: the server's usage read (filled by the sidecar and

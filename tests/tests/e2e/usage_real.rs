@@ -13,9 +13,10 @@ use serde_json::{Value, json};
 
 use baton_tests::hook::HookHome;
 use baton_tests::messages_standin::{Caller, Issued, MessagesStandIn, Reply, Script};
+use baton_tests::poll::until;
 use baton_tests::{Baton, Client};
 
-use crate::claude_hooks_real::{Scratch, until};
+use crate::claude_hooks_real::{ClaudeScratch, claude_scratch};
 use crate::claude_real::claude_binary;
 use crate::usage_hook::lay_out;
 
@@ -81,7 +82,7 @@ async fn a_real_claude_session_is_in_the_usage_read_while_it_runs_and_after_it_e
         subagent: vec![Reply::Text("There are no files.".to_string())],
     })
     .await;
-    let scratch = Scratch::new(&baton, &tenant.api_key, &standin);
+    let scratch = claude_scratch(&baton, &tenant.api_key, &standin);
     scratch.install().await;
     let session_id = uuid::Uuid::new_v4().to_string();
     let child = scratch.claude("Delegate the count.", &["--session-id", &session_id]);
