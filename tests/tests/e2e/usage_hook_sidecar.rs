@@ -2,17 +2,13 @@
 //! request appended mid-session reaches the usage upload on the next pulse. Uploads go to a
 //! recording stand-in of the upload route in front of a real Baton (which serves the rest).
 
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt as _;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use baton_tests::Baton;
 use baton_tests::hook::HookHome;
 use baton_tests::usage_recorder::UsageRecorder;
 use serde_json::{Value, json};
-use tokio::process::{Child, Command};
 
 const SPOTTER: &str = "claude-code/transcripts/spotter";
 const SESSION: &str = "fa812bfe-b295-4cca-9c2f-fdf01028cb46";
@@ -20,24 +16,6 @@ const UNLIMITED: &[(&str, &str)] = &[("BATON_RATE_LIMIT__REQUESTS", "1000000")];
 
 fn fixtures() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
-}
-
-/// A stand-in Claude Code process that just lives (the sidecar watches it).
-fn stand_in(dir: &Path) -> Child {
-    let script = dir.join("claude");
-    std::fs::write(
-        &script,
-        "#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then echo '2.1.296 (Claude Code)'; exit 0; fi\n\
-         while :; do sleep 1; done\n",
-    )
-    .expect("script");
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let mut command = std::process::Command::new(&script);
-    command.process_group(0).stdin(Stdio::null());
-    Command::from(command)
-        .kill_on_drop(true)
-        .spawn()
-        .expect("stand-in client")
 }
 
 const PULSE: &str = "/api/v1/agent-sessions/pulse";
@@ -65,7 +43,7 @@ async fn the_sidecar_uploads_its_session_and_a_request_appended_mid_session() {
     let recorder = UsageRecorder::in_front_of(&baton.base_url).await;
     let dir = std::env::temp_dir().join(format!("standin-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).expect("stand-in folder");
-    let mut client = stand_in(&dir);
+    let mut client = crate::hook_liveness::stand_in(&dir);
     let mut home = HookHome::new(&recorder.url, &tenant.api_key);
     home.set("BATON_HOOK_SIDECAR", "on");
     home.set("BATON_HOOK_PULSE_INTERVAL_MS", "100");
