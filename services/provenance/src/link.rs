@@ -112,21 +112,16 @@ impl RegistryLink {
 
     /// Fails with 400 when `id` is not one of the tenant's runs; never attaches or refreshes.
     pub async fn check_owned(&self, call: &OutboundCall, id: Uuid) -> Result<(), ApiError> {
-        let request = registry::GetSessionRequest {
-            lookup: Some(registry::get_session_request::Lookup::SessionRunId(
-                id.to_string(),
-            )),
-        };
-        self.client
-            .clone()
-            .get_session(self.outbound.request(call, request))
-            .await
-            .map_err(unknown_run)?;
-        Ok(())
+        self.get_run(call, id).await.map_err(unknown_run)
     }
 
     /// Whether `id` is one of the tenant's runs (NOT_FOUND stays NOT_FOUND).
     pub async fn require_run(&self, call: &OutboundCall, id: Uuid) -> Result<(), ApiError> {
+        self.get_run(call, id).await.map_err(ApiError::from)
+    }
+
+    /// Reads run `id` from registry: an answer means it is one of the tenant's runs.
+    async fn get_run(&self, call: &OutboundCall, id: Uuid) -> Result<(), tonic::Status> {
         let request = registry::GetSessionRequest {
             lookup: Some(registry::get_session_request::Lookup::SessionRunId(
                 id.to_string(),
@@ -135,8 +130,7 @@ impl RegistryLink {
         self.client
             .clone()
             .get_session(self.outbound.request(call, request))
-            .await
-            .map_err(ApiError::from)?;
+            .await?;
         Ok(())
     }
 }

@@ -6,6 +6,8 @@
 //! `{"sessionRunId"}` payload. Validation and existence checks come before the stamp, so a
 //! refused write never touches a session.
 
+use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 use baton_kit::db::begin_tenant;
@@ -17,7 +19,7 @@ use crate::link::{self, Provenance as WriteProvenance};
 use crate::memory::{ActorKind, CommitmentStatus, EventKind, MemoryStatus, MemoryType};
 use crate::service::{Provenance, Written};
 use crate::store::events;
-use crate::store::memories::{self, Lineage};
+use crate::store::memories::{self, CommitmentRow, Lineage};
 use crate::validate::NewMemory;
 
 /// How a successor relates to its predecessor. Both supersede the predecessor; the intent is
@@ -60,6 +62,104 @@ fn conflict(detail: &str) -> ApiError {
     ApiError::conflict(detail)
 }
 
+/// What every statement of one write shares: the tenant, who acted, the run stamp's payload
+/// (on each event) and the instant. Its methods run on the write's transaction.
+struct Writer<'a> {
+    tenant_id: Uuid,
+    actor: ActorKind,
+    payload: Option<&'a serde_json::Value>,
+    now: DateTime<Utc>,
+}
+
+impl<'a> Writer<'a> {
+    fn new(call: &CallContext, actor: ActorKind, payload: Option<&'a serde_json::Value>) -> Self {
+        Writer {
+            tenant_id: call.tenant_id,
+            actor,
+            payload,
+            now: call.now,
+        }
+    }
+
+    /// Records a `kind` event on `memory_id`.
+    async fn record(
+        &self,
+        connection: &mut PgConnection,
+        memory_id: Uuid,
+        kind: EventKind,
+    ) -> Result<(), ApiError> {
+        events::insert(
+            connection,
+            self.tenant_id,
+            memory_id,
+            kind,
+            self.actor,
+            self.payload,
+            self.now,
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Inserts the commitment of `memory_id` at `status`; answers its id.
+    async fn insert_commitment(
+        &self,
+        connection: &mut PgConnection,
+        memory_id: Uuid,
+        status: CommitmentStatus,
+        due_at: Option<DateTime<Utc>>,
+    ) -> Result<Uuid, ApiError> {
+        memories::insert_commitment(
+            connection,
+            self.tenant_id,
+            memory_id,
+            status,
+            due_at,
+            self.now,
+        )
+        .await
+    }
+
+    /// Moves `commitment` (of `memory_id`) to `target` and records `kind` on the memory.
+    async fn move_commitment(
+        &self,
+        connection: &mut PgConnection,
+        memory_id: Uuid,
+        commitment: &CommitmentRow,
+        target: CommitmentStatus,
+        kind: EventKind,
+    ) -> Result<(), ApiError> {
+        memories::set_commitment_status(
+            connection,
+            self.tenant_id,
+            commitment.id,
+            commitment.status,
+            target,
+            self.now,
+        )
+        .await?;
+        self.record(connection, memory_id, kind).await
+    }
+
+    /// Moves an open memory to archived; false when it was no longer open. The caller records
+    /// the `archive` event.
+    async fn archive(
+        &self,
+        connection: &mut PgConnection,
+        memory_id: Uuid,
+    ) -> Result<bool, ApiError> {
+        memories::set_status(
+            connection,
+            self.tenant_id,
+            memory_id,
+            MemoryStatus::Open,
+            MemoryStatus::Archived,
+            self.now,
+        )
+        .await
+    }
+}
+
 impl Provenance {
     /// Resolves the write's session provenance (attach, resurrect, or the single-open
     /// default): the run its events are stamped with, if any.
@@ -86,35 +186,23 @@ impl Provenance {
             .stamp(call, provenance, memory.project.as_deref())
             .await?;
         let payload = link::payload(stamp);
+        let writer = Writer::new(call, actor, payload.as_ref());
         let (tenant_id, now) = (call.tenant_id, call.now);
         let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
         let id = Uuid::now_v7();
         memories::insert(&mut transaction, tenant_id, id, memory, None, now).await?;
         let commitment_id = if memory.memory_type == MemoryType::Commitment {
             Some(
-                memories::insert_commitment(
-                    &mut transaction,
-                    tenant_id,
-                    id,
-                    CommitmentStatus::Open,
-                    memory.due_at,
-                    now,
-                )
-                .await?,
+                writer
+                    .insert_commitment(&mut transaction, id, CommitmentStatus::Open, memory.due_at)
+                    .await?,
             )
         } else {
             None
         };
-        events::insert(
-            &mut transaction,
-            tenant_id,
-            id,
-            EventKind::Create,
-            actor,
-            payload.as_ref(),
-            now,
-        )
-        .await?;
+        writer
+            .record(&mut transaction, id, EventKind::Create)
+            .await?;
         transaction.commit().await?;
         Ok(Written {
             memory_id: id,
@@ -144,6 +232,7 @@ impl Provenance {
             .stamp(call, provenance, memory.project.as_deref())
             .await?;
         let payload = link::payload(stamp);
+        let writer = Writer::new(call, actor, payload.as_ref());
         let (tenant_id, now) = (call.tenant_id, call.now);
         let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
         let predecessor = memories::lock(&mut transaction, tenant_id, predecessor_id)
@@ -192,40 +281,19 @@ impl Provenance {
                 _ => (CommitmentStatus::Open, memory.due_at),
             };
             Some(
-                memories::insert_commitment(
-                    &mut transaction,
-                    tenant_id,
-                    successor_id,
-                    status,
-                    due_at,
-                    now,
-                )
-                .await?,
+                writer
+                    .insert_commitment(&mut transaction, successor_id, status, due_at)
+                    .await?,
             )
         } else {
             None
         };
-        let payload = payload.as_ref();
-        events::insert(
-            &mut transaction,
-            tenant_id,
-            successor_id,
-            EventKind::Create,
-            actor,
-            payload,
-            now,
-        )
-        .await?;
-        events::insert(
-            &mut transaction,
-            tenant_id,
-            predecessor_id,
-            EventKind::Supersede,
-            actor,
-            payload,
-            now,
-        )
-        .await?;
+        writer
+            .record(&mut transaction, successor_id, EventKind::Create)
+            .await?;
+        writer
+            .record(&mut transaction, predecessor_id, EventKind::Supersede)
+            .await?;
         if let Some(commitment) = predecessor_commitment {
             let implicit = match carry {
                 CarryDecision::Carry { .. } => Some(CommitmentStatus::Resolved),
@@ -233,26 +301,10 @@ impl Provenance {
                 CarryDecision::Nothing => None,
             };
             if let Some(target) = implicit {
-                memories::set_commitment_status(
-                    &mut transaction,
-                    tenant_id,
-                    commitment.id,
-                    commitment.status,
-                    target,
-                    now,
-                )
-                .await?;
                 let kind = lifecycle::event_for(target);
-                events::insert(
-                    &mut transaction,
-                    tenant_id,
-                    predecessor_id,
-                    kind,
-                    actor,
-                    payload,
-                    now,
-                )
-                .await?;
+                writer
+                    .move_commitment(&mut transaction, predecessor_id, commitment, target, kind)
+                    .await?;
             }
         }
         transaction.commit().await?;
@@ -328,7 +380,8 @@ impl Provenance {
                 .await?
         };
         let payload = link::payload(stamp);
-        let (tenant_id, now) = (call.tenant_id, call.now);
+        let writer = Writer::new(call, actor, payload.as_ref());
+        let tenant_id = call.tenant_id;
         let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
         let locked = memories::lock(&mut transaction, tenant_id, memory_id)
             .await?
@@ -342,46 +395,15 @@ impl Provenance {
         match (decision, &locked.commitment) {
             (TransitionDecision::NoOp, _) => {}
             (TransitionDecision::Commitment { event }, Some(commitment)) => {
-                memories::set_commitment_status(
-                    &mut transaction,
-                    tenant_id,
-                    commitment.id,
-                    commitment.status,
-                    target,
-                    now,
-                )
-                .await?;
-                events::insert(
-                    &mut transaction,
-                    tenant_id,
-                    memory_id,
-                    event,
-                    actor,
-                    payload.as_ref(),
-                    now,
-                )
-                .await?;
+                writer
+                    .move_commitment(&mut transaction, memory_id, commitment, target, event)
+                    .await?;
             }
             (TransitionDecision::ArchiveBlocker, _) => {
-                memories::set_status(
-                    &mut transaction,
-                    tenant_id,
-                    memory_id,
-                    MemoryStatus::Open,
-                    MemoryStatus::Archived,
-                    now,
-                )
-                .await?;
-                events::insert(
-                    &mut transaction,
-                    tenant_id,
-                    memory_id,
-                    EventKind::Archive,
-                    actor,
-                    payload.as_ref(),
-                    now,
-                )
-                .await?;
+                writer.archive(&mut transaction, memory_id).await?;
+                writer
+                    .record(&mut transaction, memory_id, EventKind::Archive)
+                    .await?;
             }
             _ => return Err(conflict("the commitment changed concurrently")),
         }
@@ -410,30 +432,14 @@ impl Provenance {
             .stamp(call, provenance, memory.project.as_deref())
             .await?;
         let payload = link::payload(stamp);
-        let (tenant_id, now) = (call.tenant_id, call.now);
-        let mut transaction = begin_tenant(&self.pool, tenant_id).await?;
-        let archived = memories::set_status(
-            &mut transaction,
-            tenant_id,
-            memory_id,
-            MemoryStatus::Open,
-            MemoryStatus::Archived,
-            now,
-        )
-        .await?;
-        if !archived {
+        let writer = Writer::new(call, actor, payload.as_ref());
+        let mut transaction = begin_tenant(&self.pool, call.tenant_id).await?;
+        if !writer.archive(&mut transaction, memory_id).await? {
             return Err(gone());
         }
-        events::insert(
-            &mut transaction,
-            tenant_id,
-            memory_id,
-            EventKind::Archive,
-            actor,
-            payload.as_ref(),
-            now,
-        )
-        .await?;
+        writer
+            .record(&mut transaction, memory_id, EventKind::Archive)
+            .await?;
         transaction.commit().await?;
         Ok(())
     }

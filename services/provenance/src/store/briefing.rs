@@ -2,7 +2,9 @@
 //! matching rows (a window count taken before the limit).
 
 use chrono::{DateTime, Utc};
-use sqlx::PgConnection;
+use sqlx::postgres::{PgArguments, PgRow};
+use sqlx::query::QueryAs;
+use sqlx::{FromRow, PgConnection, Postgres};
 use uuid::Uuid;
 
 use baton_kit::error::ApiError;
@@ -40,6 +42,23 @@ pub struct MemoryItemRow {
     pub total: i64,
 }
 
+/// A section's `statement` with its shared parameters bound: `$1` the tenant, `$2` to `$4`
+/// the filter (scope, project, include unscoped). The caller binds `$5` and the limit, `$6`.
+fn section<'q, Row>(
+    statement: &'static str,
+    tenant_id: Uuid,
+    filter: &'q Filter,
+) -> QueryAs<'q, Postgres, Row, PgArguments>
+where
+    Row: for<'r> FromRow<'r, PgRow>,
+{
+    sqlx::query_as(statement)
+        .bind(tenant_id)
+        .bind(&filter.scope)
+        .bind(&filter.project)
+        .bind(filter.include_unscoped)
+}
+
 /// Open and waiting commitments of open memories; with `due_before`, only those due earlier.
 /// Soonest due first, undated last.
 #[tracing::instrument(name = "db.provenance.briefing_commitments", skip_all)]
@@ -50,7 +69,7 @@ pub async fn commitments(
     due_before: Option<DateTime<Utc>>,
     limit: i64,
 ) -> Result<Vec<CommitmentItemRow>, ApiError> {
-    Ok(sqlx::query_as(
+    Ok(section(
         "SELECT c.id, c.memory_id, m.topic, c.status, c.due_at, count(*) OVER () AS total \
          FROM provenance.commitments c \
          JOIN provenance.memories m ON m.tenant_id = c.tenant_id AND m.id = c.memory_id \
@@ -60,11 +79,9 @@ pub async fn commitments(
            AND ($5::timestamptz IS NULL OR c.due_at < $5) \
          ORDER BY c.due_at ASC NULLS LAST, c.created_at ASC, c.id \
          LIMIT $6",
+        tenant_id,
+        filter,
     )
-    .bind(tenant_id)
-    .bind(&filter.scope)
-    .bind(&filter.project)
-    .bind(filter.include_unscoped)
     .bind(due_before)
     .bind(limit)
     .fetch_all(connection)
@@ -80,7 +97,7 @@ pub async fn newest(
     memory_types: &[&str],
     limit: i64,
 ) -> Result<Vec<MemoryItemRow>, ApiError> {
-    Ok(sqlx::query_as(
+    Ok(section(
         "SELECT m.id, m.memory_type, m.topic, m.scope, m.project, m.created_at, m.updated_at, \
                 count(*) OVER () AS total \
          FROM provenance.memories m \
@@ -89,11 +106,9 @@ pub async fn newest(
            AND ($3::text IS NULL OR m.project = $3 OR ($4 AND m.project IS NULL)) \
          ORDER BY m.updated_at DESC, m.id DESC \
          LIMIT $6",
+        tenant_id,
+        filter,
     )
-    .bind(tenant_id)
-    .bind(&filter.scope)
-    .bind(&filter.project)
-    .bind(filter.include_unscoped)
     .bind(memory_types)
     .bind(limit)
     .fetch_all(connection)
@@ -110,7 +125,7 @@ pub async fn stale(
     untouched_since: DateTime<Utc>,
     limit: i64,
 ) -> Result<Vec<MemoryItemRow>, ApiError> {
-    Ok(sqlx::query_as(
+    Ok(section(
         "SELECT m.id, m.memory_type, m.topic, m.scope, m.project, m.created_at, m.updated_at, \
                 count(*) OVER () AS total \
          FROM provenance.memories m \
@@ -123,11 +138,9 @@ pub async fn stale(
            AND ($3::text IS NULL OR m.project = $3 OR ($4 AND m.project IS NULL)) \
          ORDER BY m.updated_at ASC, m.id \
          LIMIT $6",
+        tenant_id,
+        filter,
     )
-    .bind(tenant_id)
-    .bind(&filter.scope)
-    .bind(&filter.project)
-    .bind(filter.include_unscoped)
     .bind(untouched_since)
     .bind(limit)
     .fetch_all(connection)

@@ -222,19 +222,18 @@ pub async fn set_status(
     to: MemoryStatus,
     now: DateTime<Utc>,
 ) -> Result<bool, ApiError> {
-    let result = sqlx::query(
+    compare_and_set(
+        connection,
         "UPDATE provenance.memories SET status = $4, updated_at = $5, \
            valid_to = CASE WHEN $4 = 'open' THEN NULL ELSE $5 END \
          WHERE tenant_id = $1 AND id = $2 AND status = $3",
+        tenant_id,
+        id,
+        from.as_str(),
+        to.as_str(),
+        now,
     )
-    .bind(tenant_id)
-    .bind(id)
-    .bind(from.as_str())
-    .bind(to.as_str())
-    .bind(now)
-    .execute(connection)
-    .await?;
-    Ok(result.rows_affected() == 1)
+    .await
 }
 
 /// Marks an open memory superseded by `successor_id`; false when it was no longer open.
@@ -270,16 +269,37 @@ pub async fn set_commitment_status(
     to: CommitmentStatus,
     now: DateTime<Utc>,
 ) -> Result<bool, ApiError> {
-    let result = sqlx::query(
+    compare_and_set(
+        connection,
         "UPDATE provenance.commitments SET status = $4, updated_at = $5 \
          WHERE tenant_id = $1 AND id = $2 AND status = $3",
+        tenant_id,
+        commitment_id,
+        from.as_str(),
+        to.as_str(),
+        now,
     )
-    .bind(tenant_id)
-    .bind(commitment_id)
-    .bind(from.as_str())
-    .bind(to.as_str())
-    .bind(now)
-    .execute(connection)
-    .await?;
+    .await
+}
+
+/// Runs a compare-and-set `statement` on one row: `$1` the tenant, `$2` the row's id, `$3` the
+/// status it must have, `$4` the status it moves to, `$5` the instant. True when it moved.
+async fn compare_and_set(
+    connection: &mut PgConnection,
+    statement: &'static str,
+    tenant_id: Uuid,
+    id: Uuid,
+    from: &str,
+    to: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, ApiError> {
+    let result = sqlx::query(statement)
+        .bind(tenant_id)
+        .bind(id)
+        .bind(from)
+        .bind(to)
+        .bind(now)
+        .execute(connection)
+        .await?;
     Ok(result.rows_affected() == 1)
 }
