@@ -11,7 +11,7 @@ use uuid::Uuid;
 use baton_kit::db::begin_tenant;
 use baton_kit::error::ApiError;
 
-use crate::console_store::{self, SessionScan};
+use crate::console_store::{self, Listed, SessionScan};
 use crate::cursor::Cursor;
 use crate::episodes::{self, Episode, SessionEpisode};
 use crate::liveness::State;
@@ -91,18 +91,7 @@ impl Registry {
         transaction.commit().await?;
         let summaries: Vec<SessionSummary> = rows
             .into_iter()
-            .map(|listed| {
-                let own = episodes
-                    .get(&listed.session.id)
-                    .map_or(&[][..], Vec::as_slice);
-                SessionSummary {
-                    state: self.state_of(&listed.session, own, now),
-                    host_id: own.first().map(|episode| episode.host_id.clone()),
-                    follows: listed.follows,
-                    members: listed.members,
-                    session: listed.session,
-                }
-            })
+            .map(|listed| self.summary(listed, &episodes, now))
             .collect();
         let (sessions, next_cursor) = session_list::page(
             summaries,
@@ -118,6 +107,26 @@ impl Registry {
             sessions,
             next_cursor,
         })
+    }
+
+    /// One listed session with its state at `now` and newest host, from its episodes in
+    /// `episodes` (none when absent).
+    fn summary(
+        &self,
+        listed: Listed,
+        episodes: &HashMap<Uuid, Vec<Episode>>,
+        now: DateTime<Utc>,
+    ) -> SessionSummary {
+        let own = episodes
+            .get(&listed.session.id)
+            .map_or(&[][..], Vec::as_slice);
+        SessionSummary {
+            state: self.state_of(&listed.session, own, now),
+            host_id: own.first().map(|episode| episode.host_id.clone()),
+            follows: listed.follows,
+            members: listed.members,
+            session: listed.session,
+        }
     }
 
     /// The sessions of these natural keys this tenant's hooks reported, each with its derived
@@ -139,18 +148,7 @@ impl Registry {
         transaction.commit().await?;
         Ok(rows
             .into_iter()
-            .map(|listed| {
-                let own = episodes
-                    .get(&listed.session.id)
-                    .map_or(&[][..], Vec::as_slice);
-                SessionSummary {
-                    state: self.state_of(&listed.session, own, now),
-                    host_id: own.first().map(|episode| episode.host_id.clone()),
-                    follows: listed.follows,
-                    members: listed.members,
-                    session: listed.session,
-                }
-            })
+            .map(|listed| self.summary(listed, &episodes, now))
             .collect())
     }
 

@@ -21,12 +21,7 @@ pub async fn upsert(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), s
     if batch.agents.is_empty() {
         return Ok(());
     }
-    let mut ordered: Vec<(AgentKey, &Agent)> = batch
-        .agents
-        .iter()
-        .map(|agent| (agent.key(), agent))
-        .collect();
-    ordered.sort_by(|left, right| left.0.cmp(&right.0));
+    let ordered = super::in_key_order(&batch.agents, Agent::key);
     let keys = AgentKey::columns(ordered.iter().map(|(key, _)| key));
     // kind, parent, subagent type, spawn tool, model, ended.
     let mut text: [Vec<Option<String>>; 6] = Default::default();

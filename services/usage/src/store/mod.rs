@@ -29,6 +29,13 @@ mod usage_insert;
 /// A transaction of the usage context (a tenant's upload, the rows it writes).
 pub(crate) type Tx = Transaction<'static, Postgres>;
 
+/// `rows` each paired with its key, in key order (the order every statement writes in).
+pub(crate) fn in_key_order<K: Ord, T>(rows: &[T], key: impl Fn(&T) -> K) -> Vec<(K, &T)> {
+    let mut ordered: Vec<(K, &T)> = rows.iter().map(|row| (key(row), row)).collect();
+    ordered.sort_by(|left, right| left.0.cmp(&right.0));
+    ordered
+}
+
 /// A database failure as the caller sees it (503 when the database is unreachable, else 500);
 /// the statement and its values are never part of the answer.
 pub fn db_error(error: sqlx::Error) -> ApiError {

@@ -31,12 +31,7 @@ pub async fn upsert(tx: &mut Tx, tenant_id: Uuid, batch: &Batch) -> Result<(), s
     if batch.sessions.is_empty() {
         return Ok(());
     }
-    let mut ordered: Vec<(SessionKey, &Session)> = batch
-        .sessions
-        .iter()
-        .map(|session| (session.key(), session))
-        .collect();
-    ordered.sort_by(|left, right| left.0.cmp(&right.0));
+    let ordered = super::in_key_order(&batch.sessions, Session::key);
     let [agents, ids] = SessionKey::columns(ordered.iter().map(|(key, _)| key));
     let mut project = Vec::new();
     let mut versions = Vec::new();
