@@ -18,6 +18,7 @@ pub mod path_ids;
 pub mod rate_limit;
 pub mod response;
 pub mod routes;
+mod rpc;
 pub mod server;
 pub mod state;
 pub mod strict;

@@ -9,7 +9,8 @@
 //! identifier rule to the fields that are identifiers.
 
 use axum::body::Body;
-use axum::extract::{FromRequest, Request};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 
@@ -31,6 +32,20 @@ pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_
 pub struct BodyLimit {
     pub bytes: usize,
     pub timeout: std::time::Duration,
+}
+
+/// A route without query parameters: any key is 400, like an unknown key of a route that has
+/// some (a malformed query string too).
+#[derive(Debug, Clone, Copy)]
+pub struct NoQuery;
+
+impl<S: Send + Sync> FromRequestParts<S> for NoQuery {
+    type Rejection = HttpError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<NoQuery, HttpError> {
+        only_keys(&query_pairs(parts.uri.query())?, &[])?;
+        Ok(NoQuery)
+    }
 }
 
 /// The raw body, read within the configured limit (413 beyond it).

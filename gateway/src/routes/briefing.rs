@@ -15,6 +15,7 @@ use crate::api_schema::text::{ContractUuid, Identifier, Scope, Timestamp};
 use crate::api_schema::{Nullable, errors};
 use crate::response::{HttpError, HttpResult};
 use crate::routes::{iso_of, optional_iso};
+use crate::rpc::rpc;
 use crate::state::{AppState, Caller};
 use crate::strict;
 
@@ -230,12 +231,7 @@ pub async fn briefing(
     RawQuery(query): RawQuery,
 ) -> HttpResult<Json<BriefingAnswer>> {
     let request = briefing_request(query.as_deref())?;
-    let answer = state
-        .provenance
-        .clone()
-        .briefing(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let answer = rpc!(state.provenance.briefing(&call, request))?;
     Ok(Json(BriefingAnswer {
         selector: Selector::from_proto(answer.selector)?,
         mode: answer.mode,

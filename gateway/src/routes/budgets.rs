@@ -4,7 +4,7 @@
 //! evaluates the budgets as usage lands and raises `usage.budget.crossed` once per threshold.
 
 use axum::Json;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use utoipa::{PartialSchema, ToSchema};
@@ -17,8 +17,9 @@ use crate::api_schema::{Bounded, List, Nullable, errors};
 use crate::path_ids::BudgetIdPath;
 use crate::response::HttpResult;
 use crate::routes::{iso_of, optional_iso};
+use crate::rpc::rpc;
 use crate::state::{AppState, Caller};
-use crate::strict::{self, StrictJson};
+use crate::strict::{self, NoQuery, StrictJson};
 
 /// Thresholds in percent of the limit: 1..1000 each, at most 10.
 type Thresholds = List<Bounded<1, 1000>, 10>;
@@ -141,12 +142,7 @@ pub async fn create(
         thresholds: body.thresholds.unwrap_or_default(),
         timezone: body.timezone,
     };
-    let budget = state
-        .usage
-        .clone()
-        .create_budget(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let budget = rpc!(state.usage.create_budget(&call, request))?;
     Ok((StatusCode::CREATED, Json(budget_answer(budget))))
 }
 
@@ -161,15 +157,13 @@ pub async fn create(
 pub async fn list(
     State(state): State<AppState>,
     Caller(call): Caller,
-    RawQuery(query): RawQuery,
+    _: NoQuery,
 ) -> HttpResult<Json<BudgetsAnswer>> {
-    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
-    let listed = state
-        .usage
-        .clone()
-        .list_budgets(state.outbound.request(&call, proto::ListBudgetsRequest {}))
-        .await?
-        .into_inner();
+    let listed = rpc!(
+        state
+            .usage
+            .list_budgets(&call, proto::ListBudgetsRequest {})
+    )?;
     Ok(Json(BudgetsAnswer {
         budgets: listed.budgets.into_iter().map(budget_answer).collect(),
     }))
@@ -190,17 +184,12 @@ pub async fn delete(
     State(state): State<AppState>,
     Caller(call): Caller,
     BudgetIdPath(id): BudgetIdPath,
-    RawQuery(query): RawQuery,
+    _: NoQuery,
 ) -> HttpResult<StatusCode> {
-    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
-    state
-        .usage
-        .clone()
-        .delete_budget(
-            state
-                .outbound
-                .request(&call, proto::DeleteBudgetRequest { id }),
-        )
-        .await?;
+    rpc!(
+        state
+            .usage
+            .delete_budget(&call, proto::DeleteBudgetRequest { id })
+    )?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -7,24 +7,23 @@
 //! 400 like the other run reads, and a known run the closer never passed over lists none.
 
 use axum::Json;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use serde::Serialize;
 use utoipa::{PartialSchema, ToSchema};
 
-use baton_kit::error::ErrorCode;
 use baton_proto::closer::v1 as proto;
-use baton_proto::registry::v1 as registry;
 
 use crate::api_schema::Nullable;
 use crate::api_schema::enums::{EvidenceSource, PassOutcome, PassState, Verdict};
 use crate::api_schema::errors;
 use crate::api_schema::text::{ContractUuid, Timestamp};
 use crate::path_ids::RunIdPath;
-use crate::response::{HttpError, HttpResult};
+use crate::response::HttpResult;
 use crate::routes::optional_iso;
-use crate::routes::sessions::unknown_run_is_invalid;
+use crate::routes::sessions::{run_session, unknown_run_is_invalid};
+use crate::rpc::rpc;
 use crate::state::{AppState, Caller};
-use crate::strict;
+use crate::strict::NoQuery;
 
 /// One quoted statement a verdict rests on.
 #[derive(Debug, Serialize, ToSchema)]
@@ -128,34 +127,17 @@ pub async fn passes(
     State(state): State<AppState>,
     Caller(call): Caller,
     RunIdPath(run_id): RunIdPath,
-    RawQuery(query): RawQuery,
+    _: NoQuery,
 ) -> HttpResult<Json<CloserAnswer>> {
-    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
-    let lookup = registry::GetSessionRequest {
-        lookup: Some(registry::get_session_request::Lookup::SessionRunId(
-            run_id.clone(),
-        )),
-    };
-    let session = state
-        .registry
-        .clone()
-        .get_session(state.outbound.request(&call, lookup))
+    let session = run_session(&state, &call, run_id)
         .await
-        .map_err(|status| unknown_run_is_invalid(status.into()))?
-        .into_inner()
-        .session
-        .ok_or_else(|| HttpError::new(ErrorCode::Internal, "registry answered no session"))?;
-    let listed = state
-        .closer
-        .clone()
-        .list_passes(state.outbound.request(
-            &call,
-            proto::ListPassesRequest {
-                session_run_id: session.session_run_id.clone(),
-            },
-        ))
-        .await?
-        .into_inner();
+        .map_err(unknown_run_is_invalid)?;
+    let listed = rpc!(state.closer.list_passes(
+        &call,
+        proto::ListPassesRequest {
+            session_run_id: session.session_run_id.clone(),
+        },
+    ))?;
     Ok(Json(CloserAnswer {
         session_run_id: session.session_run_id,
         passes: listed

@@ -17,6 +17,7 @@ use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::iso_of;
 use crate::routes::sessions::unknown_run_is_invalid;
+use crate::rpc::rpc;
 use crate::state::{AppState, Caller};
 use crate::strict;
 
@@ -104,13 +105,8 @@ pub async fn list(
         cursor,
         limit,
     };
-    let page = state
-        .provenance
-        .clone()
-        .list_run_events(state.outbound.request(&call, request))
-        .await
-        .map_err(|status| unknown_run_is_invalid(status.into()))?
-        .into_inner();
+    let page = rpc!(state.provenance.list_run_events(&call, request))
+        .map_err(|status| unknown_run_is_invalid(status.into()))?;
     Ok(Json(RunEventsPage {
         items: page
             .items

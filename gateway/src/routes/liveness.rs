@@ -3,7 +3,7 @@
 //! derived state, the episodes and the session a `/clear` successor follows.
 
 use axum::Json;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use utoipa::{PartialSchema, ToSchema};
 
@@ -17,8 +17,9 @@ use crate::path_ids::RunIdPath;
 use crate::response::HttpResult;
 use crate::routes::sessions::{key, observed, unknown_run_is_invalid};
 use crate::routes::{iso_of, optional_iso};
+use crate::rpc::rpc;
 use crate::state::{AppState, Caller, Member};
-use crate::strict::{self, StrictJson};
+use crate::strict::{self, NoQuery, StrictJson};
 
 /// `POST /agent-sessions/pulse` body.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -195,17 +196,11 @@ pub async fn read(
     State(state): State<AppState>,
     Caller(call): Caller,
     RunIdPath(session_run_id): RunIdPath,
-    RawQuery(query): RawQuery,
+    _: NoQuery,
 ) -> HttpResult<Json<LivenessAnswer>> {
-    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
     let request = proto::GetLivenessRequest { session_run_id };
-    let answer = state
-        .registry
-        .clone()
-        .get_liveness(state.outbound.request(&call, request))
-        .await
-        .map_err(|status| unknown_run_is_invalid(status.into()))?
-        .into_inner();
+    let answer = rpc!(state.registry.get_liveness(&call, request))
+        .map_err(|status| unknown_run_is_invalid(status.into()))?;
     let liveness = state_name(answer.state);
     Ok(Json(LivenessAnswer {
         session_run_id: answer.session_run_id,

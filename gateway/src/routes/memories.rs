@@ -19,6 +19,7 @@ use crate::api_schema::text::{ContractUuid, Identifier, Scope, TrimmedProse};
 use crate::api_schema::{List, errors};
 use crate::path_ids::MemoryIdPath;
 use crate::response::{HttpError, HttpResult};
+use crate::rpc::rpc;
 use crate::state::{AppState, Caller};
 use crate::strict::{self, LimitedBody, StrictJson};
 
@@ -247,12 +248,7 @@ pub async fn remember(
         actor: proto::ActorKind::UserApi.into(),
         provenance: provenance(body.session_run_id.as_deref())?,
     };
-    let answer = state
-        .provenance
-        .clone()
-        .remember(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let answer = rpc!(state.provenance.remember(&call, request))?;
     Ok((
         StatusCode::CREATED,
         Json(RememberAnswer {
@@ -307,12 +303,7 @@ pub async fn revise(
         actor: proto::ActorKind::UserApi.into(),
         provenance: provenance(body.session_run_id.as_deref())?,
     };
-    let answer = state
-        .provenance
-        .clone()
-        .revise(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let answer = rpc!(state.provenance.revise(&call, request))?;
     Ok(Json(ReviseAnswer {
         memory: memory_ref(answer.memory)?,
         embedded: "off".to_string(),
@@ -345,12 +336,7 @@ pub async fn resolve(
         actor: proto::ActorKind::UserApi.into(),
         provenance: provenance(body.session_run_id.as_deref())?,
     };
-    let answer = state
-        .provenance
-        .clone()
-        .transition(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let answer = rpc!(state.provenance.transition(&call, request))?;
     Ok(Json(ResolveAnswer {
         commitment_id: answer.commitment_id,
         status: answer.status,
@@ -387,12 +373,7 @@ pub async fn archive(
         actor: proto::ActorKind::UserApi.into(),
         provenance: provenance(body.session_run_id.as_deref())?,
     };
-    let answer = state
-        .provenance
-        .clone()
-        .archive(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let answer = rpc!(state.provenance.archive(&call, request))?;
     Ok(Json(ArchiveAnswer {
         id: answer.id,
         status: answer.status,

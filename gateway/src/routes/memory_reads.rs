@@ -2,7 +2,7 @@
 //! section 10). A history shows each event's payload by its shape only, never its values.
 
 use axum::Json;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use serde::Serialize;
 use utoipa::{PartialSchema, ToSchema};
 
@@ -18,8 +18,9 @@ use crate::api_schema::text::{ContractUuid, Timestamp};
 use crate::path_ids::MemoryIdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::{iso_of, optional_iso};
+use crate::rpc::rpc;
 use crate::state::{AppState, Caller};
-use crate::strict;
+use crate::strict::NoQuery;
 
 /// A memory's commitment.
 #[derive(Debug, Serialize, ToSchema)]
@@ -116,21 +117,15 @@ pub async fn read(
     State(state): State<AppState>,
     Caller(call): Caller,
     MemoryIdPath(memory_id): MemoryIdPath,
-    RawQuery(query): RawQuery,
+    _: NoQuery,
 ) -> HttpResult<Json<MemoryView>> {
-    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
-    let memory = state
-        .provenance
-        .clone()
-        .get_memory(
-            state
-                .outbound
-                .request(&call, proto::GetMemoryRequest { memory_id }),
-        )
-        .await?
-        .into_inner()
-        .memory
-        .ok_or_else(|| HttpError::new(ErrorCode::Internal, "no memory answered"))?;
+    let memory = rpc!(
+        state
+            .provenance
+            .get_memory(&call, proto::GetMemoryRequest { memory_id })
+    )?
+    .memory
+    .ok_or_else(|| HttpError::new(ErrorCode::Internal, "no memory answered"))?;
     Ok(Json(MemoryView {
         id: memory.id,
         memory_type: memory.memory_type,
@@ -169,19 +164,13 @@ pub async fn history(
     State(state): State<AppState>,
     Caller(call): Caller,
     MemoryIdPath(memory_id): MemoryIdPath,
-    RawQuery(query): RawQuery,
+    _: NoQuery,
 ) -> HttpResult<Json<HistoryAnswer>> {
-    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
-    let answer = state
-        .provenance
-        .clone()
-        .history(
-            state
-                .outbound
-                .request(&call, proto::HistoryRequest { memory_id }),
-        )
-        .await?
-        .into_inner();
+    let answer = rpc!(
+        state
+            .provenance
+            .history(&call, proto::HistoryRequest { memory_id })
+    )?;
     Ok(Json(HistoryAnswer {
         memory_id: answer.memory_id,
         events: answer

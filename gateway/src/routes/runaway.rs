@@ -4,15 +4,16 @@
 //! session listings; each episode raises `usage.runaway.flagged` once.
 
 use axum::Json;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use baton_proto::usage::v1 as proto;
 
 use crate::response::HttpResult;
+use crate::rpc::rpc;
 use crate::state::{AppState, Caller};
-use crate::strict::{self, StrictJson};
+use crate::strict::{NoQuery, StrictJson};
 
 /// The policy, as both verbs carry it.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
@@ -48,19 +49,13 @@ fn body(policy: proto::RunawayPolicy) -> PolicyBody {
 pub async fn get(
     State(state): State<AppState>,
     Caller(call): Caller,
-    RawQuery(query): RawQuery,
+    _: NoQuery,
 ) -> HttpResult<Json<PolicyBody>> {
-    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
-    let policy = state
-        .usage
-        .clone()
-        .get_runaway_policy(
-            state
-                .outbound
-                .request(&call, proto::GetRunawayPolicyRequest {}),
-        )
-        .await?
-        .into_inner();
+    let policy = rpc!(
+        state
+            .usage
+            .get_runaway_policy(&call, proto::GetRunawayPolicyRequest {})
+    )?;
     Ok(Json(body(policy)))
 }
 
@@ -84,11 +79,6 @@ pub async fn put(
         spend_usd: policy.spend_usd,
         unattended_minutes: policy.unattended_minutes,
     };
-    let stored = state
-        .usage
-        .clone()
-        .set_runaway_policy(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let stored = rpc!(state.usage.set_runaway_policy(&call, request))?;
     Ok(Json(body(stored)))
 }

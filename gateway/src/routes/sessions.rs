@@ -2,11 +2,12 @@
 //! and 8). Each handler parses strictly, forwards one RPC to registry and shapes the answer.
 
 use axum::Json;
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use utoipa::{PartialSchema, ToSchema};
 
 use baton_kit::error::ErrorCode;
+use baton_kit::grpc::OutboundCall;
 use baton_kit::selector::Selector;
 use baton_proto::common::v1 as common;
 use baton_proto::registry::v1 as proto;
@@ -19,8 +20,9 @@ use crate::api_schema::{Nullable, text};
 use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::{iso_of, optional_iso};
+use crate::rpc::rpc;
 use crate::state::{AppState, Caller, Member};
-use crate::strict::{self, StrictJson};
+use crate::strict::{self, NoQuery, StrictJson};
 
 /// `source` of an open: `compact` and `clear` are not sources (400).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
@@ -328,12 +330,7 @@ pub async fn close(
         key: key(body.agent, body.session_id),
         observed_at: observed(body.observed_at.as_deref())?,
     };
-    let answer = state
-        .registry
-        .clone()
-        .close(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let answer = rpc!(state.registry.close(&call, request))?;
     Ok(Json(CloseAnswer {
         session_run_id: answer.session_run_id,
         activation_epoch: answer.activation_epoch,
@@ -351,6 +348,21 @@ pub fn unknown_run_is_invalid(error: HttpError) -> HttpError {
     }
 }
 
+/// Run `run_id`'s session as registry reads it (never refreshing the lease); an answer without
+/// one is a 500.
+pub async fn run_session(
+    state: &AppState,
+    call: &OutboundCall,
+    run_id: String,
+) -> HttpResult<proto::Session> {
+    let request = proto::GetSessionRequest {
+        lookup: Some(proto::get_session_request::Lookup::SessionRunId(run_id)),
+    };
+    rpc!(state.registry.get_session(call, request))?
+        .session
+        .ok_or_else(|| HttpError::new(ErrorCode::Internal, "registry answered no session"))
+}
+
 /// Read one session row; never refreshes the lease (CONTRACT section 8)
 #[utoipa::path(
     get,
@@ -364,34 +376,19 @@ pub async fn row(
     State(state): State<AppState>,
     Caller(call): Caller,
     RunIdPath(run_id): RunIdPath,
-    RawQuery(query): RawQuery,
+    _: NoQuery,
 ) -> HttpResult<Json<SessionRow>> {
-    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
-    let request = proto::GetSessionRequest {
-        lookup: Some(proto::get_session_request::Lookup::SessionRunId(run_id)),
-    };
-    let session = state
-        .registry
-        .clone()
-        .get_session(state.outbound.request(&call, request))
+    let session = run_session(&state, &call, run_id)
         .await
-        .map_err(|status| unknown_run_is_invalid(status.into()))?
-        .into_inner()
-        .session
-        .ok_or_else(|| HttpError::new(ErrorCode::Internal, "registry answered no session"))?;
+        .map_err(unknown_run_is_invalid)?;
     let selector = Selector::from_proto(session.selector.clone())?;
-    let triage_status = state
-        .triage
-        .clone()
-        .get_state(state.outbound.request(
-            &call,
-            baton_proto::triage::v1::GetStateRequest {
-                session_run_id: session.session_run_id.clone(),
-            },
-        ))
-        .await?
-        .into_inner()
-        .triage_status;
+    let triage_status = rpc!(state.triage.get_state(
+        &call,
+        baton_proto::triage::v1::GetStateRequest {
+            session_run_id: session.session_run_id.clone(),
+        },
+    ))?
+    .triage_status;
     Ok(Json(SessionRow {
         session_run_id: session.session_run_id,
         agent: session.agent,

@@ -17,8 +17,9 @@ use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::sessions::unknown_run_is_invalid;
 use crate::routes::{iso_of, optional_iso};
+use crate::rpc::rpc;
 use crate::state::{AppState, Caller};
-use crate::strict::{self, StrictJson};
+use crate::strict::{self, NoQuery, StrictJson};
 
 /// `POST /agent-sessions/triage/begin` body.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -139,12 +140,7 @@ pub async fn begin(
         turn_count: body.turn_count,
         stop_hook_active: body.stop_hook_active.unwrap_or(false),
     };
-    let began = state
-        .triage
-        .clone()
-        .begin(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let began = rpc!(state.triage.begin(&call, request))?;
     Ok(Json(BeginAnswer {
         session_run_id: began.session_run_id,
         armed: began.armed,
@@ -178,12 +174,7 @@ pub async fn complete(
         session_id: body.session_id,
         attempt_id: body.attempt_id,
     };
-    let completed = state
-        .triage
-        .clone()
-        .complete(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let completed = rpc!(state.triage.complete(&call, request))?;
     Ok(Json(CompleteAnswer {
         session_run_id: completed.session_run_id,
         triage_status: completed.triage_status,
@@ -209,21 +200,15 @@ pub async fn attempts(
     State(state): State<AppState>,
     Caller(call): Caller,
     RunIdPath(run_id): RunIdPath,
-    RawQuery(query): RawQuery,
+    _: NoQuery,
 ) -> HttpResult<Json<AttemptsAnswer>> {
-    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
-    let log = state
-        .triage
-        .clone()
-        .list_attempts(state.outbound.request(
-            &call,
-            proto::ListAttemptsRequest {
-                session_run_id: run_id,
-            },
-        ))
-        .await
-        .map_err(|status| unknown_run_is_invalid(status.into()))?
-        .into_inner();
+    let log = rpc!(state.triage.list_attempts(
+        &call,
+        proto::ListAttemptsRequest {
+            session_run_id: run_id,
+        },
+    ))
+    .map_err(|status| unknown_run_is_invalid(status.into()))?;
     let items: Vec<AttemptItem> = log
         .items
         .into_iter()
@@ -284,12 +269,7 @@ pub async fn debrief(
         agent,
         session_id,
     };
-    let rendered = state
-        .triage
-        .clone()
-        .render_debrief(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let rendered = rpc!(state.triage.render_debrief(&call, request))?;
     Ok(Json(DebriefAnswer {
         prompt: rendered.prompt,
     }))

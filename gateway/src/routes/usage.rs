@@ -20,10 +20,12 @@ use crate::api_schema::{Nullable, errors};
 use crate::csv_export;
 use crate::path_ids::RunIdPath;
 use crate::response::{HttpError, HttpResult};
+use crate::routes::sessions::run_session;
 use crate::routes::usage_answers::{FiguresAnswer, QueryAnswer, SessionAnswer, figures, session};
 use crate::routes::{optional_instant, optional_iso};
+use crate::rpc::rpc;
 use crate::state::{AppState, Caller};
-use crate::strict;
+use crate::strict::{self, NoQuery};
 
 pub(crate) use crate::routes::usage_answers::query_answer;
 
@@ -66,12 +68,7 @@ pub async fn query(
         timezone: get("timezone").map(str::to_string),
         split_by_model: false,
     };
-    let answer = state
-        .usage
-        .clone()
-        .query_usage(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let answer = rpc!(state.usage.query_usage(&call, request))?;
     let answer = query_answer(answer);
     if csv_export::wants_csv(&headers) {
         let name = format!("baton-usage-by-{}.csv", answer.group_by);
@@ -163,12 +160,7 @@ pub async fn sessions(
             }
         },
     };
-    let answer = state
-        .usage
-        .clone()
-        .list_sessions(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let answer = rpc!(state.usage.list_sessions(&call, request))?;
     let sessions: Vec<SessionAnswer> = answer.sessions.into_iter().map(session).collect();
     if csv_export::wants_csv(&headers) {
         let next = answer.next_cursor.map(|cursor| {
@@ -291,33 +283,15 @@ pub async fn tree(
     State(state): State<AppState>,
     Caller(call): Caller,
     RunIdPath(run_id): RunIdPath,
-    RawQuery(query): RawQuery,
+    _: NoQuery,
 ) -> HttpResult<Json<TreeAnswer>> {
-    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
-    let lookup = registry::GetSessionRequest {
-        lookup: Some(registry::get_session_request::Lookup::SessionRunId(
-            run_id.clone(),
-        )),
-    };
-    let run = state
-        .registry
-        .clone()
-        .get_session(state.outbound.request(&call, lookup))
-        .await?
-        .into_inner()
-        .session
-        .ok_or_else(|| HttpError::new(ErrorCode::Internal, "registry answered no session"))?;
+    let run = run_session(&state, &call, run_id).await?;
     let request = proto::GetTreeRequest {
         agent: run.agent.clone(),
         session_id: run.session_id.clone(),
     };
-    let answer = match state
-        .usage
-        .clone()
-        .get_tree(state.outbound.request(&call, request))
-        .await
-    {
-        Ok(answer) => answer.into_inner(),
+    let answer = match rpc!(state.usage.get_tree(&call, request)) {
+        Ok(answer) => answer,
         Err(status) if ErrorCode::from_status(&status) == ErrorCode::NotFound => empty_tree(&run),
         Err(status) => return Err(status.into()),
     };

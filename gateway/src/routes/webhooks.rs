@@ -19,8 +19,9 @@ use crate::api_schema::{List, Nullable, errors};
 use crate::path_ids::BudgetIdPath as IdPath;
 use crate::response::{HttpError, HttpResult};
 use crate::routes::{iso_of, optional_iso};
+use crate::rpc::rpc;
 use crate::state::{AppState, Caller};
-use crate::strict::{self, StrictJson};
+use crate::strict::{self, NoQuery, StrictJson};
 
 /// The events a webhook receives: each once, at most both.
 type WebhookEvents = List<WebhookEvent, 2>;
@@ -172,12 +173,7 @@ pub async fn create(
         events: body.events,
         format: body.format,
     };
-    let created = state
-        .notify
-        .clone()
-        .create_webhook(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let created = rpc!(state.notify.create_webhook(&call, request))?;
     let webhook = created
         .webhook
         .ok_or_else(|| HttpError::new(ErrorCode::Internal, "notify answered no webhook"))?;
@@ -201,15 +197,13 @@ pub async fn create(
 pub async fn list(
     State(state): State<AppState>,
     Caller(call): Caller,
-    RawQuery(query): RawQuery,
+    _: NoQuery,
 ) -> HttpResult<Json<WebhooksAnswer>> {
-    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
-    let listed = state
-        .notify
-        .clone()
-        .list_webhooks(state.outbound.request(&call, proto::ListWebhooksRequest {}))
-        .await?
-        .into_inner();
+    let listed = rpc!(
+        state
+            .notify
+            .list_webhooks(&call, proto::ListWebhooksRequest {})
+    )?;
     Ok(Json(WebhooksAnswer {
         webhooks: listed.webhooks.into_iter().map(webhook_answer).collect(),
     }))
@@ -230,18 +224,13 @@ pub async fn delete(
     State(state): State<AppState>,
     Caller(call): Caller,
     IdPath(id): IdPath,
-    RawQuery(query): RawQuery,
+    _: NoQuery,
 ) -> HttpResult<StatusCode> {
-    strict::only_keys(&strict::query_pairs(query.as_deref())?, &[])?;
-    state
-        .notify
-        .clone()
-        .delete_webhook(
-            state
-                .outbound
-                .request(&call, proto::DeleteWebhookRequest { id }),
-        )
-        .await?;
+    rpc!(
+        state
+            .notify
+            .delete_webhook(&call, proto::DeleteWebhookRequest { id })
+    )?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -276,12 +265,7 @@ pub async fn deliveries(
             .map(|text| strict::strict_integer("limit", text))
             .transpose()?,
     };
-    let listed = state
-        .notify
-        .clone()
-        .list_deliveries(state.outbound.request(&call, request))
-        .await?
-        .into_inner();
+    let listed = rpc!(state.notify.list_deliveries(&call, request))?;
     Ok(Json(DeliveriesAnswer {
         deliveries: listed.deliveries.into_iter().map(delivery_answer).collect(),
     }))

@@ -15,6 +15,7 @@ use baton_proto::registry::v1 as registry;
 use crate::console::page::{self, Chrome};
 use crate::console::view::{self, Moment};
 use crate::console::viewer::Viewer;
+use crate::rpc::rpc;
 use crate::state::AppState;
 
 /// Machines that pulsed within this long are listed.
@@ -83,15 +84,9 @@ async fn runaway(state: &AppState, viewer: &Viewer) -> Option<Vec<RunawayRow>> {
         limit: Some(50),
         ..Default::default()
     };
-    match state
-        .usage
-        .clone()
-        .list_sessions(state.outbound.request(&viewer.call, request))
-        .await
-    {
+    match rpc!(state.usage.list_sessions(&viewer.call, request)) {
         Ok(answer) => Some(
             answer
-                .into_inner()
                 .sessions
                 .iter()
                 .map(|summary| {
@@ -206,13 +201,8 @@ async fn live(state: &AppState, viewer: &Viewer) -> Result<FleetLive, Response> 
         since: Some(to_timestamp(viewer.now - Duration::days(WINDOW_DAYS))),
         limit: 100,
     };
-    let answer = state
-        .registry
-        .clone()
-        .list_machines(state.outbound.request(&viewer.call, request))
-        .await
-        .map_err(|status| page::from_status(viewer, "registry", &status))?
-        .into_inner();
+    let answer = rpc!(state.registry.list_machines(&viewer.call, request))
+        .map_err(|status| page::from_status(viewer, "registry", &status))?;
     let machines: Vec<MachineRow> = answer
         .machines
         .iter()

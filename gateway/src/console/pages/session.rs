@@ -23,6 +23,7 @@ use crate::console::pages::fleet::state_of;
 use crate::console::section::Section;
 use crate::console::view::{self, Moment};
 use crate::console::viewer::Viewer;
+use crate::rpc::rpc;
 use crate::state::AppState;
 
 mod agents;
@@ -177,13 +178,8 @@ pub async fn page(
             run_id.clone(),
         )),
     };
-    let session = match state
-        .registry
-        .clone()
-        .get_session(state.outbound.request(&viewer.call, lookup))
-        .await
-    {
-        Ok(answer) => match answer.into_inner().session {
+    let session = match rpc!(state.registry.get_session(&viewer.call, lookup)) {
+        Ok(answer) => match answer.session {
             Some(session) => session,
             None => return page::not_found(&viewer),
         },

@@ -14,6 +14,7 @@ use chrono::{DateTime, Utc};
 use crate::console::filters::Filters;
 use crate::console::session_merge::{Fetched, Listed, SortKey, Stream};
 use crate::console::viewer::Viewer;
+use crate::rpc::rpc;
 use crate::state::AppState;
 
 /// A natural key, `(agent, session id)`.
@@ -61,12 +62,7 @@ pub async fn hook_sessions(
         cursor: cursor_of(stream),
         member: window.filters.member.clone(),
     };
-    let listed = state
-        .registry
-        .clone()
-        .list_sessions(state.outbound.request(&viewer.call, request))
-        .await?
-        .into_inner();
+    let listed = rpc!(state.registry.list_sessions(&viewer.call, request))?;
     let rows = listed
         .sessions
         .into_iter()
@@ -112,12 +108,7 @@ pub async fn transcript_sessions(
         member: window.filters.member.clone(),
         runaway: false,
     };
-    let listed = state
-        .usage
-        .clone()
-        .list_sessions(state.outbound.request(&viewer.call, request))
-        .await?
-        .into_inner();
+    let listed = rpc!(state.usage.list_sessions(&viewer.call, request))?;
     let rows = listed
         .sessions
         .into_iter()
@@ -152,12 +143,7 @@ pub async fn hook_runs(
             .map(|(agent, session_id)| registry::SessionKey { agent, session_id })
             .collect(),
     };
-    let found = state
-        .registry
-        .clone()
-        .find_sessions(state.outbound.request(&viewer.call, request))
-        .await?
-        .into_inner();
+    let found = rpc!(state.registry.find_sessions(&viewer.call, request))?;
     Ok(found
         .sessions
         .into_iter()
@@ -178,15 +164,9 @@ pub async fn triage_states(
     let request = triage::GetStatesRequest {
         session_run_ids: ids,
     };
-    match state
-        .triage
-        .clone()
-        .get_states(state.outbound.request(&viewer.call, request))
-        .await
-    {
+    match rpc!(state.triage.get_states(&viewer.call, request)) {
         Ok(answer) => Some(
             answer
-                .into_inner()
                 .states
                 .into_iter()
                 .map(|run| (run.session_run_id.clone(), run))
@@ -214,15 +194,9 @@ pub async fn usage_figures(
             .map(|(agent, session_id)| usage::SessionRef { agent, session_id })
             .collect(),
     };
-    match state
-        .usage
-        .clone()
-        .session_figures(state.outbound.request(&viewer.call, request))
-        .await
-    {
+    match rpc!(state.usage.session_figures(&viewer.call, request)) {
         Ok(answer) => Some(
             answer
-                .into_inner()
                 .sessions
                 .into_iter()
                 .map(|summary| ((summary.agent.clone(), summary.session_id.clone()), summary))

@@ -18,6 +18,7 @@ use crate::console::pages::session_sources;
 use crate::console::section::Section;
 use crate::console::view::{self, Moment};
 use crate::console::viewer::Viewer;
+use crate::rpc::rpc;
 use crate::state::AppState;
 
 #[derive(Template)]
@@ -68,17 +69,13 @@ pub async fn page(
         }
         Err(status) => return page::from_status(&viewer, "registry", &status),
     }
-    let tree = state
-        .usage
-        .clone()
-        .get_tree(state.outbound.request(
-            &viewer.call,
-            usage::GetTreeRequest {
-                agent: agent.clone(),
-                session_id: session_id.clone(),
-            },
-        ))
-        .await;
+    let tree = rpc!(state.usage.get_tree(
+        &viewer.call,
+        usage::GetTreeRequest {
+            agent: agent.clone(),
+            session_id: session_id.clone(),
+        },
+    ));
     let mut page = TranscriptSessionPage {
         chrome: Chrome::new(&viewer, "sessions", "Session"),
         agent,
@@ -91,7 +88,6 @@ pub async fn page(
     };
     match tree {
         Ok(answer) => {
-            let answer = answer.into_inner();
             let Some(session) = answer.session.as_ref() else {
                 return page::not_found(&viewer);
             };

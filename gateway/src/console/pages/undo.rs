@@ -17,6 +17,7 @@ use crate::console::csrf;
 use crate::console::page::{self, Chrome};
 use crate::console::sign_in::cross_site_refusal;
 use crate::console::viewer::Viewer;
+use crate::rpc::rpc;
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize)]
@@ -68,18 +69,13 @@ pub async fn undo(
     ) else {
         return page::not_found(&viewer);
     };
-    let passes = match state
-        .closer
-        .clone()
-        .list_passes(state.outbound.request(
-            &viewer.call,
-            closer::ListPassesRequest {
-                session_run_id: run_id.to_string(),
-            },
-        ))
-        .await
-    {
-        Ok(answer) => answer.into_inner().passes,
+    let passes = match rpc!(state.closer.list_passes(
+        &viewer.call,
+        closer::ListPassesRequest {
+            session_run_id: run_id.to_string(),
+        },
+    )) {
+        Ok(answer) => answer.passes,
         Err(status) => return page::from_status(&viewer, "closer", &status),
     };
     let memory = memory_id.to_string();
@@ -105,12 +101,7 @@ pub async fn undo(
         actor: provenance::ActorKind::UserDashboard.into(),
         provenance: None,
     };
-    if let Err(status) = state
-        .provenance
-        .clone()
-        .transition(state.outbound.request(&viewer.call, request))
-        .await
-    {
+    if let Err(status) = rpc!(state.provenance.transition(&viewer.call, request)) {
         return page::from_status(&viewer, "provenance", &status);
     }
     tracing::info!(tenant_id = %viewer.call.tenant_id, "console: closer resolve undone");

@@ -27,6 +27,7 @@ use crate::console::filters::start_of;
 use crate::console::page::{self, Choice, Chrome};
 use crate::console::view;
 use crate::console::viewer::Viewer;
+use crate::rpc::rpc;
 use crate::state::AppState;
 
 mod budgets;
@@ -305,12 +306,7 @@ async fn grouped(
         timezone: Some(range.zone.name().to_string()),
         split_by_model: Period::of(group_by).is_some(),
     };
-    state
-        .usage
-        .clone()
-        .query_usage(state.outbound.request(&viewer.call, request))
-        .await
-        .map(tonic::Response::into_inner)
+    rpc!(state.usage.query_usage(&viewer.call, request))
 }
 
 /// The costliest sessions of the range with their savings and a link to each.

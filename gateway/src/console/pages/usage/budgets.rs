@@ -5,6 +5,7 @@ use baton_proto::usage::v1 as usage;
 
 use crate::console::view;
 use crate::console::viewer::Viewer;
+use crate::rpc::rpc;
 use crate::state::AppState;
 
 /// A budget as the usage page shows it.
@@ -58,18 +59,14 @@ fn budget_row(budget: &usage::Budget) -> BudgetRow {
 
 /// The tenant's budgets in their current periods (`None`: usage could not list them).
 pub(super) async fn current(state: &AppState, viewer: &Viewer) -> Option<Vec<BudgetRow>> {
-    state
-        .usage
-        .clone()
-        .list_budgets(
-            state
-                .outbound
-                .request(&viewer.call, usage::ListBudgetsRequest {}),
-        )
-        .await
-        .map(|answer| answer.into_inner().budgets.iter().map(budget_row).collect())
-        .map_err(|status| {
-            tracing::warn!(code = ?status.code(), "console: budgets unavailable");
-        })
-        .ok()
+    rpc!(
+        state
+            .usage
+            .list_budgets(&viewer.call, usage::ListBudgetsRequest {})
+    )
+    .map(|answer| answer.budgets.iter().map(budget_row).collect())
+    .map_err(|status| {
+        tracing::warn!(code = ?status.code(), "console: budgets unavailable");
+    })
+    .ok()
 }
