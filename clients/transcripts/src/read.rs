@@ -172,20 +172,7 @@ fn read_complete_lines(
     }
     let mut facts = FileFacts::default();
     let consumed = parse_stream(file, entry, &mut facts)?;
-    collapse(&mut facts);
-    let overlap = overlap_digest(file, consumed)?;
-    Ok((
-        FileRead {
-            size,
-            mtime_ns,
-            ino,
-            consumed,
-            overlap,
-            facts,
-            with_final_line: None,
-        },
-        ReadKind::Full,
-    ))
+    full_read(file, facts, consumed, (size, mtime_ns, ino))
 }
 
 /// Reads a single-object chat file (older Gemini CLI releases) whole. The client rewrites such
@@ -207,8 +194,18 @@ fn read_document(
     file.read_to_end(&mut bytes)?;
     let mut facts = FileFacts::default();
     gemini::read_document(&GeminiContext { agent_id: None }, &bytes, &mut facts);
+    full_read(file, facts, bytes.len() as u64, (size, mtime_ns, ino))
+}
+
+/// A whole-file read of `facts` from the first `consumed` bytes of `file`: deduplicated, with
+/// the overlap digest that lets the next read resume after them.
+fn full_read(
+    file: &mut File,
+    mut facts: FileFacts,
+    consumed: u64,
+    (size, mtime_ns, ino): (u64, i128, u64),
+) -> Result<(FileRead, ReadKind), ReadError> {
     collapse(&mut facts);
-    let consumed = bytes.len() as u64;
     let overlap = overlap_digest(file, consumed)?;
     Ok((
         FileRead {

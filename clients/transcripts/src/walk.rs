@@ -25,48 +25,54 @@ pub struct Roots {
 /// Walks every root. A root that does not exist contributes nothing.
 pub fn discover(roots: &Roots, limits: Limits) -> Discovery {
     let mut discovery = Discovery::default();
-    for root in &roots.claude {
-        if let Ok(canonical) = fs::canonicalize(root) {
-            if discovery.claude_roots.contains(&canonical) {
-                continue;
-            }
-            discovery.claude_roots.push(canonical.clone());
-            let index = discovery.claude_roots.len() - 1;
-            walk_claude_root(&canonical, index, limits, &mut discovery);
-        }
-    }
-    for root in &roots.codex {
-        if let Ok(canonical) = fs::canonicalize(root) {
-            if discovery.codex_roots.contains(&canonical) {
-                continue;
-            }
-            discovery.codex_roots.push(canonical.clone());
-            let index = discovery.codex_roots.len() - 1;
-            walk_codex(&canonical, index, 0, limits, &mut discovery);
-        }
-    }
-    for root in &roots.gemini {
-        if let Ok(canonical) = fs::canonicalize(root) {
-            if discovery.gemini_roots.contains(&canonical) {
-                continue;
-            }
-            discovery.gemini_roots.push(canonical.clone());
-            let index = discovery.gemini_roots.len() - 1;
-            crate::gemini::walk::walk_root(&canonical, index, limits, &mut discovery);
-        }
-    }
-    for root in &roots.copilot {
-        if let Ok(canonical) = fs::canonicalize(root) {
-            if discovery.copilot_roots.contains(&canonical) {
-                continue;
-            }
-            discovery.copilot_roots.push(canonical.clone());
-            let index = discovery.copilot_roots.len() - 1;
-            crate::copilot::walk::walk_root(&canonical, index, limits, &mut discovery);
-        }
-    }
+    let found = &mut discovery;
+    walk_new_roots(
+        &roots.claude,
+        found,
+        |d| &mut d.claude_roots,
+        |root, index, found| walk_claude_root(root, index, limits, found),
+    );
+    walk_new_roots(
+        &roots.codex,
+        found,
+        |d| &mut d.codex_roots,
+        |root, index, found| walk_codex(root, index, 0, limits, found),
+    );
+    walk_new_roots(
+        &roots.gemini,
+        found,
+        |d| &mut d.gemini_roots,
+        |root, index, found| crate::gemini::walk::walk_root(root, index, limits, found),
+    );
+    walk_new_roots(
+        &roots.copilot,
+        found,
+        |d| &mut d.copilot_roots,
+        |root, index, found| crate::copilot::walk::walk_root(root, index, limits, found),
+    );
     discovery.files.sort_by(|a, b| a.path.cmp(&b.path));
     discovery
+}
+
+/// Walks each of `roots` that exists and is not yet in the `known` list, adding it there first;
+/// `walk` gets the canonical root and its index in that list.
+fn walk_new_roots(
+    roots: &[PathBuf],
+    found: &mut Discovery,
+    known: fn(&mut Discovery) -> &mut Vec<PathBuf>,
+    walk: impl Fn(&Path, usize, &mut Discovery),
+) {
+    for root in roots {
+        if let Ok(canonical) = fs::canonicalize(root) {
+            let list = known(found);
+            if list.contains(&canonical) {
+                continue;
+            }
+            list.push(canonical.clone());
+            let index = list.len() - 1;
+            walk(&canonical, index, found);
+        }
+    }
 }
 
 fn walk_claude_root(root: &Path, index: usize, limits: Limits, found: &mut Discovery) {
@@ -139,10 +145,8 @@ fn walk_subagents(
     for (name, path, meta) in entries(dir) {
         let kind = meta.file_type();
         if kind.is_dir() {
-            if depth + 1 > limits.max_depth {
-                found.skips.add(SkipReason::TooDeep);
-            } else {
-                walk_subagents(&path, session, slug, index, depth + 1, limits, found);
+            if let Some(depth) = deeper(depth, limits, &mut found.skips) {
+                walk_subagents(&path, session, slug, index, depth, limits, found);
             }
             continue;
         }
@@ -174,14 +178,22 @@ fn walk_subagents(
     }
 }
 
+/// The depth of a folder one level below `depth`, or `None` (counted as too deep) past the limit.
+fn deeper(depth: usize, limits: Limits, skips: &mut Skips) -> Option<usize> {
+    if depth + 1 > limits.max_depth {
+        skips.add(SkipReason::TooDeep);
+        None
+    } else {
+        Some(depth + 1)
+    }
+}
+
 fn walk_codex(dir: &Path, index: usize, depth: usize, limits: Limits, found: &mut Discovery) {
     for (name, path, meta) in entries(dir) {
         let kind = meta.file_type();
         if kind.is_dir() {
-            if depth + 1 > limits.max_depth {
-                found.skips.add(SkipReason::TooDeep);
-            } else {
-                walk_codex(&path, index, depth + 1, limits, found);
+            if let Some(depth) = deeper(depth, limits, &mut found.skips) {
+                walk_codex(&path, index, depth, limits, found);
             }
             continue;
         }
