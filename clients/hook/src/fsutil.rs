@@ -33,15 +33,20 @@ pub fn private_append(path: &Path) -> std::io::Result<File> {
 /// synced: it survives a kill, not a power cut (callers whose loss is harmless use it).
 pub fn replace_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let temporary = temporary_beside(path)?;
-    let mut file = OpenOptions::new()
+    let mut file = create_private(&temporary)?;
+    file.write_all(bytes)?;
+    drop(file);
+    std::fs::rename(&temporary, path)
+}
+
+/// Creates (or truncates) `path` for writing as 0600.
+fn create_private(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
         .create(true)
         .write(true)
         .truncate(true)
         .mode(0o600)
-        .open(&temporary)?;
-    file.write_all(bytes)?;
-    drop(file);
-    std::fs::rename(&temporary, path)
+        .open(path)
 }
 
 /// `.NAME.tmp` in the same folder as `path` (a rename within one folder is atomic).
@@ -63,12 +68,7 @@ pub fn write_durably(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path
         .parent()
         .ok_or_else(|| std::io::Error::other("no parent folder"))?;
-    let mut file = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&temporary)?;
+    let mut file = create_private(&temporary)?;
     file.write_all(bytes)?;
     file.sync_data()?;
     drop(file);

@@ -35,16 +35,7 @@ impl Memo {
     /// The memo slot for this request over `discovery`, in `dir`.
     pub fn new(dir: &Path, discovery: &Discovery, args: &UsageArgs, prices: &[u8]) -> Memo {
         let mut roots = Sha256::new();
-        for root in discovery
-            .claude_roots
-            .iter()
-            .chain(&discovery.codex_roots)
-            .chain(&discovery.gemini_roots)
-            .chain(&discovery.copilot_roots)
-        {
-            roots.update(root.as_os_str().as_encoded_bytes());
-            roots.update([0]);
-        }
+        hash_roots(&mut roots, discovery);
         let scope = hex::encode(&roots.finalize()[..16]);
         Memo {
             path: dir.join(format!("report-{scope}.json")),
@@ -81,6 +72,20 @@ impl Memo {
     }
 }
 
+/// Feeds every canonical root of `discovery` into `hasher`, each followed by a zero byte.
+fn hash_roots(hasher: &mut Sha256, discovery: &Discovery) {
+    for root in discovery
+        .claude_roots
+        .iter()
+        .chain(&discovery.codex_roots)
+        .chain(&discovery.gemini_roots)
+        .chain(&discovery.copilot_roots)
+    {
+        hasher.update(root.as_os_str().as_encoded_bytes());
+        hasher.update([0]);
+    }
+}
+
 /// The digest of a report's inputs.
 fn key(discovery: &Discovery, args: &UsageArgs, prices: &[u8]) -> String {
     let mut hasher = Sha256::new();
@@ -97,16 +102,7 @@ fn key(discovery: &Discovery, args: &UsageArgs, prices: &[u8]) -> String {
     hasher.update(format!("{args:?}").as_bytes());
     hasher.update((prices.len() as u64).to_le_bytes());
     hasher.update(prices);
-    for root in discovery
-        .claude_roots
-        .iter()
-        .chain(&discovery.codex_roots)
-        .chain(&discovery.gemini_roots)
-        .chain(&discovery.copilot_roots)
-    {
-        hasher.update(root.as_os_str().as_encoded_bytes());
-        hasher.update([0]);
-    }
+    hash_roots(&mut hasher, discovery);
     for file in &discovery.files {
         hasher.update(file.path.as_os_str().as_encoded_bytes());
         hasher.update([0]);
