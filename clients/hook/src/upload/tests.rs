@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::facts::{self, SessionFacts};
 use super::ledger::{Ledger, hash_of};
-use super::plan::{Limits, plan};
+use super::plan::{Limits, Planned, plan};
 use super::wire::{DeliveryFact, UsageFact};
 
 fn fixtures() -> PathBuf {
@@ -71,6 +71,27 @@ fn fixture_corpus() -> (tempfile::TempDir, Corpus) {
     let roots = fixture_roots(dir.path());
     let corpus = scan(&roots, &Options::default(), &|_| {}).expect("scan");
     (dir, corpus)
+}
+
+/// The spotter session of `corpus` and a copy of its usage records.
+fn spotter(
+    corpus: &Corpus,
+) -> (
+    &baton_transcripts::Session,
+    Vec<baton_transcripts::UsageRecord>,
+) {
+    let session = corpus
+        .sessions
+        .iter()
+        .find(|s| s.session_id == SPOTTER)
+        .expect("spotter");
+    let records = corpus
+        .records
+        .iter()
+        .filter(|r| r.session_id == SPOTTER)
+        .cloned()
+        .collect();
+    (session, records)
 }
 
 /// Keys whose values are identifiers, allowed on the wire even inside content.
@@ -343,6 +364,17 @@ fn splitting_keeps_every_batch_within_bounds_and_in_dependency_order() {
     }
 }
 
+/// The batches sending every part of `facts` as new, within `limits`.
+fn plan_all_new(facts: &SessionFacts, limits: Limits) -> Vec<Planned> {
+    plan(
+        "h",
+        None,
+        vec![Ledger::default().delta(facts).expect("new")],
+        Vec::new(),
+        limits,
+    )
+}
+
 #[test]
 fn a_byte_budget_splits_too() {
     let facts = session_with("k", 1, 50);
@@ -351,13 +383,7 @@ fn a_byte_budget_splits_too() {
         max_bytes: row.len() * 10,
         ..Limits::default()
     };
-    let planned = plan(
-        "h",
-        None,
-        vec![Ledger::default().delta(&facts).expect("new")],
-        Vec::new(),
-        limits,
-    );
+    let planned = plan_all_new(&facts, limits);
     assert!(planned.len() >= 5, "{}", planned.len());
     for p in &planned {
         let size = serde_json::to_vec(&p.batch).expect("json").len();
@@ -427,13 +453,7 @@ fn unanswered_batches_are_not_recorded() {
         usage: 4,
         ..Limits::default()
     };
-    let planned = plan(
-        "h",
-        None,
-        vec![Ledger::default().delta(&facts).expect("new")],
-        Vec::new(),
-        limits,
-    );
+    let planned = plan_all_new(&facts, limits);
     assert!(planned.len() >= 3);
     // The first batch (part of the facts) failed, the rest went through.
     let mut answered = vec![true; planned.len()];
@@ -501,17 +521,7 @@ fn identifiers_outside_the_contract_are_left_out() {
 #[test]
 fn instants_outside_the_servers_window_are_left_out() {
     let (_dir, corpus) = fixture_corpus();
-    let session = corpus
-        .sessions
-        .iter()
-        .find(|s| s.session_id == SPOTTER)
-        .expect("spotter");
-    let mut records: Vec<_> = corpus
-        .records
-        .iter()
-        .filter(|r| r.session_id == SPOTTER)
-        .cloned()
-        .collect();
+    let (session, mut records) = spotter(&corpus);
     let n = records.len();
     // (timestamp, kept)
     let cases = [
@@ -543,17 +553,7 @@ fn instants_outside_the_servers_window_are_left_out() {
 #[test]
 fn reasoning_and_server_tool_calls_travel_on_each_usage_fact() {
     let (_dir, corpus) = fixture_corpus();
-    let session = corpus
-        .sessions
-        .iter()
-        .find(|s| s.session_id == SPOTTER)
-        .expect("spotter");
-    let mut records: Vec<_> = corpus
-        .records
-        .iter()
-        .filter(|r| r.session_id == SPOTTER)
-        .cloned()
-        .collect();
+    let (session, mut records) = spotter(&corpus);
     records[0].tokens.reasoning = 7;
     records[0].server_tools.web_search = 3;
     records[0].server_tools.web_fetch = 1;
@@ -615,26 +615,23 @@ fn a_run_sends_what_is_new_and_a_not_found_makes_the_next_send_the_session_whole
             .map(|b| b["usage"].as_array().map_or(0, Vec::len))
             .sum()
     };
-    let mut first = Vec::new();
-    let summary = super::run(
-        &corpus,
-        Vec::new(),
-        &ledger,
-        "h",
-        false,
-        accept(&mut first, 200),
-    );
+    // One run over `corpus` answered with `status`: the bodies sent and the summary.
+    let send = |corpus: &Corpus, status: u16| {
+        let mut bodies = Vec::new();
+        let summary = super::run(
+            corpus,
+            Vec::new(),
+            &ledger,
+            "h",
+            false,
+            accept(&mut bodies, status),
+        );
+        (bodies, summary)
+    };
+    let (first, summary) = send(&corpus, 200);
     assert_eq!(rows(&first), corpus.records.len());
     assert_eq!(summary.rows_sent as usize, corpus.records.len());
-    let mut second = Vec::new();
-    let summary = super::run(
-        &corpus,
-        Vec::new(),
-        &ledger,
-        "h",
-        false,
-        accept(&mut second, 200),
-    );
+    let (second, summary) = send(&corpus, 200);
     assert!(second.is_empty(), "nothing new");
     assert_eq!(summary.sessions_unchanged, summary.sessions);
 
@@ -646,26 +643,10 @@ fn a_run_sends_what_is_new_and_a_not_found_makes_the_next_send_the_session_whole
         .find(|r| r.session_id == SPOTTER)
         .expect("row");
     row.tokens.output += 1;
-    let mut refused = Vec::new();
-    let summary = super::run(
-        &grown,
-        Vec::new(),
-        &ledger,
-        "h",
-        false,
-        accept(&mut refused, 404),
-    );
+    let (refused, summary) = send(&grown, 404);
     assert_eq!(summary.failures, vec![(404, "not_found".to_string())]);
     assert_eq!(rows(&refused), 1, "only the changed row was tried");
-    let mut again = Vec::new();
-    super::run(
-        &grown,
-        Vec::new(),
-        &ledger,
-        "h",
-        false,
-        accept(&mut again, 200),
-    );
+    let (again, _) = send(&grown, 200);
     let spotter_rows = grown
         .records
         .iter()
