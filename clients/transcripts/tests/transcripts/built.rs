@@ -1,13 +1,10 @@
 //! Built corpora, one rule each.
 
-use std::fs::OpenOptions;
-use std::io::Write;
-
 use baton_transcripts::facts::JoinPath;
 use baton_transcripts::walk::{Limits, discover};
 use baton_transcripts::{Options, SkipReason, read_discovered, scan};
 
-use crate::corpus::{Layout, assistant, by_agent, by_model};
+use crate::corpus::{Layout, append, assistant, by_agent, by_model};
 
 const USAGE: &str = r#"{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":100,"cache_creation_input_tokens":40,"cache_creation":{"ephemeral_5m_input_tokens":30,"ephemeral_1h_input_tokens":10}}"#;
 const MODEL: &str = "claude-opus-4-6";
@@ -226,12 +223,7 @@ fn a_half_written_last_line_is_read_once_it_completes() {
         first.malformed_lines, 0,
         "an unfinished line is not malformed, only not yet read"
     );
-    OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap()
-        .write_all(tail.as_bytes())
-        .unwrap();
+    append(&path, tail);
     let second = layout.scan_cached(cache.path());
     assert_eq!(second.records.len(), 2);
     assert_eq!(second.reads.tail, 1, "the grown file was tail-read");

@@ -3,11 +3,11 @@
 //! (`/work/notes/copilot-findings.md` section 6), reduced to what Baton reads.
 
 use baton_transcripts::facts::JoinPath;
-use baton_transcripts::tree::{AgentKind, EndStatus};
+use baton_transcripts::tree::EndStatus;
 use baton_transcripts::walk::SkipReason;
 use baton_transcripts::{Harness, PriceTable};
 
-use crate::corpus::{Layout, by_agent};
+use crate::corpus::{Layout, by_agent, only_child};
 
 const SESSION: &str = "80166b9b-037b-4e4d-a11e-0dc275b2fc97";
 const AGENT: &str = "c6e25102-9ee9-4c28-a691-5f16e7aa2279";
@@ -70,12 +70,7 @@ fn a_session_with_a_subagent_is_its_receipts_in_a_two_agent_tree() {
     assert_eq!(session.harness, Harness::Copilot);
     assert_eq!(session.project_slug, "-tmp-copilot-proj");
     assert!(session.versions.contains("1.0.102"));
-    let tree = &session.agents;
-    assert_eq!(tree.len(), 2);
-    assert_eq!(tree[0].kind, AgentKind::Main);
-    let child = &tree[1];
-    assert_eq!(child.agent_id.as_deref(), Some(AGENT));
-    assert_eq!(child.parent_agent_id, None, "the main agent is its parent");
+    let child = only_child(session, AGENT);
     assert_eq!(child.subagent_type.as_deref(), Some("explore"));
     assert_eq!(child.spawn_tool.as_deref(), Some("task"));
     assert_eq!(child.join_path, Some(JoinPath::AgentProgress));
@@ -109,19 +104,8 @@ fn a_resume_is_read_as_a_tail_and_equals_a_full_read() {
 \"id\":\"r\",\"timestamp\":\"2026-12-02T05:18:53.579Z\",\"parentId\":\"x\"}\n"
         .to_string()
         + &receipt(SESSION, 2, 1002, "gpt-4o", None);
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .expect("open");
-    std::io::Write::write_all(&mut file, resume.as_bytes()).expect("append");
-    let second = layout.scan_cached(cache.path());
-    assert_eq!(second.reads.tail, 1, "read as a tail");
+    let second = layout.append_and_rescan(cache.path(), &path, &resume);
     assert_eq!(second.records.len(), 2);
-    assert_eq!(
-        second.records,
-        layout.scan().records,
-        "tail read = full read"
-    );
 }
 
 #[test]

@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use baton_transcripts::{Corpus, Options, Roots, Tokens, scan};
+use baton_transcripts::tree::{Agent, AgentKind};
+use baton_transcripts::{Corpus, Options, Roots, Session, Tokens, scan};
 
 /// The repository's fixtures folder (`fixtures/` at its root).
 pub fn fixtures() -> PathBuf {
@@ -90,6 +91,36 @@ impl Layout {
         };
         scan(&self.roots(), &options, &|_| {}).expect("no containment violation")
     }
+
+    /// Appends `text` to `path` and scans again through `cache`, checking that the grown file
+    /// was read as a tail and that the records equal a full read.
+    pub fn append_and_rescan(&self, cache: &Path, path: &Path, text: &str) -> Corpus {
+        append(path, text);
+        let again = self.scan_cached(cache);
+        assert_eq!(again.reads.tail, 1, "read as a tail");
+        assert_eq!(again.records, self.scan().records, "tail read = full read");
+        again
+    }
+}
+
+/// Appends `text` to the file at `path`, as a harness growing its transcript does.
+pub fn append(path: &Path, text: &str) {
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .expect("open");
+    std::io::Write::write_all(&mut file, text.as_bytes()).expect("append");
+}
+
+/// The one subagent of `session`, checked to be `agent_id`, spawned by the main agent.
+pub fn only_child<'a>(session: &'a Session, agent_id: &str) -> &'a Agent {
+    let tree = &session.agents;
+    assert_eq!(tree.len(), 2);
+    assert_eq!(tree[0].kind, AgentKind::Main);
+    let child = &tree[1];
+    assert_eq!(child.agent_id.as_deref(), Some(agent_id));
+    assert_eq!(child.parent_agent_id, None, "the main agent is its parent");
+    child
 }
 
 pub fn write(path: &Path, bytes: &[u8]) -> PathBuf {

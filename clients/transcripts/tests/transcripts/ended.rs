@@ -4,7 +4,7 @@
 use baton_transcripts::claude::spawn_end;
 use baton_transcripts::tree::{EndStatus, Ended};
 
-use crate::corpus::{Layout, assistant};
+use crate::corpus::{Layout, append, assistant};
 
 const USAGE: &str = r#"{"input_tokens":1,"output_tokens":1}"#;
 const MODEL: &str = "claude-opus-4-6";
@@ -49,45 +49,48 @@ const RESULT_MS: i64 = 1_772_359_500_000;
 #[test]
 fn the_spawn_result_decides_how_the_agent_ended() {
     let head = spawn("toolu_a") + &progress("toolu_a", "a1");
-    let cases: [(&str, String, Option<EndStatus>); 6] = [
-        ("no result yet", head.clone(), None),
+    // (case, the spawn result's (tool use id, extra fields, content) if any, how it ended)
+    let cases = [
+        ("no result yet", None, None),
         (
             "completed result",
-            head.clone() + &result("toolu_a", "", r#"{"status":"completed","agentId":"a1"}"#),
+            Some(("toolu_a", "", r#"{"status":"completed","agentId":"a1"}"#)),
             Some(EndStatus::Completed),
         ),
         (
             "is_error without an agent id",
-            head.clone()
-                + &result(
-                    "toolu_a",
-                    r#","is_error":true"#,
-                    r#""Error: [Request interrupted by user for tool use]""#,
-                ),
+            Some((
+                "toolu_a",
+                r#","is_error":true"#,
+                r#""Error: [Request interrupted by user for tool use]""#,
+            )),
             Some(EndStatus::Error),
         ),
         (
             "an early-termination status",
-            head.clone() + &result("toolu_a", "", r#"{"status":"interrupted","agentId":"a1"}"#),
+            Some(("toolu_a", "", r#"{"status":"interrupted","agentId":"a1"}"#)),
             Some(EndStatus::Error),
         ),
         (
             "an async launch is no end",
-            head.clone()
-                + &result(
-                    "toolu_a",
-                    "",
-                    r#"{"status":"async_launched","agentId":"a1"}"#,
-                ),
+            Some((
+                "toolu_a",
+                "",
+                r#"{"status":"async_launched","agentId":"a1"}"#,
+            )),
             None,
         ),
         (
             "another tool's error is not this agent's",
-            head.clone() + &result("toolu_other", r#","is_error":true"#, r#""Error: no""#),
+            Some(("toolu_other", r#","is_error":true"#, r#""Error: no""#)),
             None,
         ),
     ];
-    for (name, main, expected) in cases {
+    for (name, spawn_result, expected) in cases {
+        let main = head.clone()
+            + &spawn_result.map_or(String::new(), |(tool, extra, content)| {
+                result(tool, extra, content)
+            });
         let ended = ended_of(&main);
         assert_eq!(ended.map(|e| e.status), expected, "{name}");
         if expected.is_some() {
@@ -130,15 +133,10 @@ fn a_result_read_in_a_later_tail_still_ends_the_agent() {
     );
     let first = layout.scan_cached(cache.path());
     assert_eq!(first.sessions[0].agents[1].ended, None);
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&main)
-        .expect("open");
-    std::io::Write::write_all(
-        &mut file,
-        result("toolu_a", "", r#"{"status":"completed","agentId":"a1"}"#).as_bytes(),
-    )
-    .expect("append");
+    append(
+        &main,
+        &result("toolu_a", "", r#"{"status":"completed","agentId":"a1"}"#),
+    );
     let second = layout.scan_cached(cache.path());
     assert_eq!(second.reads.tail, 1, "read as a tail");
     assert_eq!(

@@ -2,22 +2,10 @@
 //! half-written one does not, and a checkpoint never holds the unterminated line, so neither
 //! case is counted twice or lost when the file grows.
 
-use std::fs::OpenOptions;
-use std::io::Write;
-
-use crate::corpus::{Layout, assistant, by_model};
+use crate::corpus::{Layout, append, assistant, by_model};
 
 const USAGE: &str = r#"{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":100}"#;
 const MODEL: &str = "claude-opus-4-6";
-
-fn append(path: &std::path::Path, text: &str) {
-    OpenOptions::new()
-        .append(true)
-        .open(path)
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-}
 
 fn line(message: &str) -> String {
     assistant(message, Some(&format!("r-{message}")), false, MODEL, USAGE)

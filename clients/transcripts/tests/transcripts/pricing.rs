@@ -30,8 +30,8 @@ fn a_model_without_a_price_row_is_unpriced_never_zero_and_a_later_row_prices_it(
     assert!((after.cost.usd() - 7.0).abs() < 1e-12);
 }
 
-#[test]
-fn dated_model_ids_find_their_row() {
+/// A layout holding one Claude Code line from dated Haiku 4.5 with `usage`.
+fn haiku_layout(usage: &str) -> Layout {
     let layout = Layout::new();
     layout.claude_file(
         "-p/s1.jsonl",
@@ -40,9 +40,15 @@ fn dated_model_ids_find_their_row() {
             Some("r1"),
             false,
             "claude-haiku-4-5-20251001",
-            USAGE,
+            usage,
         ),
     );
+    layout
+}
+
+#[test]
+fn dated_model_ids_find_their_row() {
+    let layout = haiku_layout(USAGE);
     let priced = PriceTable::bundled().price(&layout.scan().records[0]);
     assert_eq!(priced.unpriced_tokens, 0);
     assert!(
@@ -77,17 +83,7 @@ const WITH_SERVER_TOOLS: &str = r#"{"input_tokens":1000000,"output_tokens":0,"se
 
 #[test]
 fn web_searches_are_counted_per_request_and_priced_per_call_beside_the_tokens() {
-    let layout = Layout::new();
-    layout.claude_file(
-        "-p/s1.jsonl",
-        &assistant(
-            "msg_1",
-            Some("r1"),
-            false,
-            "claude-haiku-4-5-20251001",
-            WITH_SERVER_TOOLS,
-        ),
-    );
+    let layout = haiku_layout(WITH_SERVER_TOOLS);
     let corpus = layout.scan();
     let record = &corpus.records[0];
     assert_eq!(
