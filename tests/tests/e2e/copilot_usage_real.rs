@@ -5,26 +5,10 @@
 //! the cached ones; `completion_tokens` includes the reasoning ones): input = prompt − cached,
 //! cache read = cached, output = completion (reasoning stated apart, already inside it).
 
-use serde_json::{Value, json};
-
 use baton_tests::Baton;
-use baton_tests::chat_standin::{ChatStandIn, Issued, Script};
+use baton_tests::chat_standin::{ChatStandIn, Script};
 
 use crate::copilot_real::{CopilotScratch, MODEL, copilot_scratch, finished};
-
-/// What the stand-in issued, in Baton's kinds, as the usage read's `tokens` object.
-fn issued_tokens(issued: &[Issued]) -> Value {
-    let (mut input, mut output, mut cache_read, mut reasoning) = (0, 0, 0, 0);
-    for response in issued {
-        let usage = response.usage;
-        input += usage.prompt - usage.cached;
-        cache_read += usage.cached;
-        output += usage.completion;
-        reasoning += usage.reasoning;
-    }
-    json!({"input": input, "output": output, "cacheRead": cache_read, "cacheWrite5m": 0,
-        "cacheWrite1h": 0, "total": input + output + cache_read, "reasoning": reasoning})
-}
 
 #[tokio::test]
 async fn a_real_copilot_session_is_in_the_usage_read_and_the_local_report_exactly() {
@@ -49,7 +33,15 @@ async fn a_real_copilot_session_is_in_the_usage_read_and_the_local_report_exactl
     finished(scratch.copilot("Again.", &[&resume]), "resume").await;
     finished(scratch.copilot("Once more.", &[&resume]), "resume").await;
     let issued = crate::real_client::issued_three_streamed(&standin, "Copilot CLI");
-    let expected = issued_tokens(&issued);
+    let expected = crate::real_client::issued_tokens(&issued, |response| {
+        let usage = response.usage;
+        [
+            usage.prompt - usage.cached,
+            usage.completion,
+            usage.cached,
+            usage.reasoning,
+        ]
+    });
 
     crate::real_client::assert_usage_everywhere(
         &client,

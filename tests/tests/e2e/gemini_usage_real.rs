@@ -6,26 +6,10 @@
 //! input = prompt − cached + tool-use prompt, cache read = cached, output = candidates +
 //! thoughts (the thoughts also stated apart as reasoning), no cache writes.
 
-use serde_json::{Value, json};
-
 use baton_tests::Baton;
-use baton_tests::gemini_standin::{GeminiStandIn, Issued, Script};
+use baton_tests::gemini_standin::{GeminiStandIn, Script};
 
 use crate::gemini_real::{GeminiScratch, MODEL, finished, gemini_binary, gemini_scratch};
-
-/// What the stand-in issued, in Baton's kinds, as the usage read's `tokens` object.
-fn issued_tokens(issued: &[Issued]) -> Value {
-    let (mut input, mut output, mut cache_read, mut reasoning) = (0, 0, 0, 0);
-    for response in issued {
-        let usage = response.usage;
-        input += usage.prompt - usage.cached + usage.tool_prompt;
-        cache_read += usage.cached;
-        output += usage.candidates + usage.thoughts;
-        reasoning += usage.thoughts;
-    }
-    json!({"input": input, "output": output, "cacheRead": cache_read, "cacheWrite5m": 0,
-        "cacheWrite1h": 0, "total": input + output + cache_read, "reasoning": reasoning})
-}
 
 #[tokio::test]
 async fn a_real_gemini_session_is_in_the_usage_read_and_the_local_report_exactly() {
@@ -58,7 +42,15 @@ async fn a_real_gemini_session_is_in_the_usage_read_and_the_local_report_exactly
     .await;
     let what = format!("Gemini CLI {MODEL}");
     let issued = crate::real_client::issued_three_streamed(&standin, &what);
-    let expected = issued_tokens(&issued);
+    let expected = crate::real_client::issued_tokens(&issued, |response| {
+        let usage = response.usage;
+        [
+            usage.prompt - usage.cached + usage.tool_prompt,
+            usage.candidates + usage.thoughts,
+            usage.cached,
+            usage.thoughts,
+        ]
+    });
 
     crate::real_client::assert_usage_everywhere(
         &client,

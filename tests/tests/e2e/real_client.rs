@@ -277,6 +277,20 @@ where
     issued
 }
 
+/// The usage read's `tokens` object for what was issued, `kinds` giving each response's input,
+/// output, cache read and reasoning in Baton's kinds (a real client here writes no cache).
+pub(crate) fn issued_tokens<I>(issued: &[I], kinds: impl Fn(&I) -> [u64; 4]) -> Value {
+    let [input, output, cache_read, reasoning] =
+        issued.iter().map(kinds).fold([0; 4], |mut sums, counts| {
+            for (sum, count) in sums.iter_mut().zip(counts) {
+                *sum += count;
+            }
+            sums
+        });
+    json!({"input": input, "output": output, "cacheRead": cache_read, "cacheWrite5m": 0,
+        "cacheWrite1h": 0, "total": input + output + cache_read, "reasoning": reasoning})
+}
+
 /// What a real session's usage must read: the server's usage read (filled by the sidecar and
 /// the end's flush) totals exactly `expected` in one `model`, priced; `baton-hook usage
 /// session` on the same home reports one session of `harness` with `requests` records, the
