@@ -149,20 +149,15 @@ async fn codex_registers_the_stop_nudge_only_on_request_and_project_scope_works(
     let project = home.path("repo");
     std::fs::create_dir_all(&project).expect("repo");
     let dir = project.to_str().expect("utf-8");
-    let (ok, _) = setup(
-        &home,
-        &[
-            "install",
-            "--harness",
-            "codex",
-            "--scope",
-            "project",
-            "--project-dir",
-            dir,
-            "--nudge",
-        ],
-    )
-    .await;
+    let scope = [
+        "--harness",
+        "codex",
+        "--scope",
+        "project",
+        "--project-dir",
+        dir,
+    ];
+    let (ok, _) = setup(&home, &[&["install"][..], &scope, &["--nudge"]].concat()).await;
     assert!(ok);
     let path = project.join(".codex/hooks.json");
     let parsed: Value =
@@ -173,19 +168,7 @@ async fn codex_registers_the_stop_nudge_only_on_request_and_project_scope_works(
         vec!["hooks"],
         "Codex refuses other root keys"
     );
-    let (ok, _) = setup(
-        &home,
-        &[
-            "uninstall",
-            "--harness",
-            "codex",
-            "--scope",
-            "project",
-            "--project-dir",
-            dir,
-        ],
-    )
-    .await;
+    let (ok, _) = setup(&home, &[&["uninstall"][..], &scope].concat()).await;
     assert!(ok);
     assert!(!path.exists(), "a file install created is removed");
     assert!(
