@@ -6,6 +6,7 @@
 //! tenant sees none of it; an invalid member is refused at `key create`.
 
 use std::collections::BTreeMap;
+use std::process::Output;
 
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -29,9 +30,9 @@ fn own_batch(session: &str) -> Value {
     batch
 }
 
-/// Mints an ingest key for `member` (none when `None`) through the real CLI.
-async fn key_for(baton: &Baton, tenant: &Tenant, member: Option<&str>) -> String {
-    let mut args = vec![
+/// Runs the real CLI's `key create` for an ingest key of `tenant`, with `extra` arguments.
+async fn create_ingest_key(baton: &Baton, tenant: &Tenant, extra: &[&str]) -> Output {
+    let args = [
         "key",
         "create",
         "--tenant",
@@ -39,10 +40,15 @@ async fn key_for(baton: &Baton, tenant: &Tenant, member: Option<&str>) -> String
         "--scope",
         "ingest",
     ];
-    if let Some(member) = member {
-        args.extend(["--member", member]);
-    }
-    let output = baton.cli(&args, &[]).await;
+    baton.cli(&[&args[..], extra].concat(), &[]).await
+}
+
+/// Mints an ingest key for `member` (none when `None`) through the real CLI.
+async fn key_for(baton: &Baton, tenant: &Tenant, member: Option<&str>) -> String {
+    let output = match member {
+        Some(member) => create_ingest_key(baton, tenant, &["--member", member]).await,
+        None => create_ingest_key(baton, tenant, &[]).await,
+    };
     assert!(output.status.success(), "{output:?}");
     let line: Value = serde_json::from_slice(&output.stdout).expect("one JSON line");
     assert_eq!(line["member"].as_str(), member);
@@ -220,16 +226,7 @@ async fn usage_and_sessions_are_attributed_to_the_member_of_the_key_that_sent_th
     // An invalid member is refused at creation, saying why.
     for bad in ["unattributed", "al ice", "-x"] {
         let member = format!("--member={bad}");
-        let args = [
-            "key",
-            "create",
-            "--tenant",
-            &tenant.tenant_id,
-            "--scope",
-            "ingest",
-            &member,
-        ];
-        let output = baton.cli(&args, &[]).await;
+        let output = create_ingest_key(&baton, &tenant, &[&member]).await;
         assert!(!output.status.success(), "{bad}");
         assert!(
             String::from_utf8_lossy(&output.stderr).contains("member"),
