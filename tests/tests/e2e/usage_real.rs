@@ -202,6 +202,22 @@ pub(crate) async fn ingest(home: &HookHome) -> Value {
     summary
 }
 
+/// A first `baton-hook ingest` of `home`, which sends rows and fails none.
+pub(crate) async fn ingest_all(home: &HookHome) {
+    let first = ingest(home).await;
+    assert!(first["rowsSent"].as_u64() > Some(0), "{first}");
+    assert_eq!(first["failures"], json!([]), "{first}");
+}
+
+/// The usage read's range over the dates `days` is keyed by: the first, to the day after the last.
+pub(crate) fn day_range<V>(days: &BTreeMap<String, V>) -> (String, String) {
+    let day =
+        |key: Option<&String>| -> chrono::NaiveDate { key.expect("a day").parse().expect("date") };
+    let from = day(days.keys().next());
+    let to = day(days.keys().last()) + chrono::Duration::days(1);
+    (from.to_string(), to.to_string())
+}
+
 /// The figures both sides report, keyed: tokens by kind, unpriced tokens, cost in micro-dollars.
 fn figures(figures: &Value) -> (Value, u64, i64) {
     let tokens = KINDS
@@ -264,9 +280,7 @@ async fn a_fixture_backfill_totals_what_baton_hook_usage_reports_per_day_and_mod
     let home = HookHome::new(&baton.base_url, &tenant.api_key);
     lay_out(&home.home);
 
-    let first = ingest(&home).await;
-    assert!(first["rowsSent"].as_u64() > Some(0), "{first}");
-    assert_eq!(first["failures"], json!([]), "{first}");
+    ingest_all(&home).await;
 
     let daily = local_report(&home, "daily").await;
     let local_days: BTreeMap<String, (Value, u64, i64)> = daily["rows"]
@@ -281,22 +295,7 @@ async fn a_fixture_backfill_totals_what_baton_hook_usage_reports_per_day_and_mod
         })
         .collect();
     assert!(local_days.len() >= 2, "the fixtures span several days");
-    let first_day: chrono::NaiveDate = local_days
-        .keys()
-        .next()
-        .expect("day")
-        .parse()
-        .expect("date");
-    let last_day: chrono::NaiveDate = local_days
-        .keys()
-        .last()
-        .expect("day")
-        .parse()
-        .expect("date");
-    let (from, to) = (
-        first_day.to_string(),
-        (last_day + chrono::Duration::days(1)).to_string(),
-    );
+    let (from, to) = day_range(&local_days);
     assert_eq!(
         server_groups(&client, "day", &from, &to).await,
         local_days,
