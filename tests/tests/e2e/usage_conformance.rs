@@ -14,10 +14,10 @@ use baton_proto::usage::v1 as proto;
 use baton_proto::usage::v1::usage_client::UsageClient;
 use serde_json::Value;
 
+use baton_tests::Client;
 use baton_tests::hook::HookHome;
-use baton_tests::{Baton, Client};
 
-use crate::usage_real::{day_range, ingest, ingest_all, usage_groups};
+use crate::usage_real::{backfilled, day_range, ingest, usage_groups};
 
 const KINDS: [&str; 6] = [
     "input",
@@ -95,13 +95,8 @@ async fn server_groups(
 
 #[tokio::test]
 async fn the_conformance_corpus_uploaded_gives_the_local_figures_per_day_model_session_and_tree() {
-    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
-    let tenant = baton.create_tenant("conformance").await;
+    let (baton, tenant, home) = backfilled("conformance", lay_out_corpus).await;
     let client = baton.client(&tenant);
-    let home = HookHome::new(&baton.base_url, &tenant.api_key);
-    lay_out_corpus(&home.home);
-
-    ingest_all(&home).await;
     // Per day.
     let daily = local(&home, &["daily"]).await;
     let local_days: BTreeMap<String, Vec<u64>> = daily["rows"]

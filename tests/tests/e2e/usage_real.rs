@@ -7,6 +7,7 @@
 //! model, and a second backfill sends nothing new.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -14,7 +15,7 @@ use serde_json::{Value, json};
 use baton_tests::hook::HookHome;
 use baton_tests::messages_standin::{Caller, Issued, MessagesStandIn, Reply, Script};
 use baton_tests::poll::until;
-use baton_tests::{Baton, Client};
+use baton_tests::{Baton, Client, Tenant};
 
 use crate::claude_hooks_real::{ClaudeScratch, claude_scratch};
 use crate::claude_real::claude_binary;
@@ -202,6 +203,17 @@ pub(crate) async fn ingest(home: &HookHome) -> Value {
     summary
 }
 
+/// A Baton open to any request rate, a tenant `name`, and its hook home with `files` laid out
+/// and all ingested.
+pub(crate) async fn backfilled(name: &str, files: fn(&Path)) -> (Baton, Tenant, HookHome) {
+    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let tenant = baton.create_tenant(name).await;
+    let home = HookHome::new(&baton.base_url, &tenant.api_key);
+    files(&home.home);
+    ingest_all(&home).await;
+    (baton, tenant, home)
+}
+
 /// A first `baton-hook ingest` of `home`, which sends rows and fails none.
 pub(crate) async fn ingest_all(home: &HookHome) {
     let first = ingest(home).await;
@@ -274,13 +286,8 @@ async fn server_groups(
 
 #[tokio::test]
 async fn a_fixture_backfill_totals_what_baton_hook_usage_reports_per_day_and_model() {
-    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
-    let tenant = baton.create_tenant("backfill").await;
+    let (baton, tenant, home) = backfilled("backfill", lay_out).await;
     let client = baton.client(&tenant);
-    let home = HookHome::new(&baton.base_url, &tenant.api_key);
-    lay_out(&home.home);
-
-    ingest_all(&home).await;
 
     let daily = local_report(&home, "daily").await;
     let local_days: BTreeMap<String, (Value, u64, i64)> = daily["rows"]
