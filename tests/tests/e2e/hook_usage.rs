@@ -146,12 +146,7 @@ fn filters_and_timezone_move_requests_between_days() {
         "--until",
         "2026-02-12",
     ]);
-    let days: Vec<&str> = only["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["date"].as_str().unwrap())
-        .collect();
+    let days = dates(&only);
     assert_eq!(days, ["2026-02-12"]);
     // short.jsonl ran at 21:11 UTC on 2026-02-10: in Tokyo that is the 11th.
     let tokyo = corpus.json(&[
@@ -162,13 +157,18 @@ fn filters_and_timezone_move_requests_between_days() {
         "--project",
         "-spotter",
     ]);
-    let days: Vec<&str> = tokyo["rows"]
+    let days = dates(&tokyo);
+    assert_eq!(days, ["2026-02-11", "2026-02-13"]);
+}
+
+/// The dates of a daily report's rows, in order.
+fn dates(report: &Value) -> Vec<&str> {
+    report["rows"]
         .as_array()
         .unwrap()
         .iter()
         .map(|r| r["date"].as_str().unwrap())
-        .collect();
-    assert_eq!(days, ["2026-02-11", "2026-02-13"]);
+        .collect()
 }
 
 #[test]
