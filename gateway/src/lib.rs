@@ -57,12 +57,7 @@ use crate::routes::{
 use crate::state::AppState;
 
 /// The gateway's place in the database.
-pub const DB: ContextDb = ContextDb {
-    schema: "gateway",
-    owner_role: "baton_gateway_owner",
-    runtime_role: "baton_gateway",
-    maintenance_role: None,
-};
+pub const DB: ContextDb = baton_kit::context_db!("gateway");
 
 /// The gateway's migrations, embedded at build time.
 pub fn migrator() -> sqlx::migrate::Migrator {

@@ -234,6 +234,14 @@ impl Baton {
             .expect("run baton")
     }
 
+    /// A new tenant (`baton tenant create`) and a client holding its key: the start of most
+    /// tests.
+    pub async fn tenant_client(&self, name: &str) -> (Tenant, Client) {
+        let tenant = self.create_tenant(name).await;
+        let client = self.client(&tenant);
+        (tenant, client)
+    }
+
     /// An HTTP client for one tenant.
     pub fn client(&self, tenant: &Tenant) -> Client {
         Client {

@@ -7,7 +7,7 @@ use baton_kit::bus::BusConfig;
 use baton_kit::config::peers::{ProvenancePeer, RegistryPeer, TriagePeer};
 use baton_kit::config::values::{Flag, Int, Listen, Share, Span, days, hours, millis, mins, secs};
 use baton_kit::config::{
-    CommonConfig, ConfigError, Env, Renamed, Secret, SecretUrl, Settings, load,
+    CommonConfig, ConfigError, Env, OwnDatabase, Renamed, Secret, SecretUrl, Settings, load,
 };
 use serde::{Deserialize, Serialize};
 
@@ -172,8 +172,8 @@ pub struct CloserConfig {
     pub common: CommonConfig,
     /// gRPC listen address (`BATON_CLOSER__LISTEN`).
     pub listen: SocketAddr,
-    pub database_url: Option<SecretUrl>,
-    pub maintenance_database_url: Option<SecretUrl>,
+    /// The URLs for this context's own roles, when set.
+    pub database: OwnDatabase,
     /// Kill switch (`BATON_CLOSER__ENABLED`, default false): no sweep, no consumption, passes
     /// do nothing. Messages wait in their durable queue.
     pub enabled: bool,
@@ -211,8 +211,10 @@ impl CloserConfig {
         Ok(CloserConfig {
             common,
             listen: settings.listen.get(),
-            database_url: settings.database_url,
-            maintenance_database_url: settings.maintenance_database_url,
+            database: OwnDatabase {
+                url: settings.database_url,
+                maintenance_url: settings.maintenance_database_url,
+            },
             enabled: settings.enabled.get(),
             sweep_interval: settings.sweep_interval.get(),
             registry_addr: calls.registry.addr(),

@@ -42,12 +42,7 @@ pub use baton_kit::start::ServeError;
 pub use config::CloserConfig;
 
 /// The closer's place in the database.
-pub const DB: ContextDb = ContextDb {
-    schema: "closer",
-    owner_role: "baton_closer_owner",
-    runtime_role: "baton_closer",
-    maintenance_role: Some("baton_closer_maint"),
-};
+pub const DB: ContextDb = baton_kit::context_db!("closer", maintenance);
 
 /// The closer's migrations, embedded at build time.
 pub fn migrator() -> sqlx::migrate::Migrator {
@@ -61,24 +56,17 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: Shutdown,
 ) -> Result<(), ServeError> {
+    let place = start::Context::new(Component::Closer, &DB, &config.common, &config.database);
     let Started {
         pool,
         settings,
         clock,
-    } = start::start(
-        Component::Closer,
-        &config.common,
-        config.database_url.as_ref(),
-        &DB,
-        migrator(),
-        shutdown.clone(),
-    )
-    .await?;
+    } = place.start(migrator(), shutdown.clone()).await?;
     // Lazy channels: the listing and the report read the owners even while disabled.
     let links = links::Links::new(
-        start::channel(Component::Closer, &config.registry_addr, &config.common)?,
-        start::channel(Component::Closer, &config.provenance_addr, &config.common)?,
-        start::channel(Component::Closer, &config.triage_addr, &config.common)?,
+        place.channel(&config.registry_addr)?,
+        place.channel(&config.provenance_addr)?,
+        place.channel(&config.triage_addr)?,
         Outbound::new(&config.common.service_token),
     );
     if !config.enabled {
@@ -88,20 +76,10 @@ pub async fn serve(
             .await?;
         return Ok(());
     }
-    let lock_pool = start::runtime_pool(
-        &config.common,
-        config.database_url.as_ref(),
-        &DB,
-        u32::from(topology::CLOSER_SESSION_CLOSED.prefetch) + 4,
-    )
-    .await?;
-    let maintenance = start::maintenance_pool(
-        &config.common,
-        config.maintenance_database_url.as_ref(),
-        &DB,
-        4,
-    )
-    .await?;
+    let lock_pool = place
+        .runtime_pool(u32::from(topology::CLOSER_SESSION_CLOSED.prefetch) + 4)
+        .await?;
+    let maintenance = place.maintenance_pool(4).await?;
     let meter = metering::Meter::new(pool.clone(), config.default_monthly_tokens);
     let passes = Arc::new(
         pass::Passes::new(

@@ -4,6 +4,7 @@ use baton_kit::grpc::TracedChannel;
 use uuid::Uuid;
 
 use baton_kit::error::ApiError;
+use baton_kit::grpc::run_events::run_event_ids;
 use baton_kit::grpc::{Outbound, OutboundCall};
 use baton_kit::text;
 use baton_proto::provenance::v1 as provenance;
@@ -14,7 +15,7 @@ use baton_proto::triage::v1 as triage;
 use baton_proto::triage::v1::triage_client::TriageClient;
 
 /// Most events a pass looks at (the per-run ceiling).
-pub const CEILING: u32 = 500;
+pub use baton_kit::grpc::run_events::RUN_EVENT_CEILING as CEILING;
 
 /// What registry says about a run, for the pass.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -184,22 +185,8 @@ impl Links {
         call: &OutboundCall,
         run_id: Uuid,
     ) -> Result<(Vec<Uuid>, bool), ApiError> {
-        let request = provenance::ListRunEventIdsRequest {
-            session_run_id: run_id.to_string(),
-            ceiling: CEILING,
-        };
-        let answer = self
-            .provenance
-            .clone()
-            .list_run_event_ids(self.outbound.request(call, request))
-            .await?
-            .into_inner();
-        let ids = answer
-            .ids
-            .iter()
-            .map(|id| uuid("eventId", id))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok((ids, answer.truncated))
+        let listed = run_event_ids(&self.provenance, &self.outbound, call, run_id).await?;
+        Ok((listed.ids, listed.truncated))
     }
 
     /// The memories the run's events touched, in first-touch order, at most `limit`.

@@ -32,6 +32,27 @@ pub struct ContextDb {
     pub maintenance_role: Option<&'static str>,
 }
 
+/// A context's [`ContextDb`] by the convention every context follows: schema `$schema`, roles
+/// `baton_<schema>_owner` (migrations), `baton_<schema>` (the running service) and, with
+/// `maintenance`, `baton_<schema>_maint`.
+#[macro_export]
+macro_rules! context_db {
+    ($schema:literal) => {
+        $crate::db::ContextDb {
+            schema: $schema,
+            owner_role: concat!("baton_", $schema, "_owner"),
+            runtime_role: concat!("baton_", $schema),
+            maintenance_role: None,
+        }
+    };
+    ($schema:literal, maintenance) => {
+        $crate::db::ContextDb {
+            maintenance_role: Some(concat!("baton_", $schema, "_maint")),
+            ..$crate::context_db!($schema)
+        }
+    };
+}
+
 /// Errors preparing or migrating a context.
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {

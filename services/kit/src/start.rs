@@ -4,8 +4,8 @@
 //! its schema is the one the binary was built for ([`crate::schema::gate`]), serves with the
 //! common token and TLS settings, reads "now" through a [`Clock`] that honours test instants
 //! only under the test clock, and calls its peers over traced channels with the common TLS.
-//! [`start`] does the first four; [`channel`] builds the peer channels; [`ServeError`] is what
-//! stops any of them. What only one service has (outbox relays, sweepers, retention, lock and
+//! A service names its place once, as a [`Context`]; [`Context::start`] does the first four,
+//! [`Context::channel`] builds the peer channels; [`ServeError`] is what stops any of them. What only one service has (outbox relays, sweepers, retention, lock and
 //! maintenance pools, a judge, a delivery worker) stays in that service's `serve`.
 
 use std::error::Error;
@@ -14,7 +14,7 @@ use sqlx::PgPool;
 use sqlx::migrate::Migrator;
 
 use crate::clock::Clock;
-use crate::config::{CommonConfig, SecretUrl};
+use crate::config::{CommonConfig, OwnDatabase, SecretUrl};
 use crate::db::{self, ContextDb, DbError};
 use crate::error::ApiError;
 use crate::grpc::{ServerSettings, TracedChannel, traced_channel_with_tls};
@@ -45,7 +45,7 @@ impl ServeError {
     }
 }
 
-/// What [`start`] hands back; a service destructures it.
+/// What [`Context::start`] hands back; a service destructures it.
 #[derive(Debug)]
 pub struct Started {
     /// The runtime pool: the context's runtime role, `database_max_connections` connections.
@@ -56,92 +56,90 @@ pub struct Started {
     pub clock: Clock,
 }
 
-/// Connects `component`'s runtime pool (as `own_database_url` when set, else as the context's
-/// runtime role on the common URL) and gates readiness on its schema; see [`gated`].
-pub async fn start(
+/// One service's place, named once in its `serve`: which component it is, its schema and
+/// roles, the common settings and the database URLs it was given for its own roles.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
     component: Component,
-    common: &CommonConfig,
-    own_database_url: Option<&SecretUrl>,
     db: &'static ContextDb,
-    migrator: Migrator,
-    gate_shutdown: Shutdown,
-) -> Result<Started, DbError> {
-    let pool = runtime_pool(
-        common,
-        own_database_url,
-        db,
-        common.database_max_connections,
-    )
-    .await?;
-    Ok(gated(component, common, pool, db, migrator, gate_shutdown))
+    common: &'a CommonConfig,
+    own: &'a OwnDatabase,
 }
 
-/// Starts the schema gate on `pool` and builds the settings around it. Split from [`start`]
-/// for a service that connects another pool before the gate starts (notify).
-///
-/// The gate watches until the schema matches or `gate_shutdown` fires. A service whose own
-/// stop signal is a bare future passes `Shutdown::never()`: its gate then ends only once the
-/// schema matches, or with the process.
-pub fn gated(
-    component: Component,
-    common: &CommonConfig,
-    pool: PgPool,
-    db: &'static ContextDb,
-    migrator: Migrator,
-    gate_shutdown: Shutdown,
-) -> Started {
-    // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
-    let readiness = schema::gate(pool.clone(), db, migrator, gate_shutdown);
-    let settings = ServerSettings::new(component, common.service_token.clone())
-        .with_readiness(readiness)
-        .with_tls(common.grpc_tls.clone());
-    Started {
-        pool,
-        settings,
-        clock: Clock::new(common.test_clock),
+impl<'a> Context<'a> {
+    pub fn new(
+        component: Component,
+        db: &'static ContextDb,
+        common: &'a CommonConfig,
+        own: &'a OwnDatabase,
+    ) -> Context<'a> {
+        Context {
+            component,
+            db,
+            common,
+            own,
+        }
     }
-}
 
-/// A pool of `max_connections` as the context's runtime role ([`db::connect_runtime`]); for
-/// a second runtime pool sized for one job (the closer's session locks).
-pub async fn runtime_pool(
-    common: &CommonConfig,
-    own_database_url: Option<&SecretUrl>,
-    db: &ContextDb,
-    max_connections: u32,
-) -> Result<PgPool, DbError> {
-    db::connect_runtime(
-        common.database_url.expose(),
-        own_database_url.map(SecretUrl::expose),
-        db,
-        max_connections,
-    )
-    .await
-}
+    /// Connects the runtime pool and gates readiness on the schema; see [`Context::gated`].
+    pub async fn start(
+        &self,
+        migrator: Migrator,
+        gate_shutdown: Shutdown,
+    ) -> Result<Started, DbError> {
+        let pool = self
+            .runtime_pool(self.common.database_max_connections)
+            .await?;
+        Ok(self.gated(pool, migrator, gate_shutdown))
+    }
 
-/// A pool of `max_connections` as the context's maintenance role ([`db::connect_maintenance`]),
-/// as `own_maintenance_url` when set.
-pub async fn maintenance_pool(
-    common: &CommonConfig,
-    own_maintenance_url: Option<&SecretUrl>,
-    db: &ContextDb,
-    max_connections: u32,
-) -> Result<PgPool, DbError> {
-    db::connect_maintenance(
-        common.database_url.expose(),
-        own_maintenance_url.map(SecretUrl::expose),
-        db,
-        max_connections,
-    )
-    .await
-}
+    /// Starts the schema gate on `pool` and builds the settings around it. Split from
+    /// [`Context::start`] for a service that connects another pool before the gate starts
+    /// (notify).
+    ///
+    /// The gate watches until the schema matches or `gate_shutdown` fires. A service whose own
+    /// stop signal is a bare future passes `Shutdown::never()`: its gate then ends only once the
+    /// schema matches, or with the process.
+    pub fn gated(&self, pool: PgPool, migrator: Migrator, gate_shutdown: Shutdown) -> Started {
+        // Not ready until the schema is the one this binary was built for (`--no-migrate` pods).
+        let readiness = schema::gate(pool.clone(), self.db, migrator, gate_shutdown);
+        let settings = ServerSettings::new(self.component, self.common.service_token.clone())
+            .with_readiness(readiness)
+            .with_tls(self.common.grpc_tls.clone());
+        Started {
+            pool,
+            settings,
+            clock: Clock::new(self.common.test_clock),
+        }
+    }
 
-/// A lazily-connecting channel to the peer at `address`, with the common TLS, its calls
-/// traced as `component`'s.
-pub fn channel(
-    component: Component,
-    address: &str,
-    common: &CommonConfig,
-) -> Result<TracedChannel, ApiError> {
-    traced_channel_with_tls(component, address, common.grpc_tls.as_ref())
+    /// A pool of `max_connections` as the context's runtime role ([`db::connect_runtime`]);
+    /// also for a second runtime pool sized for one job (the closer's session locks).
+    pub async fn runtime_pool(&self, max_connections: u32) -> Result<PgPool, DbError> {
+        db::connect_runtime(
+            self.common.database_url.expose(),
+            self.own.url.as_ref().map(SecretUrl::expose),
+            self.db,
+            max_connections,
+        )
+        .await
+    }
+
+    /// A pool of `max_connections` as the context's maintenance role
+    /// ([`db::connect_maintenance`]).
+    pub async fn maintenance_pool(&self, max_connections: u32) -> Result<PgPool, DbError> {
+        db::connect_maintenance(
+            self.common.database_url.expose(),
+            self.own.maintenance_url.as_ref().map(SecretUrl::expose),
+            self.db,
+            max_connections,
+        )
+        .await
+    }
+
+    /// A lazily-connecting channel to the peer at `address`, with the common TLS, its calls
+    /// traced as this component's.
+    pub fn channel(&self, address: &str) -> Result<TracedChannel, ApiError> {
+        traced_channel_with_tls(self.component, address, self.common.grpc_tls.as_ref())
+    }
 }

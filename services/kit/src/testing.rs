@@ -5,7 +5,10 @@ use std::sync::Once;
 
 use uuid::Uuid;
 
-use crate::db;
+use sqlx::migrate::Migrator;
+use tokio::net::TcpListener;
+
+use crate::db::{self, ContextDb};
 
 /// Admin connection for tests: `BATON_TEST_DATABASE_URL`, or local Postgres as `postgres`.
 pub fn admin_url() -> String {
@@ -55,6 +58,18 @@ impl TestDatabase {
         TestDatabase { url }
     }
 
+    /// A test database with each context's migrations applied, in the order given (as `baton
+    /// migrate` applies them: one schema and its roles per context).
+    pub async fn migrated(contexts: Vec<(&ContextDb, Migrator)>) -> TestDatabase {
+        let database = TestDatabase::create().await;
+        for (context, migrator) in contexts {
+            db::migrate_context(database.url(), context, migrator)
+                .await
+                .unwrap_or_else(|error| panic!("migrate {}: {error}", context.schema));
+        }
+        database
+    }
+
     /// Admin URL of the test database (superuser; runs migrations).
     pub fn url(&self) -> &str {
         &self.url
@@ -75,6 +90,19 @@ impl Drop for TestDatabase {
         })
         .join();
     }
+}
+
+/// Binds a free loopback port, spawns `serve` on it and returns its `host:port`.
+pub async fn serve_on_free_port<F, Fut, E>(serve: F) -> String
+where
+    F: FnOnce(TcpListener) -> Fut,
+    Fut: std::future::Future<Output = Result<(), E>> + Send + 'static,
+    E: Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let address = listener.local_addr().expect("addr").to_string();
+    tokio::spawn(serve(listener));
+    address
 }
 
 /// A fresh bus namespace (exchange and queue prefix) for one test.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use baton_kit::bus::BusConfig;
 use baton_kit::config::values::{Flag, Int, Listen, Span, hours, millis, mins, secs};
-use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl, Settings, load};
+use baton_kit::config::{CommonConfig, ConfigError, Env, OwnDatabase, SecretUrl, Settings, load};
 use serde::{Deserialize, Serialize};
 
 use crate::backoff::Backoff;
@@ -63,11 +63,8 @@ pub struct NotifyConfig {
     pub common: CommonConfig,
     /// gRPC listen address (`BATON_NOTIFY__LISTEN`).
     pub listen: SocketAddr,
-    /// Full database URL for the runtime role (`BATON_NOTIFY__DATABASE_URL`).
-    pub database_url: Option<SecretUrl>,
-    /// Full database URL for the maintenance role that claims due deliveries across tenants
-    /// (`BATON_NOTIFY__MAINTENANCE_DATABASE_URL`).
-    pub maintenance_database_url: Option<SecretUrl>,
+    /// The URLs for this context's own roles, when set.
+    pub database: OwnDatabase,
     pub bus: BusConfig,
     pub delivery: DeliveryConfig,
 }
@@ -120,8 +117,10 @@ impl NotifyConfig {
             common,
             listen: settings.listen.get(),
             delivery: DeliveryConfig::from(&settings),
-            database_url: settings.database_url,
-            maintenance_database_url: settings.maintenance_database_url,
+            database: OwnDatabase {
+                url: settings.database_url,
+                maintenance_url: settings.maintenance_database_url,
+            },
             bus,
         })
     }

@@ -36,14 +36,9 @@ use baton_proto::notify::v1::notify_server::NotifyServer;
 pub use baton_kit::start::ServeError;
 pub use config::NotifyConfig;
 
-/// Notify's place in the database.
-pub const DB: ContextDb = ContextDb {
-    schema: "notify",
-    owner_role: "baton_notify_owner",
-    runtime_role: "baton_notify",
-    // Claims due deliveries across tenants (scheduling columns only; see the migration).
-    maintenance_role: Some("baton_notify_maint"),
-};
+/// Notify's place in the database. Its maintenance role claims due deliveries across tenants
+/// (scheduling columns only; see the migration).
+pub const DB: ContextDb = baton_kit::context_db!("notify", maintenance);
 
 /// Notify's migrations, embedded at build time.
 pub fn migrator() -> sqlx::migrate::Migrator {
@@ -57,33 +52,17 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: Shutdown,
 ) -> Result<(), ServeError> {
-    // Both pools connect before the schema gate starts: `start::gated` rather than `start`.
-    let runtime = start::runtime_pool(
-        &config.common,
-        config.database_url.as_ref(),
-        &DB,
-        config.common.database_max_connections,
-    )
-    .await?;
-    let maintenance = start::maintenance_pool(
-        &config.common,
-        config.maintenance_database_url.as_ref(),
-        &DB,
-        2,
-    )
-    .await?;
+    let place = start::Context::new(Component::Notify, &DB, &config.common, &config.database);
+    // Both pools connect before the schema gate starts: `gated` rather than `start`.
+    let runtime = place
+        .runtime_pool(config.common.database_max_connections)
+        .await?;
+    let maintenance = place.maintenance_pool(2).await?;
     let Started {
         pool,
         settings,
         clock,
-    } = start::gated(
-        Component::Notify,
-        &config.common,
-        runtime,
-        &DB,
-        migrator(),
-        shutdown.clone(),
-    );
+    } = place.gated(runtime, migrator(), shutdown.clone());
     let policy =
         address::AddressPolicy::from_allow_private(config.delivery.allow_private_addresses);
     let worker = deliver::Worker::new(pool.clone(), maintenance, config.delivery.clone())

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use baton_kit::config::peers::RegistryPeer;
 use baton_kit::config::values::Listen;
-use baton_kit::config::{CommonConfig, ConfigError, Env, SecretUrl, Settings, load};
+use baton_kit::config::{CommonConfig, ConfigError, Env, OwnDatabase, SecretUrl, Settings, load};
 use serde::{Deserialize, Serialize};
 
 /// Provenance's own settings, `BATON_PROVENANCE__<FIELD>`.
@@ -38,8 +38,8 @@ pub struct ProvenanceConfig {
     pub common: CommonConfig,
     /// gRPC listen address (`BATON_PROVENANCE__LISTEN`).
     pub listen: SocketAddr,
-    /// Full database URL for the provenance role (`BATON_PROVENANCE__DATABASE_URL`).
-    pub database_url: Option<SecretUrl>,
+    /// The URLs for this context's own roles, when set.
+    pub database: OwnDatabase,
     /// Registry's gRPC address (`BATON_REGISTRY__ADDR`).
     pub registry_addr: String,
 }
@@ -52,7 +52,10 @@ impl ProvenanceConfig {
         Ok(ProvenanceConfig {
             common,
             listen: settings.listen.get(),
-            database_url: settings.database_url,
+            database: OwnDatabase {
+                url: settings.database_url,
+                maintenance_url: None,
+            },
             registry_addr: calls.registry.addr(),
         })
     }

@@ -18,6 +18,8 @@ pub mod report;
 pub mod run_events;
 pub mod service;
 pub mod store;
+#[doc(hidden)]
+pub mod testing;
 pub mod validate;
 pub mod writes;
 
@@ -36,12 +38,7 @@ pub use baton_kit::start::ServeError;
 pub use config::ProvenanceConfig;
 
 /// Provenance's place in the database.
-pub const DB: ContextDb = ContextDb {
-    schema: "provenance",
-    owner_role: "baton_provenance_owner",
-    runtime_role: "baton_provenance",
-    maintenance_role: None,
-};
+pub const DB: ContextDb = baton_kit::context_db!("provenance");
 
 /// Provenance's migrations, embedded at build time.
 pub fn migrator() -> sqlx::migrate::Migrator {
@@ -56,21 +53,14 @@ pub async fn serve(
 ) -> Result<(), ServeError> {
     // `shutdown` is a bare future the schema gate cannot watch: the gate ends once the schema
     // matches, or with the process.
+    let place = start::Context::new(Component::Provenance, &DB, &config.common, &config.database);
     let Started {
         pool,
         settings,
         clock,
-    } = start::start(
-        Component::Provenance,
-        &config.common,
-        config.database_url.as_ref(),
-        &DB,
-        migrator(),
-        Shutdown::never(),
-    )
-    .await?;
+    } = place.start(migrator(), Shutdown::never()).await?;
     let link = link::RegistryLink::new(
-        start::channel(Component::Provenance, &config.registry_addr, &config.common)?,
+        place.channel(&config.registry_addr)?,
         Outbound::new(&config.common.service_token),
     );
     let service = service::Provenance::new(pool, link, clock);

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use baton_kit::bus::BusConfig;
 use baton_kit::config::values::{Listen, Span, days, hours, mins, secs};
-use baton_kit::config::{CommonConfig, ConfigError, Env, Renamed, SecretUrl, Settings, load};
+use baton_kit::config::{
+    CommonConfig, ConfigError, Env, OwnDatabase, Renamed, SecretUrl, Settings, load,
+};
 use serde::{Deserialize, Serialize};
 
 /// The registry's own settings, `BATON_REGISTRY__<FIELD>`; each type declares the default and
@@ -44,14 +46,12 @@ pub struct RegistryConfig {
     pub common: CommonConfig,
     /// gRPC listen address (`BATON_REGISTRY__LISTEN`).
     pub listen: SocketAddr,
-    /// Full database URL for the registry role, overriding the base URL (`BATON_REGISTRY__DATABASE_URL`).
-    pub database_url: Option<SecretUrl>,
+    /// The URLs for this context's own roles, when set.
+    pub database: OwnDatabase,
     /// A session is live while `last_seen_at > now − lease` (`BATON_REGISTRY__SESSION_LEASE`).
     pub lease: Duration,
     /// The sweep waits this long past the lease before closing (`BATON_REGISTRY__SESSION_GRACE`).
     pub grace: Duration,
-    /// Full database URL for the maintenance role (`BATON_REGISTRY__MAINTENANCE_DATABASE_URL`).
-    pub maintenance_database_url: Option<SecretUrl>,
     /// A client that stopped pulsing reads disconnected after this long
     /// (`BATON_REGISTRY__LIVENESS_WINDOW`).
     pub liveness_window: Duration,
@@ -66,10 +66,12 @@ impl RegistryConfig {
         let settings: RegistrySettings = load(env)?;
         Ok(RegistryConfig {
             common,
-            maintenance_database_url: settings.maintenance_database_url,
             bus,
             listen: settings.listen.get(),
-            database_url: settings.database_url,
+            database: OwnDatabase {
+                url: settings.database_url,
+                maintenance_url: settings.maintenance_database_url,
+            },
             lease: settings.session_lease.get(),
             liveness_window: settings.liveness_window.get(),
             grace: settings.session_grace.get(),

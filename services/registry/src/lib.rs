@@ -40,12 +40,7 @@ pub use baton_kit::start::ServeError;
 pub use config::RegistryConfig;
 
 /// The registry's place in the database.
-pub const DB: ContextDb = ContextDb {
-    schema: "registry",
-    owner_role: "baton_registry_owner",
-    runtime_role: "baton_registry",
-    maintenance_role: Some("baton_registry_maint"),
-};
+pub const DB: ContextDb = baton_kit::context_db!("registry", maintenance);
 
 /// The registry's migrations, embedded at build time.
 pub fn migrator() -> sqlx::migrate::Migrator {
@@ -59,26 +54,13 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: Shutdown,
 ) -> Result<(), ServeError> {
+    let place = start::Context::new(Component::Registry, &DB, &config.common, &config.database);
     let Started {
         pool,
         settings,
         clock,
-    } = start::start(
-        Component::Registry,
-        &config.common,
-        config.database_url.as_ref(),
-        &DB,
-        migrator(),
-        shutdown.clone(),
-    )
-    .await?;
-    let maintenance = start::maintenance_pool(
-        &config.common,
-        config.maintenance_database_url.as_ref(),
-        &DB,
-        4,
-    )
-    .await?;
+    } = place.start(migrator(), shutdown.clone()).await?;
+    let maintenance = place.maintenance_pool(4).await?;
     let relay = Relay::new(
         Component::Registry,
         maintenance.clone(),

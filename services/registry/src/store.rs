@@ -45,50 +45,74 @@ pub(crate) use session_from;
 /// reads, then `$rest` (a string literal: the `WHERE` clause and what follows it), then the
 /// statement's arguments.
 macro_rules! select_sessions {
-    ($rest:literal, $($argument:expr),+ $(,)?) => {
+    ($rest:literal $(+ $more:literal)*, $($argument:expr),+ $(,)?) => {
         sqlx::query!(
             r#"SELECT id, agent, session_id, source, project, scope,
                  selector AS "selector: Json<Selector>", opened_at, closed_at, last_seen_at,
                  activation_epoch, briefing_delivered_at,
                  briefed_memories AS "briefed_memories: Json<Vec<BriefedMemory>>"
                FROM registry.agent_sessions "#
-                + $rest,
+                + $rest $(+ $more)*,
             $($argument),+
         )
     };
 }
 
-/// The row for a natural key, locked for update.
-#[tracing::instrument(name = "db.registry.lock_by_key", skip_all)]
-pub async fn lock_by_key(
-    connection: &mut PgConnection,
-    tenant_id: Uuid,
-    agent: &str,
-    session_id: &str,
-) -> Result<Option<Session>, sqlx::Error> {
-    let record = select_sessions!(
-        "WHERE tenant_id = $1 AND agent = $2 AND session_id = $3 FOR UPDATE",
-        tenant_id,
-        agent,
-        session_id,
-    )
-    .fetch_optional(connection)
-    .await?;
-    Ok(record.map(|record| session_from!(record)))
+/// The two whole-row reads of one locking mode: `$by_key` (the row for a natural key) and
+/// `$by_id` (the row for a run id), each statement ending in `$lock`.
+macro_rules! row_reads {
+    ($lock:literal, $by_key:ident, $by_key_span:literal, $by_id:ident, $by_id_span:literal) => {
+        #[doc = concat!("The row for a natural key", $lock, ".")]
+        #[tracing::instrument(name = $by_key_span, skip_all)]
+        pub async fn $by_key(
+            connection: &mut PgConnection,
+            tenant_id: Uuid,
+            agent: &str,
+            session_id: &str,
+        ) -> Result<Option<Session>, sqlx::Error> {
+            let record = select_sessions!(
+                "WHERE tenant_id = $1 AND agent = $2 AND session_id = $3" + $lock,
+                tenant_id,
+                agent,
+                session_id,
+            )
+            .fetch_optional(connection)
+            .await?;
+            Ok(record.map(|record| session_from!(record)))
+        }
+
+        #[doc = concat!("The row for a run id", $lock, ".")]
+        #[tracing::instrument(name = $by_id_span, skip_all)]
+        pub async fn $by_id(
+            connection: &mut PgConnection,
+            tenant_id: Uuid,
+            id: Uuid,
+        ) -> Result<Option<Session>, sqlx::Error> {
+            let record =
+                select_sessions!("WHERE tenant_id = $1 AND id = $2" + $lock, tenant_id, id)
+                    .fetch_optional(connection)
+                    .await?;
+            Ok(record.map(|record| session_from!(record)))
+        }
+    };
 }
 
-/// The row for a run id, locked for update.
-#[tracing::instrument(name = "db.registry.lock_by_id", skip_all)]
-pub async fn lock_by_id(
-    connection: &mut PgConnection,
-    tenant_id: Uuid,
-    id: Uuid,
-) -> Result<Option<Session>, sqlx::Error> {
-    let record = select_sessions!("WHERE tenant_id = $1 AND id = $2 FOR UPDATE", tenant_id, id,)
-        .fetch_optional(connection)
-        .await?;
-    Ok(record.map(|record| session_from!(record)))
-}
+// Locked for update: the reads a decision takes before it writes.
+row_reads!(
+    " FOR UPDATE",
+    lock_by_key,
+    "db.registry.lock_by_key",
+    lock_by_id,
+    "db.registry.lock_by_id"
+);
+// Unlocked: identity is frozen at insert, and reads that decide nothing need no lock.
+row_reads!(
+    "",
+    find_by_key,
+    "db.registry.find_by_key",
+    find_by_id,
+    "db.registry.find_by_id"
+);
 
 /// Up to two leased-open rows of a project (NULL matches NULL), locked: enough to tell zero,
 /// one and several apart.
@@ -113,38 +137,6 @@ pub async fn lock_open_of_project(
         .into_iter()
         .map(|record| session_from!(record))
         .collect())
-}
-
-/// The row for a natural key, unlocked.
-#[tracing::instrument(name = "db.registry.find_by_key", skip_all)]
-pub async fn find_by_key(
-    connection: &mut PgConnection,
-    tenant_id: Uuid,
-    agent: &str,
-    session_id: &str,
-) -> Result<Option<Session>, sqlx::Error> {
-    let record = select_sessions!(
-        "WHERE tenant_id = $1 AND agent = $2 AND session_id = $3",
-        tenant_id,
-        agent,
-        session_id,
-    )
-    .fetch_optional(connection)
-    .await?;
-    Ok(record.map(|record| session_from!(record)))
-}
-
-/// The row for a run id, unlocked.
-#[tracing::instrument(name = "db.registry.find_by_id", skip_all)]
-pub async fn find_by_id(
-    connection: &mut PgConnection,
-    tenant_id: Uuid,
-    id: Uuid,
-) -> Result<Option<Session>, sqlx::Error> {
-    let record = select_sessions!("WHERE tenant_id = $1 AND id = $2", tenant_id, id,)
-        .fetch_optional(connection)
-        .await?;
-    Ok(record.map(|record| session_from!(record)))
 }
 
 /// The project a natural key's row was opened with (`Some(None)`: a row without project).

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use baton_kit::config::peers::{ProvenancePeer, RegistryPeer};
 use baton_kit::config::values::{Int, Listen, Span, days, mins, secs};
-use baton_kit::config::{CommonConfig, ConfigError, Env, Renamed, SecretUrl, Settings, load};
+use baton_kit::config::{
+    CommonConfig, ConfigError, Env, OwnDatabase, Renamed, SecretUrl, Settings, load,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::decide::Thresholds;
@@ -54,8 +56,8 @@ pub struct TriageConfig {
     pub common: CommonConfig,
     /// gRPC listen address (`BATON_TRIAGE__LISTEN`).
     pub listen: SocketAddr,
-    /// Full database URL for the triage role (`BATON_TRIAGE__DATABASE_URL`).
-    pub database_url: Option<SecretUrl>,
+    /// The URLs for this context's own roles, when set.
+    pub database: OwnDatabase,
     /// Registry and provenance addresses (`BATON_REGISTRY__ADDR`, `BATON_PROVENANCE__ADDR`).
     pub registry_addr: String,
     pub provenance_addr: String,
@@ -74,7 +76,10 @@ impl TriageConfig {
         Ok(TriageConfig {
             common,
             listen: settings.listen.get(),
-            database_url: settings.database_url,
+            database: OwnDatabase {
+                url: settings.database_url,
+                maintenance_url: None,
+            },
             registry_addr: calls.registry.addr(),
             provenance_addr: calls.provenance.addr(),
             thresholds: Thresholds {

@@ -56,11 +56,7 @@ impl RunState {
 }
 
 /// A run's visible event ids (its first 500, in id order) and whether it has more.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Listing {
-    pub ids: Vec<Uuid>,
-    pub truncated: bool,
-}
+pub use baton_kit::grpc::run_events::RunEventIds as Listing;
 
 /// The ids of `listing` outside `watermark` (the set difference, never an id comparison).
 pub fn outside(watermark: &[Uuid], listing: &Listing) -> usize {

@@ -34,12 +34,7 @@ pub use baton_kit::start::ServeError;
 pub use config::TriageConfig;
 
 /// Triage's place in the database.
-pub const DB: ContextDb = ContextDb {
-    schema: "triage",
-    owner_role: "baton_triage_owner",
-    runtime_role: "baton_triage",
-    maintenance_role: None,
-};
+pub const DB: ContextDb = baton_kit::context_db!("triage");
 
 /// Triage's migrations, embedded at build time.
 pub fn migrator() -> sqlx::migrate::Migrator {
@@ -54,22 +49,15 @@ pub async fn serve(
 ) -> Result<(), ServeError> {
     // `shutdown` is a bare future the schema gate cannot watch: the gate ends once the schema
     // matches, or with the process.
+    let place = start::Context::new(Component::Triage, &DB, &config.common, &config.database);
     let Started {
         pool,
         settings,
         clock,
-    } = start::start(
-        Component::Triage,
-        &config.common,
-        config.database_url.as_ref(),
-        &DB,
-        migrator(),
-        Shutdown::never(),
-    )
-    .await?;
+    } = place.start(migrator(), Shutdown::never()).await?;
     let links = links::Links::new(
-        start::channel(Component::Triage, &config.registry_addr, &config.common)?,
-        start::channel(Component::Triage, &config.provenance_addr, &config.common)?,
+        place.channel(&config.registry_addr)?,
+        place.channel(&config.provenance_addr)?,
         Outbound::new(&config.common.service_token),
     );
     let triage = service::Triage::new(pool, links, clock, config.thresholds);

@@ -7,18 +7,17 @@ use uuid::Uuid;
 
 use baton_kit::clock::from_timestamp;
 use baton_kit::error::ApiError;
+use baton_kit::grpc::run_events::run_event_ids;
 use baton_kit::grpc::{Outbound, OutboundCall};
 use baton_kit::selector::Selector;
 use baton_kit::text;
-use baton_proto::provenance::v1 as provenance;
 use baton_proto::provenance::v1::provenance_client::ProvenanceClient;
 use baton_proto::registry::v1 as registry;
 use baton_proto::registry::v1::session_registry_client::SessionRegistryClient;
 
 use crate::decide::Listing;
 
-/// The per-run event ceiling (MAX_SESSION_EVENT_IDS).
-pub const CEILING: u32 = 500;
+pub use baton_kit::grpc::run_events::RUN_EVENT_CEILING as CEILING;
 
 /// A briefed row as the debrief needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,26 +124,8 @@ impl Links {
         })
     }
 
-    /// The run's visible event ids (first 500) and whether it has more.
+    /// The run's visible event ids (the first [`CEILING`]) and whether it has more.
     pub async fn listing(&self, call: &OutboundCall, run_id: Uuid) -> Result<Listing, ApiError> {
-        let request = provenance::ListRunEventIdsRequest {
-            session_run_id: run_id.to_string(),
-            ceiling: CEILING,
-        };
-        let answer = self
-            .provenance
-            .clone()
-            .list_run_event_ids(self.outbound.request(call, request))
-            .await?
-            .into_inner();
-        let ids = answer
-            .ids
-            .iter()
-            .map(|id| text::session_run_id("eventId", id))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Listing {
-            ids,
-            truncated: answer.truncated,
-        })
+        run_event_ids(&self.provenance, &self.outbound, call, run_id).await
     }
 }

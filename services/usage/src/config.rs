@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use baton_kit::bus::BusConfig;
 use baton_kit::config::values::{Int, Listen, Span, SpanOrSeconds, days, hours, mins, secs};
-use baton_kit::config::{CommonConfig, ConfigError, Env, Renamed, SecretUrl, Settings, load};
+use baton_kit::config::{
+    CommonConfig, ConfigError, Env, OwnDatabase, Renamed, SecretUrl, Settings, load,
+};
 use serde::{Deserialize, Serialize};
 
 /// The usage service's own settings, `BATON_USAGE__<FIELD>`; each type declares the default
@@ -41,10 +43,8 @@ pub struct UsageConfig {
     pub common: CommonConfig,
     /// gRPC listen address (`BATON_USAGE__LISTEN`).
     pub listen: SocketAddr,
-    /// Full database URL for the usage role (`BATON_USAGE__DATABASE_URL`).
-    pub database_url: Option<SecretUrl>,
-    /// Full database URL for the maintenance role (`BATON_USAGE__MAINTENANCE_DATABASE_URL`).
-    pub maintenance_database_url: Option<SecretUrl>,
+    /// The URLs for this context's own roles, when set.
+    pub database: OwnDatabase,
     /// A non-terminal agent quiet for longer reads `unknown` (`BATON_USAGE__WATCHDOG_WINDOW`,
     /// 10 min).
     pub watchdog_window: Duration,
@@ -95,8 +95,10 @@ impl UsageConfig {
             common,
             listen: settings.listen.get(),
             retention: RetentionConfig::from(&settings),
-            database_url: settings.database_url,
-            maintenance_database_url: settings.maintenance_database_url,
+            database: OwnDatabase {
+                url: settings.database_url,
+                maintenance_url: settings.maintenance_database_url,
+            },
             watchdog_window: settings.watchdog_window.get(),
             bus,
         })

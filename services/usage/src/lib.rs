@@ -52,12 +52,7 @@ pub use baton_kit::start::ServeError;
 pub use config::UsageConfig;
 
 /// The usage context's place in the database.
-pub const DB: ContextDb = ContextDb {
-    schema: "usage",
-    owner_role: "baton_usage_owner",
-    runtime_role: "baton_usage",
-    maintenance_role: Some("baton_usage_maint"),
-};
+pub const DB: ContextDb = baton_kit::context_db!("usage", maintenance);
 
 /// Largest decoded (decompressed) request: a full batch with room to spare.
 pub const MAX_MESSAGE_BYTES: usize = 16 << 20;
@@ -74,26 +69,13 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: Shutdown,
 ) -> Result<(), ServeError> {
+    let place = start::Context::new(Component::Usage, &DB, &config.common, &config.database);
     let Started {
         pool,
         settings,
         clock,
-    } = start::start(
-        Component::Usage,
-        &config.common,
-        config.database_url.as_ref(),
-        &DB,
-        migrator(),
-        shutdown.clone(),
-    )
-    .await?;
-    let maintenance = start::maintenance_pool(
-        &config.common,
-        config.maintenance_database_url.as_ref(),
-        &DB,
-        3,
-    )
-    .await?;
+    } = place.start(migrator(), shutdown.clone()).await?;
+    let maintenance = place.maintenance_pool(3).await?;
     // The outbox relay publishes usage.budget.crossed (and later messages) to the bus.
     let relay = Relay::new(
         Component::Usage,

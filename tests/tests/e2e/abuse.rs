@@ -31,8 +31,7 @@ async fn bad_key_floods_spend_the_callers_bucket_never_the_tenants() {
         ("BATON_GATEWAY__TRUSTED_PROXIES", "127.0.0.1/32, ::1"),
     ])
     .await;
-    let tenant = baton.create_tenant("victim").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("victim").await;
     let admin = baton.admin().await;
     let prefix = tenant
         .api_key

@@ -55,8 +55,7 @@ async fn the_bus_runs_over_amqps_verified_against_a_private_ca_with_a_client_cer
         ("BATON_AMQP_TLS_KEY", tls.key.as_str()),
     ])
     .await;
-    let tenant = baton.create_tenant("amqps").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("amqps").await;
     let admin = baton.admin().await;
     let run = open_briefed(&client, "amqps-1", &[]).await;
     heartbeat(&client, "amqps-1", "Nothing to hand on.").await;
@@ -88,8 +87,7 @@ async fn without_the_private_ca_or_the_client_certificate_no_broker_connection_i
             env.push(("BATON_AMQP_TLS_KEY", tls.key.as_str()));
         }
         let baton = Baton::start_with(&env).await;
-        let tenant = baton.create_tenant(case).await;
-        let client = baton.client(&tenant);
+        let (_, client) = baton.tenant_client(case).await;
         let admin = baton.admin().await;
         let run = open_briefed(&client, "amqps-2", &[]).await;
         close(&client, "amqps-2").await;

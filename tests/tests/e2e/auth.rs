@@ -9,7 +9,7 @@ use crate::startup;
 #[tokio::test]
 async fn missing_malformed_and_unknown_keys_are_401_before_the_body_is_read() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("auth").await;
+    let (tenant, real) = baton.tenant_client("auth").await;
     let anonymous = baton.anonymous();
     let unauthorized = json!({"error": "unauthorized"});
     for body in ["{}", "not json at all", ""] {
@@ -27,7 +27,6 @@ async fn missing_malformed_and_unknown_keys_are_401_before_the_body_is_read() {
         .await;
     assert_eq!(row.status, 401);
 
-    let real = baton.client(&tenant);
     let (prefix, secret) = tenant.api_key.rsplit_once('_').expect("btn_prefix_secret");
     let wrong_secret = format!("{prefix}_{}", "x".repeat(secret.len()));
     let unknown_prefix = format!("btn_zzzzzzzzzzzz_{secret}");
@@ -84,9 +83,8 @@ async fn over_the_rate_limit_is_429_with_retry_after() {
         ("BATON_RATE_LIMIT__WINDOW", "60s"),
     ])
     .await;
-    let tenant = baton.create_tenant("limited").await;
+    let (_, client) = baton.tenant_client("limited").await;
     let other = baton.create_tenant("unlimited").await;
-    let client = baton.client(&tenant);
     for _ in 0..3 {
         assert_eq!(
             client

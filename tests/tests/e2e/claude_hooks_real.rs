@@ -78,8 +78,7 @@ async fn main_requests(standin: &MessagesStandIn, count: usize) {
 async fn claude_code_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn() {
     claude_binary();
     let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
-    let tenant = baton.create_tenant("claude-hooks").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("claude-hooks").await;
     let (first_turn, _, never) = real_client::gates();
     let standin = MessagesStandIn::start(Script {
         main: vec![

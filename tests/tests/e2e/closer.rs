@@ -185,8 +185,7 @@ const DONE: &str = "Done: migrated the orders table to uuid keys and the suite p
 #[tokio::test]
 async fn an_explicit_close_resolves_what_the_session_completed_in_one_pass() {
     let baton = Baton::start_with(&[ENABLED]).await;
-    let tenant = baton.create_tenant("closer").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("closer").await;
     let admin = baton.admin().await;
     let (run, done, other) = open_briefed_on_two(&client, "c-1").await;
     finish(&client, "c-1").await;
@@ -249,8 +248,7 @@ async fn an_explicit_close_resolves_what_the_session_completed_in_one_pass() {
 #[tokio::test]
 async fn an_implicit_close_by_the_sweep_leads_to_exactly_one_pass_and_grace_holds() {
     let baton = Baton::start_with(&[ENABLED]).await;
-    let tenant = baton.create_tenant("sweep").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("sweep").await;
     let admin = baton.admin().await;
     let start = client.at("2026-09-01T08:00:00.000Z");
     let (run, _) = open_briefed_on_done(&start, "s-1").await;
@@ -284,8 +282,7 @@ async fn an_implicit_close_by_the_sweep_leads_to_exactly_one_pass_and_grace_hold
 #[tokio::test]
 async fn nothing_briefed_and_overflowed_settle_without_a_generation_and_keep_the_excerpt() {
     let baton = Baton::start_with(&[ENABLED]).await;
-    let tenant = baton.create_tenant("settle").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("settle").await;
     let admin = baton.admin().await;
     let run = open_briefed(&client, "n-1", &[]).await;
     heartbeat(&client, "n-1", "Nothing to hand on.").await;
@@ -318,30 +315,8 @@ async fn nothing_briefed_and_overflowed_settle_without_a_generation_and_keep_the
 /// Inserts `count` attributed events for a run (real rows, as the admin).
 pub async fn flood(admin: &sqlx::PgPool, tenant: &str, run: &str, count: usize) {
     let tenant: Uuid = tenant.parse().expect("uuid");
-    let memory = Uuid::now_v7();
-    sqlx::query(
-        "INSERT INTO provenance.memories (tenant_id, id, memory_type, topic, content, content_sha256, \
-           status, created_at, updated_at) \
-         VALUES ($1, $2, 'note', 'flood', 'flood', sha256($2::text::bytea), 'open', now(), now())",
-    )
-    .bind(tenant)
-    .bind(memory)
-    .execute(admin)
-    .await
-    .expect("memory");
-    let ids: Vec<Uuid> = (0..count).map(|_| Uuid::now_v7()).collect();
-    sqlx::query(
-        "INSERT INTO provenance.memory_events (tenant_id, id, memory_id, event_kind, actor_kind, payload, created_at) \
-         SELECT $1, id, $2, 'create', 'user_mcp', jsonb_build_object('sessionRunId', $3::text), now() \
-         FROM unnest($4::uuid[]) AS id",
-    )
-    .bind(tenant)
-    .bind(memory)
-    .bind(run)
-    .bind(&ids)
-    .execute(admin)
-    .await
-    .expect("events");
+    let run: Uuid = run.parse().expect("uuid");
+    baton_provenance::testing::seed_events(admin, tenant, run, count).await;
 }
 
 #[tokio::test]
@@ -353,8 +328,7 @@ async fn a_resurrection_while_the_judge_decides_fences_the_pass() {
         ("BATON_CLOSER_JUDGE_URL", judge.url.as_str()),
     ])
     .await;
-    let tenant = baton.create_tenant("fence").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("fence").await;
     let admin = baton.admin().await;
     let (run, first, second) = open_briefed_on_two(&client, "f-1").await;
     finish(&client, "f-1").await;
@@ -404,8 +378,7 @@ async fn over_budget_the_pass_is_refused_and_nothing_is_billed() {
         ("BATON_CLOSER_MONTHLY_TOKEN_BUDGET", "10"),
     ])
     .await;
-    let tenant = baton.create_tenant("budget").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("budget").await;
     let admin = baton.admin().await;
     let (run, _) = open_briefed_on_done(&client, "b-1").await;
     close(&client, "b-1").await;

@@ -89,8 +89,7 @@ async fn killing_the_closer_mid_pass_twenty_times_redoes_the_interrupted_work_an
         &[("BATON_RATE_LIMIT__REQUESTS", "100000")],
     )
     .await;
-    let tenant = baton.create_tenant("crash").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("crash").await;
     let admin = baton.admin().await;
     let mut commitments = Vec::new();
     for index in 0..SESSIONS {
@@ -210,8 +209,7 @@ async fn sessions_closing_while_the_broker_is_killed_all_reach_the_closer_once_i
         ("BATON_RATE_LIMIT__REQUESTS", "100000"),
     ])
     .await;
-    let tenant = baton.create_tenant("broker").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("broker").await;
     let admin = baton.admin().await;
     let mut runs = HashSet::new();
     for index in 0..SESSIONS {
@@ -513,8 +511,7 @@ async fn wait_for_queue(connection: &lapin::Connection, queue: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_poison_message_is_dead_lettered_and_others_keep_flowing() {
     let baton = Baton::start_with(&[("BATON_CLOSER_ENABLED", "true")]).await;
-    let tenant = baton.create_tenant("poison").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("poison").await;
     let admin = baton.admin().await;
     // Baton declares its own topology as it starts; the test only waits for it.
     let (connection, channel, names) = bus_channel(&baton).await;
@@ -564,8 +561,7 @@ async fn a_poison_message_is_dead_lettered_and_others_keep_flowing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_close_message_for_an_unknown_or_open_run_settles_as_not_found_or_not_closed() {
     let baton = Baton::start_with(&[("BATON_CLOSER_ENABLED", "true")]).await;
-    let tenant = baton.create_tenant("strays").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("strays").await;
     let admin = baton.admin().await;
     let open_run = open_briefed(&client, "still-open", &[]).await;
     let (connection, channel, names) = bus_channel(&baton).await;

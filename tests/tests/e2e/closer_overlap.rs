@@ -112,7 +112,7 @@ async fn two_sweeps_released_at_once_close_each_lapsed_row_once_and_retry_each_d
     )
     .await;
     let admin = &baton.admin().await;
-    let refused_tenant = baton.create_tenant("refused").await;
+    let (_, refused) = baton.tenant_client("refused").await;
     let lapsed_tenant = baton.create_tenant("lapsed").await;
     sqlx::query("INSERT INTO closer.budgets (tenant_id, monthly_token_limit) VALUES ($1, 1000000)")
         .bind(lapsed_tenant.tenant_id.parse::<Uuid>().expect("uuid"))
@@ -128,7 +128,6 @@ async fn two_sweeps_released_at_once_close_each_lapsed_row_once_and_retry_each_d
     let second = baton.spawn_closer(&env).await;
 
     // Due: closed now, refused by the budget of 0, so failed with a backoff the sweep outlives.
-    let refused = baton.client(&refused_tenant);
     let mut due_runs = Vec::new();
     for index in 0..DUE {
         let session = format!("due-{index}");

@@ -58,9 +58,8 @@ fn verdict_of<'a>(listing: &'a Value, memory: &str) -> &'a Value {
 #[tokio::test]
 async fn the_evidence_is_served_and_a_users_undo_shows_in_the_listing_and_the_report() {
     let baton = Baton::start_with(&[ENABLED]).await;
-    let tenant = baton.create_tenant("closer-report").await;
+    let (tenant, client) = baton.tenant_client("closer-report").await;
     let other_tenant = baton.create_tenant("closer-report-b").await;
-    let client = baton.client(&tenant);
     let admin = baton.admin().await;
     let (run, done, open) = open_briefed_on_two(&client, "report-1").await;
     let pulse = json!({"agent": "claude-code", "sessionId": "report-1", "episodeId": Uuid::now_v7(),
@@ -157,8 +156,7 @@ async fn the_evidence_is_served_and_a_users_undo_shows_in_the_listing_and_the_re
 #[tokio::test]
 async fn the_listing_refuses_unknown_runs_and_lists_no_pass_for_a_run_never_closed() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("closer-listing").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("closer-listing").await;
     let unknown = client
         .get(&format!("/api/v1/agent-sessions/{}/closer", Uuid::now_v7()))
         .await;

@@ -118,8 +118,7 @@ async fn killing_the_closer_between_its_resolves_and_its_write_back_resolves_eac
         ("BATON_CLOSER_JUDGE_URL", judge.url.as_str()),
     ];
     let baton = Baton::start_services(&["registry", "provenance", "triage", "gateway"], &[]).await;
-    let tenant = baton.create_tenant("window").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("window").await;
     let admin = &baton.admin().await;
     let wait = Duration::from_secs(60);
     let mut closer = baton.spawn_closer(&judge_env).await;

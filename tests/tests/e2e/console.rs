@@ -285,8 +285,7 @@ pub(crate) async fn costs(browser: &Browser, css: &str) -> Vec<f64> {
 #[tokio::test]
 async fn the_session_page_shows_the_fixture_agent_tree_at_the_apis_cost() {
     let baton = Baton::start_with(&[UNLIMITED]).await;
-    let tenant = baton.create_tenant("console-tree").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("console-tree").await;
     let key = console_key(&baton, &tenant).await;
     let open = client
         .post(
@@ -433,8 +432,7 @@ async fn the_session_page_shows_the_fixture_agent_tree_at_the_apis_cost() {
 #[tokio::test]
 async fn undo_on_a_closer_resolve_reopens_the_commitment() {
     let baton = Baton::start_with(&[UNLIMITED, ("BATON_CLOSER_ENABLED", "true")]).await;
-    let tenant = baton.create_tenant("console-undo").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("console-undo").await;
     let admin = baton.admin().await;
     let key = console_key(&baton, &tenant).await;
     let (run_id, done) = open_briefed_on_done(&client, "console-undo").await;

@@ -83,8 +83,7 @@ fn rows_of(html: &str) -> (Vec<(String, Listed)>, Option<String>) {
 #[tokio::test]
 async fn sessions_known_from_hooks_transcripts_or_both_are_listed_once_each() {
     let baton = Baton::start_with(&[UNLIMITED]).await;
-    let tenant = baton.create_tenant("one-list").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("one-list").await;
     let key = console_key(&baton, &tenant).await;
     let home = HookHome::new(&baton.base_url, &tenant.api_key);
     lay_out_corpus(&home.home);

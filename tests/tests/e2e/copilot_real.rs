@@ -125,8 +125,7 @@ pub(crate) async fn finished(child: Child, what: &str) {
 async fn copilot_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn() {
     copilot_binary();
     let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
-    let tenant = baton.create_tenant("copilot-hooks").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("copilot-hooks").await;
     let (first_turn, debrief, never) = real_client::gates();
     let standin = ChatStandIn::start(Script {
         replies: real_client::held_turns(&first_turn, &debrief, &never),
@@ -223,8 +222,7 @@ async fn copilot_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn
 async fn copilot_running_a_repositorys_claude_settings_reports_as_copilot() {
     copilot_binary();
     let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
-    let tenant = baton.create_tenant("copilot-hosted").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("copilot-hosted").await;
     let standin = ChatStandIn::start(Script {
         replies: vec![Reply::Text("Hello.".to_string())],
     })

@@ -30,15 +30,10 @@ async fn the_stack_runs_over_verified_tls_to_postgres() {
         ],
     )
     .await;
-    let tenant = baton.create_tenant("tls").await;
-    let client = baton.client(&tenant);
-    let opened = client
-        .post(
-            "/api/v1/agent-sessions/open",
-            &json!({"agent": "claude-code", "sessionId": "tls-1", "source": "startup"}),
-        )
+    let (_, client) = baton.tenant_client("tls").await;
+    client
+        .open(&json!({"agent": "claude-code", "sessionId": "tls-1", "source": "startup"}))
         .await;
-    assert_eq!(opened.status, 200, "{:?}", opened.body);
     let admin = baton.admin().await;
     let (encrypted, plain_connections): (i64, i64) = sqlx::query_as(
         "SELECT count(*) FILTER (WHERE s.ssl), count(*) FILTER (WHERE NOT s.ssl) \

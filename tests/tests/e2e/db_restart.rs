@@ -39,8 +39,7 @@ async fn a_postgres_restart_answers_503_loses_nothing_and_heals_itself() {
         ],
     )
     .await;
-    let tenant = baton.create_tenant("restart").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("restart").await;
     let tally = Arc::new(Mutex::new(Tally::default()));
     let restarted = Arc::new(AtomicBool::new(false));
     let mut writers = vec![];
@@ -157,8 +156,7 @@ async fn an_unreachable_service_is_503_with_retry_after() {
         ],
     )
     .await;
-    let tenant = baton.create_tenant("lost").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("lost").await;
     for (path, body) in [
         ("/api/v1/agent-sessions/open", crate::startup("lost")),
         (

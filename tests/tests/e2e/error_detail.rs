@@ -19,8 +19,7 @@ fn open(extra: Value) -> Value {
 #[tokio::test]
 async fn each_refusal_names_its_field_and_rule_without_the_value_sent() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("detail").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("detail").await;
     // (what was wrong, the request, words the detail must hold)
     let posts = [
         (

@@ -17,8 +17,7 @@ use crate::gemini_real::{MODEL, gemini_binary, gemini_scratch};
 async fn clear_in_gemini_closes_the_session_and_opens_one_that_follows_it() {
     gemini_binary();
     let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
-    let tenant = baton.create_tenant("gemini-clear").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("gemini-clear").await;
     let admin = baton.admin().await;
     let standin = GeminiStandIn::start(Script::default()).await;
     let scratch = gemini_scratch(&standin, &baton, &tenant.api_key);

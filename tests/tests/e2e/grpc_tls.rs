@@ -57,8 +57,7 @@ async fn check_mutual_tls(in_process: &str) {
         ("BATON_GRPC_IN_PROCESS", in_process),
     ])
     .await;
-    let tenant = baton.create_tenant("mtls").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("mtls").await;
     let opened = client
         .post(
             "/api/v1/agent-sessions/open",

@@ -120,19 +120,11 @@ async fn forward(
 #[tokio::test]
 async fn a_close_refused_with_429_is_retried_no_sooner_than_its_retry_after_date() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("backoff").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("backoff").await;
     let (proxy, url) = Proxy::start(&baton, CLOSE).await;
-    let opened = client
-        .post(
-            "/api/v1/agent-sessions/open",
-            &json!({"agent": "codex", "sessionId": "limited", "source": "startup"}),
-        )
+    let run_id = client
+        .open(&json!({"agent": "codex", "sessionId": "limited", "source": "startup"}))
         .await;
-    let run_id = opened.body["sessionRunId"]
-        .as_str()
-        .expect("run")
-        .to_string();
     let home = HookHome::new(&url, &tenant.api_key);
     let end = json!({"session_id": "limited", "hook_event_name": "SessionEnd", "reason": "other",
         "model": "gpt-5.5"});
@@ -178,8 +170,7 @@ async fn a_close_refused_with_429_is_retried_no_sooner_than_its_retry_after_date
 #[tokio::test]
 async fn a_sidecar_whose_pulse_gets_429_pulses_again_no_sooner_than_retry_after() {
     let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
-    let tenant = baton.create_tenant("pulse-backoff").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("pulse-backoff").await;
     let (proxy, url) = Proxy::start(&baton, "/api/v1/agent-sessions/pulse").await;
     let mut home = HookHome::new(&url, &tenant.api_key);
     home.set("BATON_HOOK_SIDECAR", "on");

@@ -81,8 +81,7 @@ impl Shape {
 async fn codex_and_cursor_sessions_watch_their_client_through_a_shell_or_directly_and_end_with_it()
 {
     let baton = Baton::start_with(UNLIMITED).await;
-    let tenant = baton.create_tenant("clients").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("clients").await;
     let home = sidecar_home(&baton, &tenant.api_key);
     for shape in [CODEX, CURSOR] {
         for launch in [Launch::Shell, Launch::Direct] {
@@ -143,8 +142,7 @@ async fn codex_and_cursor_sessions_watch_their_client_through_a_shell_or_directl
 #[tokio::test]
 async fn a_session_end_close_reaches_the_server_with_no_manual_drain_with_and_without_a_sidecar() {
     let baton = Baton::start_with(UNLIMITED).await;
-    let tenant = baton.create_tenant("closes").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("closes").await;
     let home = sidecar_home(&baton, &tenant.api_key);
     let row = |run_id: String| {
         let client = client.clone();
@@ -255,8 +253,7 @@ async fn a_session_end_close_reaches_the_server_with_no_manual_drain_with_and_wi
 #[tokio::test]
 async fn a_resume_read_at_once_shows_the_new_episode_live() {
     let baton = Baton::start_with(UNLIMITED).await;
-    let tenant = baton.create_tenant("resume").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("resume").await;
     let home = sidecar_home(&baton, &tenant.api_key);
     // The first process runs the session and ends it; the close lands.
     let mut first = StandIn::spawn(&home, "codex", CODEX.version_line, Launch::Shell);
@@ -318,8 +315,7 @@ async fn a_resume_read_at_once_shows_the_new_episode_live() {
 #[tokio::test]
 async fn a_recorded_client_whose_start_time_differs_keeps_no_episode_live() {
     let baton = Baton::start_with(UNLIMITED).await;
-    let tenant = baton.create_tenant("recycled").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("recycled").await;
     let home = sidecar_home(&baton, &tenant.api_key);
     // A live process holds the pid; the identity recorded for it names another start: the
     // process the pid belonged to is gone and the kernel gave the number to this one.

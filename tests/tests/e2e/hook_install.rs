@@ -204,8 +204,7 @@ async fn a_settings_file_that_is_a_symbolic_link_is_refused_untouched() {
 #[tokio::test]
 async fn uninstall_leaves_no_sidecar_running_and_a_later_close_still_arrives() {
     let baton = baton_tests::Baton::start().await;
-    let tenant = baton.create_tenant("uninstall").await;
-    let api = baton.client(&tenant);
+    let (tenant, api) = baton.tenant_client("uninstall").await;
     // A stand-in client process the sidecar watches.
     let mut client = Command::new("sleep")
         .arg("600")

@@ -103,8 +103,7 @@ struct Scene {
 
 async fn scene(name: &str) -> Scene {
     let baton = Baton::start_with(UNLIMITED).await;
-    let tenant = baton.create_tenant(name).await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client(name).await;
     let dir = std::env::temp_dir().join(format!("standin-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).expect("stand-in folder");
     let stand_in = stand_in(&dir);

@@ -25,18 +25,10 @@ fn mode(path: &std::path::Path) -> u32 {
 #[tokio::test]
 async fn session_end_spools_within_its_budget_and_the_drain_closes_at_the_observed_time() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("spool").await;
-    let client = baton.client(&tenant);
-    let opened = client
-        .post(
-            "/api/v1/agent-sessions/open",
-            &json!({"agent": "claude-code", "sessionId": "ending", "source": "startup"}),
-        )
+    let (tenant, client) = baton.tenant_client("spool").await;
+    let run_id = client
+        .open(&json!({"agent": "claude-code", "sessionId": "ending", "source": "startup"}))
         .await;
-    let run_id = opened.body["sessionRunId"]
-        .as_str()
-        .expect("run")
-        .to_string();
 
     let mut home = HookHome::new(DOWN, &tenant.api_key);
     let stop = json!({"session_id": "ending", "hook_event_name": "Stop", "last_assistant_message": "all done"});
@@ -110,8 +102,7 @@ async fn session_end_spools_within_its_budget_and_the_drain_closes_at_the_observ
 async fn killing_the_drain_twenty_times_loses_no_call_and_repeats_none() {
     // 1,000 replays in a few seconds: far past the default 300 per minute.
     let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
-    let tenant = baton.create_tenant("spool-kill").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("spool-kill").await;
     let sessions: Vec<String> = (0..100).map(|n| format!("crash-{n:03}")).collect();
     let mut runs = HashMap::new();
     for session in &sessions {

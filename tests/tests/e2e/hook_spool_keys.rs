@@ -95,8 +95,7 @@ async fn recorded(admin: &sqlx::PgPool, tenant: &Tenant) -> HashMap<String, i32>
 #[tokio::test]
 async fn a_spooled_call_whose_answer_was_lost_is_resent_with_its_key_and_counted_once() {
     let baton = Baton::start_with(UNLIMITED).await;
-    let tenant = baton.create_tenant("spool-keys").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("spool-keys").await;
     let admin = baton.admin().await;
     let mut resent_total = 0;
     for harness in ["claude-code", "codex", "cursor"] {
@@ -173,8 +172,7 @@ async fn a_spooled_call_whose_answer_was_lost_is_resent_with_its_key_and_counted
 #[tokio::test]
 async fn codex_and_cursor_drains_killed_mid_way_lose_nothing_and_each_resend_is_counted() {
     let baton = Baton::start_with(UNLIMITED).await;
-    let tenant = baton.create_tenant("spool-keys-kill").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("spool-keys-kill").await;
     let admin = baton.admin().await;
     let mut resends_before = 0;
     for harness in ["codex", "cursor"] {

@@ -44,8 +44,7 @@ async fn commitments(client: &baton_tests::Client, count: usize) {
 #[tokio::test]
 async fn startup_cuts_the_briefing_and_stamps_exactly_what_survived() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("hook-startup").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("hook-startup").await;
     commitments(&client, 30).await;
     let mut home = HookHome::new(&baton.base_url, &tenant.api_key);
     // 100 tokens = 400 characters: far less than 30 commitments need.
@@ -100,8 +99,7 @@ async fn startup_cuts_the_briefing_and_stamps_exactly_what_survived() {
 #[tokio::test]
 async fn resume_compact_and_clear_follow_the_source_table() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("hook-sources").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("hook-sources").await;
     let home = HookHome::new(&baton.base_url, &tenant.api_key);
     // Real deliveries: [0] resume and [1] compact of one session, [2] clear of another.
     let payloads = fixture("kesslerio-attio-mcp-server", "session_start");
@@ -188,8 +186,7 @@ async fn a_failed_briefing_still_opens_without_briefed_memories() {
         &[("BATON_PROVENANCE__ADDR", "127.0.0.1:9")],
     )
     .await;
-    let tenant = baton.create_tenant("hook-failed-briefing").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("hook-failed-briefing").await;
     let home = HookHome::new(&baton.base_url, &tenant.api_key);
     let payload = json!({"session_id": "no-briefing", "hook_event_name": "SessionStart",
         "source": "startup", "cwd": "/"});
@@ -224,8 +221,7 @@ async fn a_failed_briefing_still_opens_without_briefed_memories() {
 #[tokio::test]
 async fn claude_code_hooks_running_inside_cursor_report_one_cursor_session() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("hook-host").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("hook-host").await;
     let home = HookHome::new(&baton.base_url, &tenant.api_key);
     let payload = json!({"session_id": "hosted", "hook_event_name": "SessionStart",
         "source": "startup", "cwd": "/work/app", "permission_mode": "default"});
@@ -253,8 +249,7 @@ async fn claude_code_hooks_running_inside_cursor_report_one_cursor_session() {
 #[tokio::test]
 async fn subagents_and_unknown_events_do_nothing() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("hook-skip").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("hook-skip").await;
     let home = HookHome::new(&baton.base_url, &tenant.api_key);
     let subagent = json!({"session_id": "sub", "hook_event_name": "SessionStart", "source": "startup",
         "agent_id": "a93ccab"});
@@ -318,8 +313,7 @@ async fn subagents_and_unknown_events_do_nothing() {
 #[tokio::test]
 async fn compact_on_a_session_the_server_does_not_know_opens_nothing() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("hook-compact-unknown").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("hook-compact-unknown").await;
     let mut home = HookHome::new(&baton.base_url, &tenant.api_key);
     // Even with the sidecar on: nothing to watch for a session that does not exist.
     home.set("BATON_HOOK_SIDECAR", "on");

@@ -28,8 +28,7 @@ async fn triage_status(client: &Client, run_id: &str) -> Value {
 #[tokio::test]
 async fn the_claude_code_nudge_round_trip() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("hook-nudge").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("hook-nudge").await;
     let mut home = HookHome::new(&baton.base_url, &tenant.api_key);
     home.set("BATON_STOP_NUDGE", "1");
     // The recorded Stop payload, with the newer field Claude Code now sends.
@@ -86,8 +85,7 @@ async fn the_claude_code_nudge_round_trip() {
 #[tokio::test]
 async fn cursor_gets_a_followup_message_and_its_follow_up_finalizes() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("hook-cursor").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("hook-cursor").await;
     let mut home = HookHome::new(&baton.base_url, &tenant.api_key);
     home.set("BATON_STOP_NUDGE", "1");
     let run_id = client.open_startup("cursor", "conv-1").await;
@@ -120,8 +118,7 @@ async fn cursor_gets_a_followup_message_and_its_follow_up_finalizes() {
 #[tokio::test]
 async fn a_claude_format_stop_carrying_cursor_version_gets_a_followup_message() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("hook-cursor-claude").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("hook-cursor-claude").await;
     let mut home = HookHome::new(&baton.base_url, &tenant.api_key);
     home.set("BATON_STOP_NUDGE", "1");
     // Cursor running Claude Code's settings: the installed command says claude-code, the
@@ -149,8 +146,7 @@ async fn a_claude_format_stop_carrying_cursor_version_gets_a_followup_message() 
 #[tokio::test]
 async fn nothing_is_injected_when_the_nudge_is_off() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("hook-off").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("hook-off").await;
     let home = HookHome::new(&baton.base_url, &tenant.api_key);
     let run_id = client.open_startup("claude-code", "quiet").await;
     write(&client, &run_id, "a signal that would arm").await;
@@ -197,8 +193,7 @@ async fn nothing_is_injected_when_the_nudge_is_off() {
 #[tokio::test]
 async fn a_stop_for_an_unknown_session_creates_nothing() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("hook-unknown").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("hook-unknown").await;
     let home = HookHome::new(&baton.base_url, &tenant.api_key);
     let stop = json!({"session_id": "never-opened", "hook_event_name": "Stop"});
     let run = home.run(&["claude-code", "stop"], &stop).await;

@@ -157,8 +157,7 @@ async fn assert_refused(client: &Client, path: &str, body: &Value, what: &str) {
 #[tokio::test]
 async fn hostile_text_is_refused_at_every_boundary_and_stored_nowhere() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("hostile").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("hostile").await;
     let run_id = crate::open_session(&client, "h").await;
     let memory = client
         .post_raw("/api/v1/memories", MEMORY_BODY.to_string())

@@ -9,8 +9,7 @@ use crate::{key, startup};
 #[tokio::test]
 async fn expired_lease_resurrects_on_heartbeat_and_reads_back_live() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("lease").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("lease").await;
     let day_one = client.at("2026-05-01T09:00:00.000Z");
     let opened = day_one
         .post("/api/v1/agent-sessions/open", &startup("l"))
@@ -68,8 +67,7 @@ async fn expired_lease_resurrects_on_heartbeat_and_reads_back_live() {
 #[tokio::test]
 async fn the_row_read_never_refreshes_the_lease() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("read").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("read").await;
     let start = client.at("2026-05-01T09:00:00.000Z");
     let opened = start
         .post("/api/v1/agent-sessions/open", &startup("r"))

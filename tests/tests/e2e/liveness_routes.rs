@@ -8,19 +8,11 @@ use baton_tests::Baton;
 #[tokio::test]
 async fn pulses_and_replays_are_validated_at_the_boundary() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("liveness-input").await;
+    let (_, client) = baton.tenant_client("liveness-input").await;
     let other = baton.create_tenant("liveness-other").await;
-    let client = baton.client(&tenant);
-    let opened = client
-        .post(
-            "/api/v1/agent-sessions/open",
-            &json!({"agent": "codex", "sessionId": "v", "source": "startup"}),
-        )
+    let run_id = client
+        .open(&json!({"agent": "codex", "sessionId": "v", "source": "startup"}))
         .await;
-    let run_id = opened.body["sessionRunId"]
-        .as_str()
-        .expect("run")
-        .to_string();
     let pulse = json!({"agent": "codex", "sessionId": "v", "episodeId": "0190b3a4-7d2e-7c41-9a3b-2f1e4d5c6b7a",
         "client": "codex", "hostId": "h-abc", "pid": 4242, "clientVersion": "0.162.0-alpha.17.2"});
     let accepted = client.post("/api/v1/agent-sessions/pulse", &pulse).await;

@@ -119,8 +119,7 @@ async fn an_upload_whose_commit_answer_is_lost_is_stored_once_and_its_retry_answ
 async fn a_close_whose_commit_answer_is_lost_closes_once_and_its_retry_answers_already_closed() {
     let (baton, proxy) =
         start_through_proxy("BATON_REGISTRY__DATABASE_URL", "baton_registry").await;
-    let tenant = baton.create_tenant("lost-close").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("lost-close").await;
     let mut closed_messages = Messages::bind(&baton, SESSION_CLOSED).await;
     let run_id = crate::open_session(&client, "lost-1").await;
     let sentinel = client

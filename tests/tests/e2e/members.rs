@@ -216,8 +216,7 @@ async fn usage_and_sessions_are_attributed_to_the_member_of_the_key_that_sent_th
     assert!(!text.contains(&bob_key), "never a secret");
 
     // Another tenant sees no member and no session of these.
-    let other = baton.create_tenant("members-other").await;
-    let stranger = baton.client(&other);
+    let (_, stranger) = baton.tenant_client("members-other").await;
     let theirs = stranger
         .get(&format!("/api/v1/usage?groupBy=member&{range}"))
         .await;

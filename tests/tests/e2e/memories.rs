@@ -17,8 +17,7 @@ fn remember(content: &str, run: Option<&str>) -> Value {
 #[tokio::test]
 async fn memory_writes_carry_the_run_and_read_back_through_the_events_route() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("memories").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("memories").await;
     let run = crate::open_session(&client, "m").await;
 
     let created = client
@@ -138,9 +137,8 @@ async fn memory_writes_carry_the_run_and_read_back_through_the_events_route() {
 #[tokio::test]
 async fn memory_routes_refuse_bad_input_with_the_contract_codes() {
     let baton = Baton::start().await;
-    let owner = baton.create_tenant("owner").await;
+    let (_, client) = baton.tenant_client("owner").await;
     let other = baton.create_tenant("other").await;
-    let client = baton.client(&owner);
     let theirs = baton
         .client(&other)
         .post("/api/v1/agent-sessions/open", &startup("t"))
@@ -273,8 +271,7 @@ async fn memory_routes_refuse_bad_input_with_the_contract_codes() {
 #[tokio::test]
 async fn the_briefing_is_strict_and_writes_nothing() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("briefing").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("briefing").await;
     let run = crate::open_session(&client, "b").await;
     client
         .post("/api/v1/memories", &remember("brief me", Some(&run)))

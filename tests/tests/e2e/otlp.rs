@@ -108,8 +108,7 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_split_laten
         ("BATON_CLOSER_ENABLED", "true"),
     ])
     .await;
-    let tenant = baton.create_tenant("otlp").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("otlp").await;
 
     // Probes first: none of them may leave a trace.
     for _ in 0..5 {
@@ -474,8 +473,7 @@ async fn the_standard_sampler_variables_choose_a_parent_based_sampler() {
         ("BATON_GATEWAY__TRUSTED_PROXIES", "127.0.0.1/32"),
     ])
     .await;
-    let tenant = baton.create_tenant("sampler").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("sampler").await;
     let unsampled = client
         .post("/api/v1/agent-sessions/open", &startup("not-sampled"))
         .await;

@@ -46,8 +46,7 @@ async fn a_runaway_session_is_flagged_once_per_episode_and_shown_on_the_console(
     let baton = Baton::start_with(&[UNLIMITED]).await;
     let mut flags = Messages::bind(&baton, RUNAWAY_FLAGGED).await;
     let cost = row_cost(&baton).await;
-    let tenant = baton.create_tenant("runaway").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("runaway").await;
     let at = ago(10);
     let defaults = client.get("/api/v1/runaway-policy").await;
     assert_eq!(

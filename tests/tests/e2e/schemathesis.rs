@@ -32,13 +32,9 @@ async fn schemathesis_finds_no_failure_in_any_operation() {
     let st = schemathesis();
     // Fuzzing is many requests from one key: lift the per-key limit, keep everything else.
     let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
-    let tenant = baton.create_tenant("schemathesis").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("schemathesis").await;
     // Something to find: a session and a memory, so not every read is a miss.
-    let opened = client
-        .post("/api/v1/agent-sessions/open", &crate::startup("fuzz"))
-        .await;
-    assert_eq!(opened.status, 200);
+    client.open(&crate::startup("fuzz")).await;
     let output = tokio::process::Command::new(&st)
         .arg("run")
         .arg(format!("{}/api/v1/openapi.json", baton.base_url))

@@ -9,8 +9,7 @@ use crate::{is_iso, key, startup};
 #[tokio::test]
 async fn open_heartbeat_close_and_resume_round_trip() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("flows").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("flows").await;
 
     let opened = client
         .post("/api/v1/agent-sessions/open", &startup("s-1"))
@@ -93,8 +92,7 @@ async fn open_heartbeat_close_and_resume_round_trip() {
 #[tokio::test]
 async fn startup_with_changed_facets_is_409_and_selector_key_order_is_ignored() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("facets").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("facets").await;
     assert_eq!(
         client
             .post("/api/v1/agent-sessions/open", &startup("f"))
@@ -138,17 +136,9 @@ async fn startup_with_changed_facets_is_409_and_selector_key_order_is_ignored() 
 #[tokio::test]
 async fn unknown_and_foreign_natural_keys_are_404_and_foreign_run_ids_are_400() {
     let baton = Baton::start().await;
-    let owner = baton.create_tenant("owner").await;
-    let other = baton.create_tenant("other").await;
-    let owner_client = baton.client(&owner);
-    let other_client = baton.client(&other);
-    let opened = owner_client
-        .post("/api/v1/agent-sessions/open", &startup("mine"))
-        .await;
-    let run_id = opened.body["sessionRunId"]
-        .as_str()
-        .expect("id")
-        .to_string();
+    let (_, owner_client) = baton.tenant_client("owner").await;
+    let (_, other_client) = baton.tenant_client("other").await;
+    let run_id = owner_client.open(&startup("mine")).await;
 
     for path in [
         "/api/v1/agent-sessions/heartbeat",
@@ -189,8 +179,7 @@ async fn unknown_and_foreign_natural_keys_are_404_and_foreign_run_ids_are_400() 
 #[tokio::test]
 async fn briefing_key_stamps_delivery_and_is_echoed_on_the_row() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("briefing").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("briefing").await;
     let commitment = "0190B3A4-7D2E-7C41-9A3B-2F1E4D5C6B7A";
     let mut body = startup("b");
     body["briefedMemories"] = json!([{"id": commitment, "topic": " ship it ", "status": "open"}]);

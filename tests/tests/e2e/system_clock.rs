@@ -46,8 +46,7 @@ async fn the_sweep_closes_a_stale_session_and_retries_a_refused_pass_after_its_b
         ("BATON_SESSION_GRACE", "1s"),
     ])
     .await;
-    let tenant = baton.create_tenant("system-clock").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("system-clock").await;
     let admin = baton.admin().await;
     let started = tokio::time::Instant::now();
 

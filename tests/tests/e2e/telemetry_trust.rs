@@ -49,12 +49,8 @@ async fn batch_work_is_linked_exports_are_baton_only_and_logs_reach_the_collecto
         ("BATON_DEPLOYMENT_ENVIRONMENT", "e2e"),
     ])
     .await;
-    let tenant = baton.create_tenant("trust").await;
-    let client = baton.client(&tenant);
-    let opened = client
-        .post("/api/v1/agent-sessions/open", &startup("trust-1"))
-        .await;
-    assert_eq!(opened.status, 200, "{:?}", opened.body);
+    let (tenant, client) = baton.tenant_client("trust").await;
+    client.open(&startup("trust-1")).await;
     let beat = client
         .post(
             "/api/v1/agent-sessions/heartbeat",

@@ -12,7 +12,7 @@ use tracing_subscriber::layer::SubscriberExt;
 
 use baton_kit::config::Env;
 use baton_kit::db;
-use baton_kit::testing::TestDatabase;
+use baton_kit::testing::{TestDatabase, serve_on_free_port};
 
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN: &str = "00f067aa0ba902b7";
@@ -44,21 +44,11 @@ fn named<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registry_server_span_is_a_child_of_the_gateways_client_span() {
     let (exporter, provider) = exporter();
-    let database = TestDatabase::create().await;
-    db::migrate_context(
-        database.url(),
-        &baton_registry::DB,
-        baton_registry::migrator(),
-    )
-    .await
-    .expect("migrate registry");
-    db::migrate_context(
-        database.url(),
-        &baton_gateway::DB,
-        baton_gateway::migrator(),
-    )
-    .await
-    .expect("migrate gateway");
+    let database = TestDatabase::migrated(vec![
+        (&baton_registry::DB, baton_registry::migrator()),
+        (&baton_gateway::DB, baton_gateway::migrator()),
+    ])
+    .await;
 
     let registry_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let registry_addr = registry_listener.local_addr().expect("addr").to_string();
@@ -138,34 +128,18 @@ fn loopback_is_trusted() -> Vec<baton_gateway::client_addr::Cidr> {
     baton_gateway::client_addr::parse_list("127.0.0.1/32").expect("cidr")
 }
 
-async fn on_free_port<F, Fut, E>(serve: F) -> String
-where
-    F: FnOnce(TcpListener) -> Fut,
-    Fut: std::future::Future<Output = Result<(), E>> + Send + 'static,
-    E: Send + 'static,
-{
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let address = listener.local_addr().expect("addr").to_string();
-    tokio::spawn(serve(listener));
-    address
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_trace_spans_the_close_request_the_bus_and_the_closers_resolve() {
     const CLOSE_TRACE: &str = "5bf92f3577b34da6a3ce929d0e0e4737";
     let (exporter, provider) = exporter();
-    let database = TestDatabase::create().await;
-    for (context, migrator) in [
+    let database = TestDatabase::migrated(vec![
         (&baton_registry::DB, baton_registry::migrator()),
         (&baton_provenance::DB, baton_provenance::migrator()),
         (&baton_triage::DB, baton_triage::migrator()),
         (&baton_closer::DB, baton_closer::migrator()),
         (&baton_gateway::DB, baton_gateway::migrator()),
-    ] {
-        db::migrate_context(database.url(), context, migrator)
-            .await
-            .expect("migrate");
-    }
+    ])
+    .await;
     let namespace = baton_kit::testing::bus_namespace();
     let env = Env::from_pairs([
         ("BATON_SERVICE_TOKEN", "trace-test-service-token"),
@@ -177,10 +151,11 @@ async fn one_trace_spans_the_close_request_the_bus_and_the_closers_resolve() {
     let never = baton_kit::shutdown::Shutdown::never;
     let registry_config = baton_registry::RegistryConfig::from_env(&env).expect("config");
     let registry =
-        on_free_port(|listener| baton_registry::serve(registry_config, listener, never())).await;
+        serve_on_free_port(|listener| baton_registry::serve(registry_config, listener, never()))
+            .await;
     let mut provenance_config = baton_provenance::ProvenanceConfig::from_env(&env).expect("config");
     provenance_config.registry_addr = registry.clone();
-    let provenance = on_free_port(|listener| {
+    let provenance = serve_on_free_port(|listener| {
         baton_provenance::serve(provenance_config, listener, never().wait())
     })
     .await;
@@ -188,22 +163,24 @@ async fn one_trace_spans_the_close_request_the_bus_and_the_closers_resolve() {
     triage_config.registry_addr = registry.clone();
     triage_config.provenance_addr = provenance.clone();
     let triage =
-        on_free_port(|listener| baton_triage::serve(triage_config, listener, never().wait())).await;
+        serve_on_free_port(|listener| baton_triage::serve(triage_config, listener, never().wait()))
+            .await;
     let mut closer_config = baton_closer::CloserConfig::from_env(&env).expect("config");
     closer_config.registry_addr = registry.clone();
     closer_config.provenance_addr = provenance.clone();
     closer_config.triage_addr = triage.clone();
     let closer =
-        on_free_port(|listener| baton_closer::serve(closer_config, listener, never())).await;
+        serve_on_free_port(|listener| baton_closer::serve(closer_config, listener, never())).await;
     let mut gateway_config = baton_gateway::GatewayConfig::from_env(&env).expect("config");
     gateway_config.registry_addr = registry;
     gateway_config.provenance_addr = provenance;
     gateway_config.triage_addr = triage;
     gateway_config.closer_addr = closer;
     gateway_config.trusted_proxies = loopback_is_trusted();
-    let gateway =
-        on_free_port(|listener| baton_gateway::serve(gateway_config, listener, never().wait()))
-            .await;
+    let gateway = serve_on_free_port(|listener| {
+        baton_gateway::serve(gateway_config, listener, never().wait())
+    })
+    .await;
     let pool = db::connect_runtime(database.url(), None, &baton_gateway::DB, 1)
         .await
         .expect("pool");

@@ -110,8 +110,7 @@ async fn the_nudge_handshake_round_trip_over_http() {
 #[tokio::test]
 async fn handshake_bodies_are_strict() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("strict-triage").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("strict-triage").await;
     client
         .post("/api/v1/agent-sessions/open", &startup("s"))
         .await;
@@ -177,9 +176,8 @@ async fn handshake_bodies_are_strict() {
 #[tokio::test]
 async fn the_debrief_prompt_over_http() {
     let baton = Baton::start().await;
-    let owner = baton.create_tenant("debrief").await;
+    let (_, client) = baton.tenant_client("debrief").await;
     let other = baton.create_tenant("other").await;
-    let client = baton.client(&owner);
     let mut body = startup("d");
     body["briefedMemories"] =
         json!([{"id": "0190b3a4-7d2e-7c41-9a3b-2f1e4d5c6b7a", "topic": "cert", "status": "open"}]);

@@ -63,8 +63,7 @@ async fn usage_total(client: &Client) -> Value {
 async fn a_real_claude_session_is_in_the_usage_read_while_it_runs_and_after_it_ends() {
     claude_binary();
     let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
-    let tenant = baton.create_tenant("usage-real").await;
-    let client = baton.client(&tenant);
+    let (tenant, client) = baton.tenant_client("usage-real").await;
     let gate = std::env::temp_dir().join(format!("usage-gate-{}", uuid::Uuid::new_v4().simple()));
     let standin = MessagesStandIn::start(Script {
         main: vec![

@@ -9,8 +9,7 @@ use crate::startup;
 #[tokio::test]
 async fn unknown_keys_wrong_types_and_bad_values_are_invalid_input() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("strict").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("strict").await;
     let cases = [
         (
             "open",
@@ -109,8 +108,7 @@ async fn unknown_keys_wrong_types_and_bad_values_are_invalid_input() {
 #[tokio::test]
 async fn malformed_json_is_invalid_request() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("json").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("json").await;
     for raw in ["{\"agent\":", "not json", ""] {
         let answer = client
             .post_raw("/api/v1/agent-sessions/open", raw.to_string())
@@ -126,8 +124,7 @@ async fn malformed_json_is_invalid_request() {
 #[tokio::test]
 async fn excerpt_of_exactly_4000_utf16_units_is_accepted_and_4001_rejected() {
     let baton = Baton::start().await;
-    let tenant = baton.create_tenant("excerpt").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("excerpt").await;
     assert_eq!(
         client
             .post("/api/v1/agent-sessions/open", &startup("e"))
@@ -160,8 +157,7 @@ async fn excerpt_of_exactly_4000_utf16_units_is_accepted_and_4001_rejected() {
 #[tokio::test]
 async fn oversized_bodies_are_413() {
     let baton = Baton::start_with(&[("BATON_GATEWAY__BODY_LIMIT", "2048")]).await;
-    let tenant = baton.create_tenant("big").await;
-    let client = baton.client(&tenant);
+    let (_, client) = baton.tenant_client("big").await;
     let body =
         json!({"agent": "claude-code", "sessionId": "x", "lastMessageExcerpt": "a".repeat(3000)});
     let answer = client.post("/api/v1/agent-sessions/heartbeat", &body).await;

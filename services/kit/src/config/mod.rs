@@ -28,7 +28,9 @@ pub use database_tls::DatabaseTlsSettings;
 pub use env::{ConfigError, DEFAULT_DATABASE_URL, Env};
 pub use load::load;
 pub use secret::{Secret, SecretUrl};
-pub use service::{CommonConfig, CommonSettings, DEPLOYMENT_ENVIRONMENT_KEY, DatabaseUrl};
+pub use service::{
+    CommonConfig, CommonSettings, DEPLOYMENT_ENVIRONMENT_KEY, DatabaseUrl, OwnDatabase,
+};
 pub use settings::{Renamed, Settings};
 
 #[cfg(test)]

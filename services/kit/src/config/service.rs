@@ -73,3 +73,12 @@ impl CommonConfig {
         })
     }
 }
+
+/// The database URLs one context was given for its own roles: `BATON_<SERVICE>__DATABASE_URL`
+/// and `BATON_<SERVICE>__MAINTENANCE_DATABASE_URL`. Each `None` means "the context's role on
+/// the common URL" (`BATON_DATABASE_URL`).
+#[derive(Debug, Clone, Default)]
+pub struct OwnDatabase {
+    pub url: Option<SecretUrl>,
+    pub maintenance_url: Option<SecretUrl>,
+}

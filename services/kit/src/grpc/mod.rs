@@ -14,6 +14,7 @@ pub mod channels;
 pub mod deadline;
 pub mod local;
 pub mod metadata;
+pub mod run_events;
 pub mod server;
 pub mod settings;
 pub mod stack;

@@ -28,7 +28,6 @@ use uuid::Uuid;
 use baton_kit::bus::BusConfig;
 use baton_kit::bus::topology::{self, Names};
 use baton_kit::config::{Env, Secret};
-use baton_kit::db;
 use baton_kit::grpc::{Outbound, OutboundCall};
 use baton_kit::shutdown::{self, ShutdownTrigger};
 use baton_kit::testing::{TestDatabase, bus_namespace, delete_bus_namespace, init_logging};
@@ -142,10 +141,8 @@ impl Harness {
 
     pub async fn start(settings: &[(&str, &str)]) -> Harness {
         init_logging();
-        let database = TestDatabase::create().await;
-        db::migrate_context(database.url(), &baton_notify::DB, baton_notify::migrator())
-            .await
-            .expect("migrate");
+        let database =
+            TestDatabase::migrated(vec![(&baton_notify::DB, baton_notify::migrator())]).await;
         let namespace = bus_namespace();
         let mut env = Env::from_pairs([
             ("BATON_SERVICE_TOKEN", TOKEN),

@@ -57,8 +57,7 @@ async fn foreign_and_unknown_run_ids_fail_the_write_and_persist_nothing() {
 
 #[tokio::test]
 async fn an_explicitly_closed_run_leaves_the_write_unattributed_and_the_row_alone() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "closed", Some("baton"), t(0)).await;
     harness.close(tenant, "closed", t(1)).await;
     let written = write_in(&harness, tenant, 2, "after close", run).await;
@@ -76,8 +75,7 @@ async fn an_explicitly_closed_run_leaves_the_write_unattributed_and_the_row_alon
 
 #[tokio::test]
 async fn a_live_run_is_attached_and_its_lease_floored() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "live", Some("baton"), t(0)).await;
     let written = write_in(&harness, tenant, 3, "live", run).await;
     assert_eq!(written.stamp, Some(run));
@@ -96,8 +94,7 @@ async fn a_live_run_is_attached_and_its_lease_floored() {
 
 #[tokio::test]
 async fn stale_and_implicitly_closed_runs_resurrect_then_attach() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let stale = harness.open(tenant, "stale", Some("baton"), t(0)).await;
     let written = write_in(&harness, tenant, 30, "after a night", stale).await;
     assert_eq!(written.stamp, Some(stale));
@@ -123,8 +120,7 @@ async fn stale_and_implicitly_closed_runs_resurrect_then_attach() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_concurrent_writes_on_a_stale_run_resurrect_it_once() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "race", Some("baton"), t(0)).await;
     let writes = (0..2).map(|index| {
         let provenance = harness.provenance.clone();
@@ -148,8 +144,7 @@ async fn two_concurrent_writes_on_a_stale_run_resurrect_it_once() {
 
 #[tokio::test]
 async fn the_single_open_default_attaches_only_a_sole_live_run_of_the_project() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let at = call(tenant, t(1));
     let none = harness
         .remember(&at, &note("zero runs"), WriteProvenance::Default)
@@ -190,8 +185,7 @@ async fn the_single_open_default_attaches_only_a_sole_live_run_of_the_project() 
 
 #[tokio::test]
 async fn an_upper_case_run_id_is_stored_lower_case() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "case", Some("baton"), t(0)).await;
     let upper = run.to_string().to_uppercase();
     let provenance = baton_provenance::link::Provenance::from_proto(Some(
@@ -273,8 +267,7 @@ async fn a_no_op_resolve_only_checks_ownership_and_never_touches_the_lease() {
 
 #[tokio::test]
 async fn pre_resolved_provenance_never_attaches_or_resurrects() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "closer", Some("baton"), t(0)).await;
     harness.close(tenant, "closer", t(30)).await;
     let written = harness

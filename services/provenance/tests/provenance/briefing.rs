@@ -1,7 +1,6 @@
 //! The briefing: each section's content and limits, and that reading it writes nothing.
 
 use chrono::Duration;
-use uuid::Uuid;
 
 use baton_kit::selector::Selector;
 use baton_provenance::briefing::{BriefingQuery, Mode};
@@ -12,8 +11,7 @@ use crate::{Harness, call, memory, t};
 
 #[tokio::test]
 async fn sections_hold_what_they_promise_within_their_limits() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let long_ago = call(tenant, t(0));
     let now = t(24 * 30);
     let today = call(tenant, now);

@@ -5,41 +5,13 @@ use uuid::Uuid;
 use baton_kit::error::ErrorCode;
 use baton_provenance::link::Provenance as WriteProvenance;
 use baton_provenance::memory::MemoryType;
+use baton_provenance::testing::seed_events;
 
 use crate::{Harness, call, memory, t};
 
-/// Inserts `count` events for `run` on one memory, as the admin (fast, real rows).
-pub async fn seed_events(harness: &Harness, tenant: Uuid, run: Uuid, count: usize) {
-    let memory_id = Uuid::now_v7();
-    sqlx::query(
-        "INSERT INTO provenance.memories (tenant_id, id, memory_type, topic, content, content_sha256, \
-           status, created_at, updated_at) \
-         VALUES ($1, $2, 'note', 'bulk', 'bulk', sha256($2::text::bytea), 'open', now(), now())",
-    )
-    .bind(tenant)
-    .bind(memory_id)
-    .execute(&harness.admin)
-    .await
-    .expect("memory");
-    let ids: Vec<Uuid> = (0..count).map(|_| Uuid::now_v7()).collect();
-    sqlx::query(
-        "INSERT INTO provenance.memory_events (tenant_id, id, memory_id, event_kind, actor_kind, payload, created_at) \
-         SELECT $1, id, $2, 'create', 'user_api', jsonb_build_object('sessionRunId', $3::text), now() \
-         FROM unnest($4::uuid[]) AS id",
-    )
-    .bind(tenant)
-    .bind(memory_id)
-    .bind(run.to_string())
-    .bind(&ids)
-    .execute(&harness.admin)
-    .await
-    .expect("events");
-}
-
 #[tokio::test]
 async fn five_events_walk_in_pages_of_two_and_unattributed_writes_never_appear() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "walk", Some("baton"), t(0)).await;
     let at = call(tenant, t(1));
     for index in 0..5 {
@@ -91,10 +63,9 @@ async fn five_events_walk_in_pages_of_two_and_unattributed_writes_never_appear()
 
 #[tokio::test]
 async fn a_run_with_501_events_shows_500_truncated_on_every_page() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "flood", Some("baton"), t(0)).await;
-    seed_events(&harness, tenant, run, 501).await;
+    seed_events(&harness.admin, tenant, run, 501).await;
     let at = call(tenant, t(1));
     let (mut seen, mut cursor, mut last_page) = (0, None, false);
     while !last_page {
@@ -141,14 +112,13 @@ async fn an_empty_run_reads_empty_and_a_foreign_run_is_not_found() {
 
 #[tokio::test]
 async fn the_session_index_serves_the_read_for_the_runtime_role_under_rls() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let mut runs = Vec::new();
     for index in 0..40 {
         let run = harness
             .open(tenant, &format!("plan-{index}"), None, t(0))
             .await;
-        seed_events(&harness, tenant, run, 50).await;
+        seed_events(&harness.admin, tenant, run, 50).await;
         runs.push(run);
     }
     sqlx::query("VACUUM ANALYZE provenance.memory_events")

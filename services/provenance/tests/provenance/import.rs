@@ -1,15 +1,12 @@
 //! Import rejects `sessionRunId` anywhere and writes nothing when it does.
 
-use uuid::Uuid;
-
 use baton_kit::error::ErrorCode;
 
 use crate::{Harness, call, t};
 
 #[tokio::test]
 async fn import_with_a_session_run_id_anywhere_is_rejected_and_writes_nothing() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "imp", None, t(0)).await;
     let documents = [
         format!(
@@ -43,8 +40,7 @@ async fn import_with_a_session_run_id_anywhere_is_rejected_and_writes_nothing() 
 
 #[tokio::test]
 async fn a_clean_import_writes_memories_with_import_events_and_no_provenance() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let document = r#"{"memories":[
         {"memoryType":"commitment","topic":"t","content":"carried over","project":"baton"},
         {"memoryType":"decision","topic":"d","content":"use postgres","events":[{"eventKind":"revise","payload":{"source":"legacy"}}]}

@@ -12,8 +12,7 @@ use crate::{Harness, call, memory, t};
 
 #[tokio::test]
 async fn revise_emits_create_and_supersede_plus_the_implicit_commitment_event() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "revise", Some("baton"), t(0)).await;
     let at = call(tenant, t(1));
     let original = harness
@@ -148,8 +147,7 @@ async fn revise_emits_create_and_supersede_plus_the_implicit_commitment_event() 
 
 #[tokio::test]
 async fn the_commitment_transition_table_holds_against_the_database() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let at = call(tenant, t(1));
     let commitment = harness
         .write(&at, MemoryType::Commitment, "c", "do the thing")
@@ -221,8 +219,7 @@ async fn the_commitment_transition_table_holds_against_the_database() {
 
 #[tokio::test]
 async fn resolving_a_blocker_archives_it_and_archive_is_404_once_done() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let at = call(tenant, t(1));
     let blocker = harness
         .write(&at, MemoryType::Blocker, "b", "waiting on review")
@@ -254,8 +251,7 @@ async fn resolving_a_blocker_archives_it_and_archive_is_404_once_done() {
 
 #[tokio::test]
 async fn a_live_duplicate_is_409_and_an_archived_one_is_not() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let at = call(tenant, t(1));
     let first = harness
         .write(&at, MemoryType::Fact, "db", "postgres 15")
@@ -282,8 +278,7 @@ async fn a_live_duplicate_is_409_and_an_archived_one_is_not() {
 
 #[tokio::test]
 async fn the_runtime_role_cannot_update_or_delete_an_event() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     harness
         .write(&call(tenant, t(1)), MemoryType::Note, "n", "append only")
         .await

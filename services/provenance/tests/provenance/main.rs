@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::PgPool;
-use tokio::net::TcpListener;
 use uuid::Uuid;
 
 use baton_kit::clock::Clock;
@@ -19,7 +18,8 @@ use baton_kit::config::{Env, Secret};
 use baton_kit::db;
 use baton_kit::grpc::{CallContext, Outbound};
 use baton_kit::selector::Selector;
-use baton_kit::testing::{TestDatabase, init_logging};
+use baton_kit::shutdown::Shutdown;
+use baton_kit::testing::{TestDatabase, init_logging, serve_on_free_port};
 use baton_provenance::link::{Provenance as WriteProvenance, RegistryLink};
 use baton_provenance::memory::CommitmentStatus;
 use baton_provenance::memory::{ActorKind, MemoryType};
@@ -43,31 +43,29 @@ pub struct Harness {
 }
 
 impl Harness {
+    /// A harness and a fresh tenant id: the start of most tests.
+    pub async fn with_tenant() -> (Harness, Uuid) {
+        (Harness::new().await, Uuid::now_v7())
+    }
+
     pub async fn new() -> Harness {
         init_logging();
-        let database = TestDatabase::create().await;
-        for (context, migrator) in [
+        let database = TestDatabase::migrated(vec![
             (&baton_registry::DB, baton_registry::migrator()),
             (&baton_provenance::DB, baton_provenance::migrator()),
-        ] {
-            db::migrate_context(database.url(), context, migrator)
-                .await
-                .expect("migrate");
-        }
+        ])
+        .await;
         let env = Env::from_pairs([
             ("BATON_SERVICE_TOKEN", TOKEN),
             ("BATON_DATABASE_URL", database.url()),
             ("BATON_DATABASE_MAX_CONNECTIONS", "4"),
             ("BATON_TEST_CLOCK", "1"),
         ]);
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let registry_addr = listener.local_addr().expect("addr").to_string();
         let registry_config = baton_registry::RegistryConfig::from_env(&env).expect("config");
-        tokio::spawn(baton_registry::serve(
-            registry_config,
-            listener,
-            baton_kit::shutdown::Shutdown::never(),
-        ));
+        let registry_addr = serve_on_free_port(|listener| {
+            baton_registry::serve(registry_config, listener, Shutdown::never())
+        })
+        .await;
 
         let registry_pool = db::connect_runtime(database.url(), None, &baton_registry::DB, 8)
             .await

@@ -11,8 +11,7 @@ use crate::{Harness, startup, t};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sixty_four_identical_startups_per_key_make_one_row_with_one_id() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     for key in 0..50 {
         let session_id = format!("race-{key}");
         let mut command = startup(&session_id);
@@ -46,8 +45,7 @@ async fn sixty_four_identical_startups_per_key_make_one_row_with_one_id() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sixteen_heartbeats_on_an_expired_lease_advance_the_epoch_once() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     harness.open(tenant, &startup("stale"), t(0)).await;
     let beats = (0..16).map(|_| {
         let registry = harness.registry.clone();
@@ -75,8 +73,7 @@ async fn sixteen_heartbeats_on_an_expired_lease_advance_the_epoch_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_startups_of_one_key_with_different_projects_leave_one_winner() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let opens = (0..8).map(|index| {
         let registry = harness.registry.clone();
         let mut command = startup("split");

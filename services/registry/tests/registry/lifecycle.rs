@@ -17,8 +17,7 @@ fn briefed() -> Vec<BriefedMemory> {
 
 #[tokio::test]
 async fn a1_startup_inserts_and_stamps_briefing_only_with_the_key() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let plain = harness.open(tenant, &startup("a1"), t(0)).await;
     assert!(plain.created && !plain.reopened);
     assert_eq!(plain.session.activation_epoch, 1);
@@ -44,8 +43,7 @@ async fn a2_resume_of_an_unknown_key_inserts_a_resume_row() {
 
 #[tokio::test]
 async fn a3_startup_with_changed_facets_is_a_conflict_and_writes_nothing() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let first = harness.open(tenant, &startup("a3"), t(0)).await;
     let changes = [
         {
@@ -94,8 +92,7 @@ async fn a3_startup_with_changed_facets_is_a_conflict_and_writes_nothing() {
 
 #[tokio::test]
 async fn a4_duplicate_startup_refreshes_and_never_restamps() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let first = harness.open(tenant, &startup("a4"), t(0)).await;
     let mut again = startup("a4");
     again.briefed_memories = Some(briefed());
@@ -110,8 +107,7 @@ async fn a4_duplicate_startup_refreshes_and_never_restamps() {
 
 #[tokio::test]
 async fn a5_resume_of_a_live_row_is_an_activation_not_a_reopen() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let first = harness.open(tenant, &startup("a5"), t(0)).await;
     let mut moved = resume("a5");
     moved.project = Some("moved-cwd".to_string());
@@ -132,8 +128,7 @@ async fn a5_resume_of_a_live_row_is_an_activation_not_a_reopen() {
 
 #[tokio::test]
 async fn a6_startup_reopens_closed_and_stale_rows_restamping_only_with_the_key() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     harness.open(tenant, &startup("a6"), t(0)).await;
     harness.close(tenant, "a6", t(1)).await;
     let mut with_key = startup("a6");
@@ -155,8 +150,7 @@ async fn a6_startup_reopens_closed_and_stale_rows_restamping_only_with_the_key()
 
 #[tokio::test]
 async fn a7_resume_reopens_without_restamping() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     harness.open(tenant, &startup("a7"), t(0)).await;
     harness.close(tenant, "a7", t(1)).await;
     let mut with_key = resume("a7");
@@ -170,8 +164,7 @@ async fn a7_resume_reopens_without_restamping() {
 
 #[tokio::test]
 async fn heartbeat_table_b_refreshes_live_and_resurrects_every_dead_state() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let registry = &harness.registry;
     let missing = registry
         .heartbeat(tenant, "claude-code", "nope", None, t(0))
@@ -250,8 +243,7 @@ async fn heartbeat_table_b_refreshes_live_and_resurrects_every_dead_state() {
 
 #[tokio::test]
 async fn close_table_c_keeps_the_first_closed_at_and_touches_nothing_else() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let registry = &harness.registry;
     let missing = registry.close(tenant, "claude-code", "nope", t(0)).await;
     assert_eq!(missing.expect_err("404").code, ErrorCode::NotFound);
@@ -299,8 +291,7 @@ async fn close_table_c_keeps_the_first_closed_at_and_touches_nothing_else() {
 
 #[tokio::test]
 async fn explicit_implicit_boundary_is_inclusive_at_exactly_the_lease() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let registry = &harness.registry;
     let lease = chrono::Duration::hours(24);
     let one_ms = chrono::Duration::milliseconds(1);
@@ -327,8 +318,7 @@ async fn explicit_implicit_boundary_is_inclusive_at_exactly_the_lease() {
 
 #[tokio::test]
 async fn resurrection_preserves_identity_and_briefing_table_d() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let registry = &harness.registry;
     let mut first = startup("d");
     first.briefed_memories = Some(briefed());

@@ -15,13 +15,13 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::PgPool;
-use tokio::net::TcpListener;
 use uuid::Uuid;
 
 use baton_kit::config::Env;
 use baton_kit::db;
 use baton_kit::selector::Selector;
-use baton_kit::testing::{TestDatabase, init_logging};
+use baton_kit::shutdown::Shutdown;
+use baton_kit::testing::{TestDatabase, init_logging, serve_on_free_port};
 use baton_registry::RegistryConfig;
 use baton_registry::decide::OpenCommand;
 use baton_registry::service::{Closed, Opened, Registry};
@@ -37,16 +37,15 @@ pub struct Harness {
 }
 
 impl Harness {
+    /// A harness and a fresh tenant id: the start of most tests.
+    pub async fn with_tenant() -> (Harness, Uuid) {
+        (Harness::new().await, Uuid::now_v7())
+    }
+
     pub async fn new() -> Harness {
         init_logging();
-        let database = TestDatabase::create().await;
-        db::migrate_context(
-            database.url(),
-            &baton_registry::DB,
-            baton_registry::migrator(),
-        )
-        .await
-        .expect("migrate registry");
+        let database =
+            TestDatabase::migrated(vec![(&baton_registry::DB, baton_registry::migrator())]).await;
         let runtime_pool = db::connect_runtime(database.url(), None, &baton_registry::DB, 32)
             .await
             .expect("connect as the runtime role");
@@ -82,14 +81,8 @@ impl Harness {
             pairs.push(("BATON_TEST_CLOCK", "1"));
         }
         let config = RegistryConfig::from_env(&Env::from_pairs(pairs)).expect("config");
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let address = listener.local_addr().expect("address").to_string();
-        tokio::spawn(baton_registry::serve(
-            config,
-            listener,
-            baton_kit::shutdown::Shutdown::never(),
-        ));
-        address
+        serve_on_free_port(|listener| baton_registry::serve(config, listener, Shutdown::never()))
+            .await
     }
 
     /// An admin pool on the test database (superuser: sees through RLS for assertions).

@@ -36,8 +36,7 @@ async fn runtime_role_is_not_owner_superuser_or_bypassrls() {
 
 #[tokio::test]
 async fn another_tenant_sees_zero_rows_and_no_tenant_sees_nothing() {
-    let harness = Harness::new().await;
-    let owner = Uuid::now_v7();
+    let (harness, owner) = Harness::with_tenant().await;
     harness.open(owner, &startup("mine"), t(0)).await;
     let mut transaction = baton_kit::db::begin_tenant(&harness.runtime_pool, Uuid::now_v7())
         .await
@@ -65,8 +64,7 @@ async fn another_tenant_sees_zero_rows_and_no_tenant_sees_nothing() {
 
 #[tokio::test]
 async fn runtime_role_cannot_delete_sessions() {
-    let harness = Harness::new().await;
-    let owner = Uuid::now_v7();
+    let (harness, owner) = Harness::with_tenant().await;
     harness.open(owner, &startup("keep"), t(0)).await;
     let mut transaction = baton_kit::db::begin_tenant(&harness.runtime_pool, owner)
         .await

@@ -31,8 +31,7 @@ async fn outbox_closes(harness: &Harness) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn inside_the_grace_nothing_closes_past_it_stale_rows_close_once_even_with_two_sweepers() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let registry = &harness.registry;
     for index in 0..5 {
         registry
@@ -148,8 +147,7 @@ async fn a_pass_closes_at_most_the_batch_per_tenant() {
 
 #[tokio::test]
 async fn excerpts_of_rows_closed_and_unseen_for_seven_days_are_cleared() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let opened = harness.open(tenant, &startup("old"), t(0)).await;
     harness
         .registry
@@ -177,8 +175,7 @@ async fn excerpts_of_rows_closed_and_unseen_for_seven_days_are_cleared() {
 
 #[tokio::test]
 async fn the_excerpt_is_consumed_only_at_the_closed_epoch() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let opened = harness.open(tenant, &startup("x"), t(0)).await;
     let id = opened.session.id;
     harness

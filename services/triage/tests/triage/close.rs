@@ -9,8 +9,7 @@ use crate::{AGENT, Harness, call, t};
 
 #[tokio::test]
 async fn a_claim_retires_a_pending_handshake_and_a_late_complete_conflicts() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "claim", None, None, t(0)).await;
     let armed = harness.begin(tenant, "claim", t(11), None, false).await;
     let hook_attempt = armed.attempt_id.expect("attempt");
@@ -76,8 +75,7 @@ async fn a_claim_retires_a_pending_handshake_and_a_late_complete_conflicts() {
 
 #[tokio::test]
 async fn finish_is_fenced_when_the_run_came_back() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "back", None, None, t(0)).await;
     harness.close(tenant, "back", t(1)).await;
     let Claim::Won(attempt) = harness.claim(tenant, run, t(2), 1, None).await else {
@@ -100,8 +98,7 @@ async fn finish_is_fenced_when_the_run_came_back() {
 
 #[tokio::test]
 async fn an_overflowed_run_cannot_be_claimed() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "over", None, None, t(0)).await;
     harness.close(tenant, "over", t(1)).await;
     let Claim::Won(attempt) = harness.claim(tenant, run, t(2), 1, None).await else {

@@ -20,8 +20,7 @@ fn block(prompt: &str) -> serde_json::Value {
 
 #[tokio::test]
 async fn the_prompt_carries_the_row_facets_unless_overridden_and_the_briefed_rows() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let commitment = Uuid::now_v7();
     let briefed = vec![BriefedMemory {
         id: commitment,

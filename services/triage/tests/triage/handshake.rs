@@ -5,42 +5,14 @@ use futures::future::join_all;
 use uuid::Uuid;
 
 use baton_kit::error::ErrorCode;
+use baton_provenance::testing::seed_events;
 use baton_triage::status::{Reason, Status};
 
 use crate::{AGENT, Harness, call, t};
 
-/// Inserts `count` events attributed to `run` (real rows, as the admin, in one statement).
-async fn flood(harness: &Harness, tenant: Uuid, run: Uuid, count: usize) {
-    let memory = Uuid::now_v7();
-    sqlx::query(
-        "INSERT INTO provenance.memories (tenant_id, id, memory_type, topic, content, content_sha256, \
-           status, created_at, updated_at) \
-         VALUES ($1, $2, 'note', 'flood', 'flood', sha256($2::text::bytea), 'open', now(), now())",
-    )
-    .bind(tenant)
-    .bind(memory)
-    .execute(&harness.admin)
-    .await
-    .expect("memory");
-    let ids: Vec<Uuid> = (0..count).map(|_| Uuid::now_v7()).collect();
-    sqlx::query(
-        "INSERT INTO provenance.memory_events (tenant_id, id, memory_id, event_kind, actor_kind, payload, created_at) \
-         SELECT $1, id, $2, 'create', 'user_mcp', jsonb_build_object('sessionRunId', $3::text), now() \
-         FROM unnest($4::uuid[]) AS id",
-    )
-    .bind(tenant)
-    .bind(memory)
-    .bind(run.to_string())
-    .bind(&ids)
-    .execute(&harness.admin)
-    .await
-    .expect("events");
-}
-
 #[tokio::test]
 async fn a_full_round_trip_completes_with_the_write_it_produced() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "trip", None, None, t(0)).await;
     let first = harness.begin(tenant, "trip", t(1), Some(0), false).await;
     assert_eq!(
@@ -94,8 +66,7 @@ async fn a_full_round_trip_completes_with_the_write_it_produced() {
 
 #[tokio::test]
 async fn a_zero_write_continuation_expires_and_reenters_only_on_a_new_event() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "zero", None, None, t(0)).await;
     let armed = harness.begin(tenant, "zero", t(11), None, false).await;
     assert!(armed.armed, "ten minutes since open is substance enough");
@@ -123,8 +94,7 @@ async fn a_zero_write_continuation_expires_and_reenters_only_on_a_new_event() {
 
 #[tokio::test]
 async fn the_watermark_is_cumulative_and_a_write_onto_a_completed_run_reads_idle_and_rearms() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "cumulative", None, None, t(0)).await;
     harness
         .write(tenant, run, "before the first attempt", t(1))
@@ -170,8 +140,7 @@ async fn the_watermark_is_cumulative_and_a_write_onto_a_completed_run_reads_idle
 
 #[tokio::test]
 async fn begin_on_a_closed_or_expired_run_is_not_live_and_leaves_the_lease_alone() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let closed = harness.open(tenant, "closed", None, None, t(0)).await;
     harness.close(tenant, "closed", t(1)).await;
     let stale = harness.open(tenant, "stale", None, None, t(0)).await;
@@ -200,8 +169,7 @@ async fn begin_on_a_closed_or_expired_run_is_not_live_and_leaves_the_lease_alone
 
 #[tokio::test]
 async fn the_age_guard_withholds_a_fresh_attempt_and_stop_hook_active_hands_it_back() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     harness.open(tenant, "guard", None, None, t(0)).await;
     let armed = harness.begin(tenant, "guard", t(11), None, false).await;
     let attempt = armed.attempt_id.expect("attempt");
@@ -232,10 +200,9 @@ async fn the_age_guard_withholds_a_fresh_attempt_and_stop_hook_active_hands_it_b
 
 #[tokio::test]
 async fn overflow_at_begin_is_terminal() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "flood", None, None, t(0)).await;
-    flood(&harness, tenant, run, 501).await;
+    seed_events(&harness.admin, tenant, run, 501).await;
     let answer = harness.begin(tenant, "flood", t(1), None, false).await;
     assert_eq!(
         (answer.armed, answer.reason, answer.status),
@@ -247,12 +214,11 @@ async fn overflow_at_begin_is_terminal() {
 
 #[tokio::test]
 async fn overflow_at_complete_stores_the_first_500() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     let run = harness.open(tenant, "late-flood", None, None, t(0)).await;
     harness.write(tenant, run, "one", t(1)).await;
     let armed = harness.begin(tenant, "late-flood", t(2), None, false).await;
-    flood(&harness, tenant, run, 500).await;
+    seed_events(&harness.admin, tenant, run, 500).await;
     let done = harness
         .complete(tenant, "late-flood", armed.attempt_id.expect("id"), t(3))
         .await;
@@ -274,8 +240,7 @@ async fn overflow_at_complete_stores_the_first_500() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sixteen_concurrent_begins_arm_exactly_one_attempt() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::now_v7();
+    let (harness, tenant) = Harness::with_tenant().await;
     harness.open(tenant, "race", None, None, t(0)).await;
     let begins = (0..16).map(|_| {
         let triage = harness.triage.clone();

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
 use sqlx::PgPool;
-use tokio::net::TcpListener;
 use uuid::Uuid;
 
 use baton_kit::clock::Clock;
@@ -18,7 +17,7 @@ use baton_kit::config::{Env, Secret};
 use baton_kit::db;
 use baton_kit::grpc::{CallContext, Outbound, OutboundCall, ServerSettings};
 use baton_kit::selector::Selector;
-use baton_kit::testing::{TestDatabase, init_logging};
+use baton_kit::testing::{TestDatabase, init_logging, serve_on_free_port};
 use baton_proto::triage::v1::triage_client::TriageClient;
 use baton_proto::triage::v1::triage_server::TriageServer;
 use baton_provenance::link::{Provenance as WriteProvenance, RegistryLink};
@@ -46,31 +45,20 @@ pub struct Harness {
     pub admin: PgPool,
 }
 
-async fn serve_on_port_zero<F, Fut, E>(serve: F) -> String
-where
-    F: FnOnce(TcpListener) -> Fut,
-    Fut: std::future::Future<Output = Result<(), E>> + Send + 'static,
-    E: Send + 'static,
-{
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let address = listener.local_addr().expect("addr").to_string();
-    tokio::spawn(serve(listener));
-    address
-}
-
 impl Harness {
+    /// A harness and a fresh tenant id: the start of most tests.
+    pub async fn with_tenant() -> (Harness, Uuid) {
+        (Harness::new().await, Uuid::now_v7())
+    }
+
     pub async fn new() -> Harness {
         init_logging();
-        let database = TestDatabase::create().await;
-        for (context, migrator) in [
+        let database = TestDatabase::migrated(vec![
             (&baton_registry::DB, baton_registry::migrator()),
             (&baton_provenance::DB, baton_provenance::migrator()),
             (&baton_triage::DB, baton_triage::migrator()),
-        ] {
-            db::migrate_context(database.url(), context, migrator)
-                .await
-                .expect("migrate");
-        }
+        ])
+        .await;
         let env = Env::from_pairs([
             ("BATON_SERVICE_TOKEN", TOKEN),
             ("BATON_DATABASE_URL", database.url()),
@@ -78,7 +66,7 @@ impl Harness {
             ("BATON_TEST_CLOCK", "1"),
         ]);
         let registry_config = baton_registry::RegistryConfig::from_env(&env).expect("config");
-        let registry_addr = serve_on_port_zero(|listener| {
+        let registry_addr = serve_on_free_port(|listener| {
             baton_registry::serve(
                 registry_config,
                 listener,
@@ -89,7 +77,7 @@ impl Harness {
         let mut provenance_config =
             baton_provenance::ProvenanceConfig::from_env(&env).expect("config");
         provenance_config.registry_addr = registry_addr.clone();
-        let provenance_addr = serve_on_port_zero(|listener| {
+        let provenance_addr = serve_on_free_port(|listener| {
             baton_provenance::serve(provenance_config, listener, std::future::pending())
         })
         .await;
@@ -290,7 +278,7 @@ impl Harness {
             Secret::new(TOKEN.to_string()),
         );
         let service = TriageServer::new(TriageGrpc::new(self.triage.clone()));
-        let address = serve_on_port_zero(|listener| {
+        let address = serve_on_free_port(|listener| {
             baton_kit::grpc::serve(listener, settings, service, std::future::pending())
         })
         .await;

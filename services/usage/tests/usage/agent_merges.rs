@@ -37,8 +37,7 @@ where
 
 #[tokio::test]
 async fn an_agent_keeps_its_first_kind_and_first_known_parent() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let mut with_parent = subagent("s-1", "a1", "claude-haiku-4-5");
     with_parent.parent_agent_id = Some("p1".to_string());
     let orphan = subagent("s-1", "a2", "claude-haiku-4-5");
@@ -59,8 +58,7 @@ async fn an_agent_keeps_its_first_kind_and_first_known_parent() {
 
 #[tokio::test]
 async fn an_agents_type_and_spawn_tool_follow_the_latest_upload_naming_them() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     // (case, uploaded type and tool, stored type and tool)
     let cases = [
         (
@@ -90,8 +88,7 @@ async fn an_agents_type_and_spawn_tool_follow_the_latest_upload_naming_them() {
 
 #[tokio::test]
 async fn an_agents_model_follows_its_newest_activity() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let (haiku, sonnet, opus) = ("claude-haiku-4-5", "claude-sonnet-4-5", "claude-opus-4-5");
     // (case, agent, uploaded model and last activity, stored model)
     let cases = [
@@ -120,8 +117,7 @@ async fn an_agents_model_follows_its_newest_activity() {
 
 #[tokio::test]
 async fn an_agents_stored_end_is_sticky() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let ending = |agent_id: &str, ended: Option<(&str, &str)>| {
         let mut fact = subagent("s-1", agent_id, "claude-haiku-4-5");
         fact.ended = ended.map(|(word, _)| word.to_string());
@@ -157,8 +153,7 @@ async fn an_agents_stored_end_is_sticky() {
 
 #[tokio::test]
 async fn an_edges_first_proof_wins() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     for (join_path, inserted) in [("tool_result", 1), ("meta_file", 0)] {
         let mut request = carrying(vec![subagent("s-1", "a1", "claude-haiku-4-5")]);
         request.edges = vec![edge("s-1", "a1", join_path)];

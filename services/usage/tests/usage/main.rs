@@ -37,12 +37,15 @@ pub struct Harness {
 }
 
 impl Harness {
+    /// A harness and a fresh tenant id: the start of most tests.
+    pub async fn with_tenant() -> (Harness, Uuid) {
+        (Harness::new().await, Uuid::new_v4())
+    }
+
     pub async fn new() -> Harness {
         init_logging();
-        let database = TestDatabase::create().await;
-        db::migrate_context(database.url(), &baton_usage::DB, baton_usage::migrator())
-            .await
-            .expect("migrate usage");
+        let database =
+            TestDatabase::migrated(vec![(&baton_usage::DB, baton_usage::migrator())]).await;
         let admin = PgPool::connect(database.url()).await.expect("admin");
         baton_usage::pricing::import(&admin, baton_usage_model::pricing::BUNDLED)
             .await

@@ -129,8 +129,7 @@ async fn assert_rollups_match_rows_per_key(harness: &Harness, tenant: Uuid) {
 
 #[tokio::test]
 async fn group_by_member_splits_every_figure_between_members_and_unattributed() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     seed(&harness, tenant).await;
     assert_rollups_match_rows_per_key(&harness, tenant).await;
     let expected = [
@@ -218,8 +217,7 @@ fn sessions_of(listing: &[(String, Vec<String>)]) -> Vec<&str> {
 
 #[tokio::test]
 async fn sessions_list_every_member_that_reported_them_and_filter_by_member_or_unattributed() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     seed(&harness, tenant).await;
     let names = |list: &[&str]| list.iter().map(|name| name.to_string()).collect::<Vec<_>>();
     // `s-1` took rows from Alice, Bob and a key without a member: only the members are listed.
@@ -275,8 +273,7 @@ async fn sessions_list_every_member_that_reported_them_and_filter_by_member_or_u
 /// to its uploader. The session counts every member that reported it either way.
 #[tokio::test]
 async fn a_re_upload_keeps_the_stored_copys_member_and_a_replacing_copy_moves_it() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     seed(&harness, tenant).await;
     let range = ("2026-03-01T09:04:00Z", "2026-03-01T10:29:00Z");
     let grouped = by_member(&harness, tenant, range.0, range.1).await;
@@ -361,8 +358,7 @@ async fn a_re_upload_keeps_the_stored_copys_member_and_a_replacing_copy_moves_it
 
 #[tokio::test]
 async fn a_malformed_member_is_refused_and_nothing_is_stored() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     for bad in ["two words", "unattributed", "-alice", &"a".repeat(65)] {
         let mut request = call(tenant, NOW, alice_on_host_a());
         request

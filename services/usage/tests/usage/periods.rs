@@ -4,8 +4,6 @@
 
 use std::collections::BTreeMap;
 
-use uuid::Uuid;
-
 use baton_proto::usage::v1 as proto;
 
 use crate::*;
@@ -28,8 +26,7 @@ fn outputs(answer: &proto::QueryUsageResponse) -> BTreeMap<String, u64> {
 
 #[tokio::test]
 async fn weeks_and_months_are_cut_in_the_zone_and_sum_what_the_days_sum() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let mut request = batch("h");
     request.sessions = vec![session("s-1")];
     request.usage = vec![

@@ -22,8 +22,7 @@ async fn by_model(harness: &Harness, tenant: Uuid) -> proto::QueryUsageResponse 
 
 #[tokio::test]
 async fn a_model_without_a_row_is_unpriced_until_a_row_is_imported_and_then_totals_are_repriced() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let mut request = batch("h");
     request.sessions = vec![session("s-1")];
     request.usage = vec![

@@ -41,8 +41,7 @@ fn status_of(tree: &proto::GetTreeResponse) -> Vec<(Option<String>, String)> {
 
 #[tokio::test]
 async fn the_tree_rolls_figures_up_and_reads_each_status_from_its_evidence() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     harness.upload(tenant, NOW, tree_batch()).await;
     let answer = harness
         .tree(tenant, "2026-03-01T10:25:00Z")
@@ -116,8 +115,7 @@ async fn the_tree_rolls_figures_up_and_reads_each_status_from_its_evidence() {
 
 #[tokio::test]
 async fn days_are_cut_in_the_requested_zone_over_an_unaligned_range() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let mut request = batch("h");
     request.sessions = vec![session("s-1")];
     request.usage = vec![
@@ -210,8 +208,7 @@ async fn days_are_cut_in_the_requested_zone_over_an_unaligned_range() {
 
 #[tokio::test]
 async fn sessions_list_newest_first_in_keyset_pages() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let mut request = batch("h");
     request.sessions = ["s-a", "s-b", "s-c"]
         .iter()

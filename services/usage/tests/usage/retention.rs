@@ -1,5 +1,3 @@
-use uuid::Uuid;
-
 use baton_kit::db;
 use baton_usage::config::RetentionConfig;
 
@@ -7,8 +5,7 @@ use crate::*;
 
 #[tokio::test]
 async fn only_deliveries_past_the_window_go_in_bounded_batches_and_the_run_is_journalled() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     // Old deliveries, received 100 days before "now"; one session straddles the cutoff.
     let old_now = "2026-01-01T10:30:00Z";
     let mut request = batch("h");

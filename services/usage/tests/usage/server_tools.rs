@@ -154,8 +154,7 @@ async fn reasoning_and_web_searches_are_stored_priced_and_shown_in_every_read() 
 
 #[tokio::test]
 async fn a_replaced_row_carries_the_survivors_calls_and_reasoning() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let first = lead("m1", "claude-sonnet-4-5", "2026-03-01T10:01:00Z", 10);
     let mut request = batch("h");
     request.sessions = vec![session("s-1")];
@@ -197,8 +196,7 @@ const EARLY_SEARCH_PRICE: &str = r#"{"schema": 1, "rows": [], "serverTools": [{
 
 #[tokio::test]
 async fn a_search_before_any_price_row_is_an_unpriced_call_until_an_import_prices_it() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let mut request = batch("h");
     request.sessions = vec![session("s-1")];
     request.usage = vec![with_calls(

@@ -56,8 +56,7 @@ fn keys(summaries: &[proto::SessionSummary]) -> Vec<(String, String)> {
 
 #[tokio::test]
 async fn figures_equal_the_listings_in_the_order_asked_leaving_out_unknown_and_foreign() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     harness.upload(tenant, NOW, tenant_batch()).await;
     let other = Uuid::new_v4();
     let mut theirs = batch("h");
@@ -165,8 +164,7 @@ async fn figures_equal_the_listings_in_the_order_asked_leaving_out_unknown_and_f
 
 #[tokio::test]
 async fn the_ref_list_is_bounded_and_each_ref_is_a_session_key() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     harness.upload(tenant, NOW, tenant_batch()).await;
 
     let full = harness

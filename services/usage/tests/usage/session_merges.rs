@@ -55,8 +55,7 @@ fn names(prefix: &str, numbers: std::ops::Range<u32>) -> Vec<String> {
 
 #[tokio::test]
 async fn a_sessions_hosts_accumulate_sorted_and_capped() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     // Seventy hosts carry the session, the last in order first.
     for host in names("h", 0..70).into_iter().rev() {
         let mut request = batch(&host);
@@ -77,8 +76,7 @@ async fn a_sessions_hosts_accumulate_sorted_and_capped() {
 
 #[tokio::test]
 async fn a_sessions_members_accumulate_sorted_and_capped() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     // Seventy members carry the session, the last in order first; an unattributed key too,
     // which takes no place.
     let members = names("m", 0..70);
@@ -106,8 +104,7 @@ async fn a_sessions_members_accumulate_sorted_and_capped() {
 
 #[tokio::test]
 async fn a_sessions_client_versions_accumulate_sorted_and_capped() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let carrying = |versions: Vec<String>| {
         let mut request = batch("h");
         let mut fact = session("s-1");
@@ -149,8 +146,7 @@ async fn a_sessions_client_versions_accumulate_sorted_and_capped() {
 
 #[tokio::test]
 async fn a_sessions_output_under_reported_once_true_stays_true() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     for (under_reported, expected) in [(false, false), (true, true), (false, true)] {
         let mut request = batch("h");
         let mut fact = session("s-1");
@@ -167,8 +163,7 @@ async fn a_sessions_output_under_reported_once_true_stays_true() {
 
 #[tokio::test]
 async fn a_sessions_project_slug_follows_the_latest_upload_carrying_it() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     for slug in ["-home-me-repo", "-home-me-renamed"] {
         let mut request = batch("h");
         let mut fact = session("s-1");
@@ -187,8 +182,7 @@ type Span = (Option<DateTime<Utc>>, Option<DateTime<Utc>>);
 /// keep the widest span seen.
 #[tokio::test]
 async fn first_activity_only_falls_and_last_only_rises_for_sessions_and_agents() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     // (case, uploaded first and last, stored first and last)
     let cases = [
         (
@@ -244,8 +238,7 @@ async fn first_activity_only_falls_and_last_only_rises_for_sessions_and_agents()
 
 #[tokio::test]
 async fn a_sessions_prompt_and_stop_instants_only_rise() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let status = || async {
         let prompt: Option<DateTime<Utc>> = stored(&harness, tenant, "last_prompt_at").await;
         let stop: Option<DateTime<Utc>> = stored(&harness, tenant, "last_stop_at").await;

@@ -3,7 +3,6 @@
 //! and cursors bound to the order that issued them.
 
 use tonic::Code;
-use uuid::Uuid;
 
 use baton_proto::usage::v1 as proto;
 use baton_proto::usage::v1::usage_server::Usage;
@@ -48,8 +47,7 @@ fn ids(page: &proto::ListSessionsResponse) -> Vec<&str> {
 
 #[tokio::test]
 async fn first_activity_order_lists_newest_start_first_without_a_lower_bound() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     harness.upload(tenant, NOW, sessions()).await;
     let list = |request| harness.grpc.list_sessions(call(tenant, NOW, request));
 

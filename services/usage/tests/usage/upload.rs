@@ -27,8 +27,7 @@ fn full_batch() -> proto::UploadBatchRequest {
 
 #[tokio::test]
 async fn the_same_batch_twice_changes_nothing() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let request = full_batch();
     let first = harness.upload(tenant, NOW, request.clone()).await;
     assert_eq!(
@@ -60,8 +59,7 @@ async fn the_same_batch_twice_changes_nothing() {
 
 #[tokio::test]
 async fn a_larger_output_replaces_a_smaller_does_not_and_a_sidechain_yields() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     harness.upload(tenant, NOW, full_batch()).await;
     let output_of = |key: &'static str| {
         let admin = harness.admin.clone();
@@ -127,8 +125,7 @@ async fn a_larger_output_replaces_a_smaller_does_not_and_a_sidechain_yields() {
 
 #[tokio::test]
 async fn unknown_references_are_not_found_and_nothing_is_written() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let other = Uuid::new_v4();
     harness.upload(other, NOW, full_batch()).await;
     let cases: Vec<(&str, proto::UploadBatchRequest)> = vec![
@@ -170,8 +167,7 @@ async fn unknown_references_are_not_found_and_nothing_is_written() {
 
 #[tokio::test]
 async fn a_stored_end_is_sticky_and_deliveries_only_raise_the_status_instants() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let mut request = full_batch();
     request.agents[0].ended = Some("completed".to_string());
     request.agents[0].ended_at = ts("2026-03-01T10:10:00Z");
@@ -197,8 +193,7 @@ async fn a_stored_end_is_sticky_and_deliveries_only_raise_the_status_instants() 
 
 #[tokio::test]
 async fn a_delivery_needs_no_stored_session_and_its_stop_reaches_the_session_stored_later() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     // SessionStart and a Stop, recorded before any transcript of the session was uploaded
     // (a Codex session without a transcript path, or the first seconds of any session).
     let mut first = batch("host-a");
@@ -232,8 +227,7 @@ async fn a_delivery_needs_no_stored_session_and_its_stop_reaches_the_session_sto
 /// replaced (the rollups move in the same transaction), never a row it left unchanged.
 #[tokio::test]
 async fn an_upload_reports_the_newest_row_it_stored_and_none_when_it_stored_none() {
-    let harness = Harness::new().await;
-    let tenant = Uuid::new_v4();
+    let (harness, tenant) = Harness::with_tenant().await;
     let now = at(NOW);
     let table = baton_usage::pricing::PriceCache::default()
         .table(&harness.runtime)
