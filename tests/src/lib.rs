@@ -100,10 +100,19 @@ impl Logs {
     }
 }
 
+/// The setting that takes the request rate limit out of a test's way.
+pub const UNLIMITED: (&str, &str) = ("BATON_RATE_LIMIT__REQUESTS", "1000000");
+
 impl Baton {
     /// Starts `baton serve all` with the test clock on and default limits.
     pub async fn start() -> Baton {
         Baton::start_with(&[]).await
+    }
+
+    /// Starts with the request rate limit out of the way: for tests that drive a real client,
+    /// whose hooks and sidecar call more often than the default limit lets one tenant.
+    pub async fn unthrottled() -> Baton {
+        Baton::start_with(&[UNLIMITED]).await
     }
 
     /// Starts with extra environment variables (e.g. a tight rate limit).

@@ -23,14 +23,11 @@ pub struct Listed {
 /// Builds a [`Listed`] from a list query's record: the session columns, `follows_run_id` and
 /// `members`.
 macro_rules! listed_from {
-    ($record:expr) => {{
-        let record = $record;
-        let follows = record.follows_run_id;
-        let members = record.members.clone();
+    ($record:ident) => {{
         Listed {
-            session: session_from!(record),
-            follows,
-            members,
+            follows: $record.follows_run_id,
+            members: $record.members,
+            session: session_from!($record),
         }
     }};
 }
@@ -151,11 +148,11 @@ pub async fn pulses_since(
             let pulse = crate::machines::HostPulse {
                 episode_id: record.episode_id,
                 session_run_id: record.id,
-                host_id: record.host_id.clone(),
-                host_label: record.host_label.clone(),
-                client: record.client.clone(),
-                client_version: record.client_version.clone(),
-                host_client: record.host_client.clone(),
+                host_id: record.host_id,
+                host_label: record.host_label,
+                client: record.client,
+                client_version: record.client_version,
+                host_client: record.host_client,
                 pid: record.pid,
                 last_pulse_at: record.last_pulse_at,
             };

@@ -18,24 +18,23 @@ use crate::session::{BriefedMemory, Session};
 /// sqlx's macros check one string literal against the schema; this macro is what keeps the
 /// statements' records and [`Session`] in step.
 macro_rules! session_from {
-    ($record:expr) => {{
-        let record = $record;
+    ($record:ident) => {{
         $crate::session::Session {
-            id: record.id,
-            agent: record.agent,
-            session_id: record.session_id,
+            id: $record.id,
+            agent: $record.agent,
+            session_id: $record.session_id,
             // The CHECK constraint admits only these two values.
-            source: $crate::session::Source::parse(&record.source)
+            source: $crate::session::Source::parse(&$record.source)
                 .unwrap_or($crate::session::Source::Startup),
-            project: record.project,
-            scope: record.scope,
-            selector: record.selector.0,
-            opened_at: record.opened_at,
-            closed_at: record.closed_at,
-            last_seen_at: record.last_seen_at,
-            activation_epoch: record.activation_epoch,
-            briefing_delivered_at: record.briefing_delivered_at,
-            briefed_memories: record.briefed_memories.0,
+            project: $record.project,
+            scope: $record.scope,
+            selector: $record.selector.0,
+            opened_at: $record.opened_at,
+            closed_at: $record.closed_at,
+            last_seen_at: $record.last_seen_at,
+            activation_epoch: $record.activation_epoch,
+            briefing_delivered_at: $record.briefing_delivered_at,
+            briefed_memories: $record.briefed_memories.0,
         }
     }};
 }

@@ -16,8 +16,8 @@ use baton_proto::usage::v1 as proto;
 
 use crate::keys::SessionKey;
 use crate::store::db_error;
-use crate::summaries::{SummaryColumns, summarise};
-use crate::tree::SessionRow;
+use crate::summaries::summarise;
+use crate::tree::{SessionRow, select_session_rows};
 use crate::validate;
 
 /// Most refs one call may name.
@@ -63,11 +63,8 @@ pub async fn figures(
     // `= ANY` on the primary key's columns rather than a join with `unnest`: an index scan
     // whatever the statistics say (see the upload's stored-key lookup). It may match a session
     // id under another requested agent; `in_order` drops what was not asked for.
-    let rows = sqlx::query_as!(
-        SummaryColumns,
-        "SELECT agent, session_id, project_slug, host_ids, members, client_versions, \
-           output_under_reported, first_activity_at, last_activity_at \
-         FROM usage.sessions \
+    let found = select_session_rows!(
+        "FROM usage.sessions \
          WHERE tenant_id = $1 AND agent = ANY($2::text[]) AND session_id = ANY($3::text[])",
         tenant_id,
         &agents as &[&str],
@@ -76,7 +73,6 @@ pub async fn figures(
     .fetch_all(&mut *tx)
     .await
     .map_err(db_error)?;
-    let found = rows.into_iter().map(SessionRow::from).collect();
     let sessions = in_order(keys, found);
     let summaries = summarise(&mut tx, tenant_id, &sessions).await?;
     tx.commit().await.map_err(db_error)?;

@@ -30,8 +30,8 @@ use baton_kit::member::{self, UNATTRIBUTED};
 use baton_proto::usage::v1 as proto;
 
 use crate::store::db_error;
-use crate::summaries::{SummaryColumns, summarise};
-use crate::tree::SessionRow;
+use crate::summaries::summarise;
+use crate::tree::{SessionRow, select_session_rows};
 
 /// Where a page starts: after this row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -194,11 +194,8 @@ pub async fn list(
     // name as a string literal).
     macro_rules! page {
         ($instant:literal) => {
-            sqlx::query_as!(
-                SummaryColumns,
-                "SELECT agent, session_id, project_slug, host_ids, members, client_versions, \
-                   output_under_reported, first_activity_at, last_activity_at \
-                 FROM usage.sessions WHERE tenant_id = $1 AND "
+            select_session_rows!(
+                "FROM usage.sessions WHERE tenant_id = $1 AND "
                     + $instant
                     + " >= $2 AND "
                     + $instant
@@ -234,11 +231,10 @@ pub async fn list(
             .map_err(db_error)?
         };
     }
-    let sessions = match filter.order {
+    let mut sessions: Vec<SessionRow> = match filter.order {
         Order::LastActivity => page!("last_activity_at"),
         Order::FirstActivity => page!("first_activity_at"),
     };
-    let mut sessions: Vec<SessionRow> = sessions.into_iter().map(SessionRow::from).collect();
     let more = sessions.len() > filter.limit as usize;
     sessions.truncate(filter.limit as usize);
     let mut summaries = summarise(&mut tx, tenant_id, &sessions).await?;

@@ -62,32 +62,31 @@ macro_rules! select_stored_rows {
 }
 pub(crate) use select_stored_rows;
 
-/// A [`StoredRow`] from the record of a [`select_stored_rows!`] statement. The record is
-/// borrowed.
+/// A [`StoredRow`] from the record of a [`select_stored_rows!`] statement, a local variable:
+/// its columns move out (the read's own `$extra` columns stay readable afterwards).
 macro_rules! stored_row {
-    ($record:expr) => {{
-        let record = &$record;
+    ($record:ident) => {{
         $crate::stored_row::StoredRow {
-            agent_id: record.agent_id.clone(),
-            dedup_key: record.dedup_key.clone(),
-            model: record.model.clone(),
-            at: record.at,
-            input: record.input,
-            output: record.output,
-            cache_read: record.cache_read,
-            cache_write_5m: record.cache_write_5m,
-            cache_write_1h: record.cache_write_1h,
-            reasoning: record.reasoning,
-            web_search_requests: record.web_search_requests,
-            web_fetch_requests: record.web_fetch_requests,
-            service_tier: record.service_tier.clone(),
-            speed: record.speed.clone(),
-            inference_geo: record.inference_geo.clone(),
-            sidechain: record.sidechain,
-            cost: record.cost.clone(),
-            priced: record.priced,
-            server_tool_cost: record.server_tool_cost.clone(),
-            unpriced_calls: record.unpriced_calls,
+            agent_id: $record.agent_id,
+            dedup_key: $record.dedup_key,
+            model: $record.model,
+            at: $record.at,
+            input: $record.input,
+            output: $record.output,
+            cache_read: $record.cache_read,
+            cache_write_5m: $record.cache_write_5m,
+            cache_write_1h: $record.cache_write_1h,
+            reasoning: $record.reasoning,
+            web_search_requests: $record.web_search_requests,
+            web_fetch_requests: $record.web_fetch_requests,
+            service_tier: $record.service_tier,
+            speed: $record.speed,
+            inference_geo: $record.inference_geo,
+            sidechain: $record.sidechain,
+            cost: $record.cost,
+            priced: $record.priced,
+            server_tool_cost: $record.server_tool_cost,
+            unpriced_calls: $record.unpriced_calls,
         }
     }};
 }

@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 
-use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 use uuid::Uuid;
 
@@ -18,40 +17,6 @@ use crate::figures::Sums;
 use crate::keys::SessionKey;
 use crate::store::db_error;
 use crate::tree::{SessionRow, summary};
-
-/// A `usage.sessions` row as the summary reads it: the columns every summary read selects
-/// (`agent, session_id, project_slug, host_ids, members, client_versions,
-/// output_under_reported, first_activity_at, last_activity_at`), read with
-/// `sqlx::query_as!` into this struct.
-#[derive(Debug, Clone)]
-pub struct SummaryColumns {
-    pub agent: String,
-    pub session_id: String,
-    pub project_slug: String,
-    pub host_ids: Vec<String>,
-    pub members: Vec<String>,
-    pub client_versions: Vec<String>,
-    pub output_under_reported: bool,
-    pub first_activity_at: Option<DateTime<Utc>>,
-    pub last_activity_at: Option<DateTime<Utc>>,
-}
-
-impl From<SummaryColumns> for SessionRow {
-    fn from(row: SummaryColumns) -> SessionRow {
-        SessionRow {
-            agent: row.agent,
-            session_id: row.session_id,
-            project_slug: row.project_slug,
-            host_ids: row.host_ids,
-            members: row.members,
-            client_versions: row.client_versions,
-            output_under_reported: row.output_under_reported,
-            first_activity_at: row.first_activity_at,
-            last_activity_at: row.last_activity_at,
-            ..SessionRow::default()
-        }
-    }
-}
 
 /// The summaries of `sessions`, in their order, read in the caller's (tenant) transaction.
 pub async fn summarise(

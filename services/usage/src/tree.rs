@@ -26,7 +26,8 @@ use crate::status::{Evidence, status};
 use crate::store::db_error;
 use crate::stored_row::{select_stored_rows, stored_row};
 
-/// A stored session.
+/// A stored session: a `usage.sessions` row, read whole with `sqlx::query_as!` (the select
+/// list is [`select_session_rows`]'s), then its open runaway reasons.
 #[derive(Debug, Clone, Default)]
 pub struct SessionRow {
     pub agent: String,
@@ -41,9 +42,27 @@ pub struct SessionRow {
     pub last_activity_at: Option<DateTime<Utc>>,
     pub last_prompt_at: Option<DateTime<Utc>>,
     pub last_stop_at: Option<DateTime<Utc>>,
-    /// Why it is flagged as running away now (open episodes' reasons).
+    /// Why it is flagged as running away now (open episodes' reasons): read after the row,
+    /// selected as an empty list.
     pub runaway: Vec<String>,
 }
+
+/// `sqlx::query_as!` of whole [`SessionRow`]s: the select list, then `$rest` (a string literal:
+/// the `FROM`/`WHERE` clause and what follows), then the statement's arguments. The list is
+/// written once here because sqlx checks one literal against the schema.
+macro_rules! select_session_rows {
+    ($rest:literal $(+ $more:literal)*, $($argument:expr),+ $(,)?) => {
+        sqlx::query_as!(
+            $crate::tree::SessionRow,
+            r#"SELECT agent, session_id, project_slug, host_ids, members, client_versions,
+                 output_under_reported, first_activity_at, last_activity_at, last_prompt_at,
+                 last_stop_at, '{}'::text[] AS "runaway!" "#
+                + $rest $(+ $more)*,
+            $($argument),+
+        )
+    };
+}
+pub(crate) use select_session_rows;
 
 /// A stored agent.
 #[derive(Debug, Clone, Default)]
@@ -267,10 +286,8 @@ pub async fn load(
     session_id: &str,
 ) -> Result<Option<Stored>, ApiError> {
     let mut tx = begin_tenant(pool, tenant_id).await.map_err(db_error)?;
-    let session = sqlx::query!(
-        "SELECT project_slug, host_ids, members, client_versions, output_under_reported, \
-           first_activity_at, last_activity_at, last_prompt_at, last_stop_at \
-         FROM usage.sessions WHERE tenant_id = $1 AND agent = $2 AND session_id = $3",
+    let session = select_session_rows!(
+        "FROM usage.sessions WHERE tenant_id = $1 AND agent = $2 AND session_id = $3",
         tenant_id,
         agent,
         session_id,
@@ -278,10 +295,10 @@ pub async fn load(
     .fetch_optional(&mut *tx)
     .await
     .map_err(db_error)?;
-    let Some(session) = session else {
+    let Some(mut session) = session else {
         return Ok(None);
     };
-    let runaway = crate::runaway::store::open_reasons(
+    session.runaway = crate::runaway::store::open_reasons(
         &mut tx,
         tenant_id,
         &[agent.to_string()],
@@ -292,20 +309,6 @@ pub async fn load(
     .into_iter()
     .map(|(_, _, reason)| reason)
     .collect();
-    let session = SessionRow {
-        agent: agent.to_string(),
-        session_id: session_id.to_string(),
-        project_slug: session.project_slug,
-        host_ids: session.host_ids,
-        members: session.members,
-        client_versions: session.client_versions,
-        output_under_reported: session.output_under_reported,
-        first_activity_at: session.first_activity_at,
-        last_activity_at: session.last_activity_at,
-        last_prompt_at: session.last_prompt_at,
-        last_stop_at: session.last_stop_at,
-        runaway,
-    };
     let agents = sqlx::query_as!(
         AgentRow,
         "SELECT agent_id, kind, parent_agent_id, subagent_type, spawn_tool, model, \
@@ -343,8 +346,9 @@ pub async fn load(
     tx.commit().await.map_err(db_error)?;
     let mut usage: BTreeMap<String, Vec<PricedRow>> = BTreeMap::new();
     for row in rows {
-        let priced = stored_row!(row).priced(agent, session_id);
-        usage.entry(row.agent_id).or_default().push(priced);
+        let stored = stored_row!(row);
+        let priced = stored.priced(agent, session_id);
+        usage.entry(stored.agent_id).or_default().push(priced);
     }
     Ok(Some(Stored {
         session,

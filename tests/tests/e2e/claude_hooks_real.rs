@@ -77,7 +77,7 @@ async fn main_requests(standin: &MessagesStandIn, count: usize) {
 #[tokio::test]
 async fn claude_code_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn() {
     claude_binary();
-    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("claude-hooks").await;
     let (first_turn, _, never) = real_client::gates();
     let standin = MessagesStandIn::start(Script {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use baton_tests::browser::Browser;
 use baton_tests::hook::HookHome;
-use baton_tests::{Baton, Tenant};
+use baton_tests::{Baton, Tenant, UNLIMITED};
 
 use crate::closer::{commitment_status, finish, open_briefed, open_briefed_on_done, settled_pass};
 use crate::hook_liveness::{kill_client, sidecar_home, stand_in, start};
@@ -18,7 +18,6 @@ use crate::usage_hook::lay_out;
 use crate::usage_real::ingest;
 
 /// Polling pages and pulses every 100 ms would trip the default rate limit.
-pub(crate) const UNLIMITED: (&str, &str) = ("BATON_RATE_LIMIT__REQUESTS", "1000000");
 const ZONE: &str = "Asia/Tokyo";
 pub(crate) const WAIT: Duration = Duration::from_secs(20);
 /// The fixture session with subagents (fixtures/claude-code/transcripts/spotter).
@@ -78,7 +77,7 @@ pub(crate) fn http() -> reqwest::Client {
 
 #[tokio::test]
 async fn only_a_console_key_signs_in_and_a_console_session_is_no_api_credential() {
-    let baton = Baton::start_with(&[UNLIMITED]).await;
+    let baton = Baton::unthrottled().await;
     let tenant = baton.create_tenant("console-sign-in").await;
     let key = console_key(&baton, &tenant).await;
     let browser = Browser::start(ZONE).await;
@@ -207,7 +206,7 @@ async fn only_a_console_key_signs_in_and_a_console_session_is_no_api_credential(
 
 #[tokio::test]
 async fn a_hook_session_appears_on_the_fleet_live_and_turns_disconnected_when_killed() {
-    let baton = Baton::start_with(&[UNLIMITED]).await;
+    let baton = Baton::unthrottled().await;
     let tenant = baton.create_tenant("console-fleet").await;
     let key = console_key(&baton, &tenant).await;
     let browser = signed_in(&baton, &key).await;
@@ -284,7 +283,7 @@ pub(crate) async fn costs(browser: &Browser, css: &str) -> Vec<f64> {
 
 #[tokio::test]
 async fn the_session_page_shows_the_fixture_agent_tree_at_the_apis_cost() {
-    let baton = Baton::start_with(&[UNLIMITED]).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("console-tree").await;
     let key = console_key(&baton, &tenant).await;
     let open = client
@@ -510,7 +509,7 @@ async fn undo_on_a_closer_resolve_reopens_the_commitment() {
 
 #[tokio::test]
 async fn another_tenants_session_reads_as_not_found() {
-    let baton = Baton::start_with(&[UNLIMITED]).await;
+    let baton = Baton::unthrottled().await;
     let owner = baton.create_tenant("console-owner").await;
     let other = baton.create_tenant("console-other").await;
     let run_id = open_briefed(&baton.client(&owner), "owned", &[]).await;

@@ -12,7 +12,7 @@ use serde_json::json;
 use baton_tests::Baton;
 use baton_tests::hook::HookHome;
 
-use crate::console::{UNLIMITED, WAIT, console_key, costs, http, session_cookie, signed_in};
+use crate::console::{WAIT, console_key, costs, http, session_cookie, signed_in};
 use crate::usage_conformance::{lay_out_corpus, local};
 use crate::usage_real::ingest;
 
@@ -82,7 +82,7 @@ fn rows_of(html: &str) -> (Vec<(String, Listed)>, Option<String>) {
 
 #[tokio::test]
 async fn sessions_known_from_hooks_transcripts_or_both_are_listed_once_each() {
-    let baton = Baton::start_with(&[UNLIMITED]).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("one-list").await;
     let key = console_key(&baton, &tenant).await;
     let home = HookHome::new(&baton.base_url, &tenant.api_key);

@@ -16,7 +16,7 @@ use crate::copilot_real::{CopilotScratch, copilot_binary, copilot_scratch};
 #[tokio::test]
 async fn clear_in_copilot_closes_the_session_and_the_next_prompt_opens_one_that_follows_it() {
     copilot_binary();
-    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("copilot-clear").await;
     let admin = baton.admin().await;
     let standin = ChatStandIn::start(Script {

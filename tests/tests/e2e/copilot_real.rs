@@ -124,7 +124,7 @@ pub(crate) async fn finished(child: Child, what: &str) {
 #[tokio::test]
 async fn copilot_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn() {
     copilot_binary();
-    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("copilot-hooks").await;
     let (first_turn, debrief, never) = real_client::gates();
     let standin = ChatStandIn::start(Script {
@@ -221,7 +221,7 @@ async fn copilot_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn
 #[tokio::test]
 async fn copilot_running_a_repositorys_claude_settings_reports_as_copilot() {
     copilot_binary();
-    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("copilot-hosted").await;
     let standin = ChatStandIn::start(Script {
         replies: vec![Reply::Text("Hello.".to_string())],

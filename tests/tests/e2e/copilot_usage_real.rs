@@ -13,7 +13,7 @@ use crate::copilot_real::{CopilotScratch, MODEL, copilot_scratch, finished};
 #[tokio::test]
 async fn a_real_copilot_session_is_in_the_usage_read_and_the_local_report_exactly() {
     crate::copilot_real::copilot_binary();
-    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("copilot-usage").await;
     let standin = ChatStandIn::start(Script {
         replies: crate::real_client::three_answers(),

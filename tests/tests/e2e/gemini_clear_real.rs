@@ -16,7 +16,7 @@ use crate::gemini_real::{MODEL, gemini_binary, gemini_scratch};
 #[tokio::test]
 async fn clear_in_gemini_closes_the_session_and_opens_one_that_follows_it() {
     gemini_binary();
-    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("gemini-clear").await;
     let admin = baton.admin().await;
     let standin = GeminiStandIn::start(Script::default()).await;

@@ -114,7 +114,7 @@ fn parent_of(pid: u64) -> Option<u64> {
 #[tokio::test]
 async fn gemini_cli_runs_the_installed_hooks_from_startup_to_a_sigkill_mid_turn() {
     gemini_binary();
-    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("gemini-hooks").await;
     let (first_turn, debrief, never) = real_client::gates();
     let standin = GeminiStandIn::start(Script {

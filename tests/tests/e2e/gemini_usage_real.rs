@@ -14,7 +14,7 @@ use crate::gemini_real::{GeminiScratch, MODEL, finished, gemini_binary, gemini_s
 #[tokio::test]
 async fn a_real_gemini_session_is_in_the_usage_read_and_the_local_report_exactly() {
     gemini_binary();
-    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("gemini-usage").await;
     let standin = GeminiStandIn::start(Script {
         replies: crate::real_client::three_answers(),

@@ -169,7 +169,7 @@ async fn a_close_refused_with_429_is_retried_no_sooner_than_its_retry_after_date
 
 #[tokio::test]
 async fn a_sidecar_whose_pulse_gets_429_pulses_again_no_sooner_than_retry_after() {
-    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("pulse-backoff").await;
     let (proxy, url) = Proxy::start(&baton, "/api/v1/agent-sessions/pulse").await;
     let mut home = HookHome::new(&url, &tenant.api_key);

@@ -13,9 +13,6 @@ use baton_tests::client_standin::{Launch, StandIn};
 use baton_tests::hook::HookHome;
 use baton_tests::poll::{liveness, until};
 
-/// Pulses every 100 ms and polling reads would trip the default rate limit.
-const UNLIMITED: &[(&str, &str)] = &[("BATON_RATE_LIMIT__REQUESTS", "1000000")];
-
 fn sidecar_home(baton: &Baton, api_key: &str) -> HookHome {
     let mut home = HookHome::new(&baton.base_url, api_key);
     home.set("BATON_HOOK_SIDECAR", "on");
@@ -80,7 +77,7 @@ impl Shape {
 #[tokio::test]
 async fn codex_and_cursor_sessions_watch_their_client_through_a_shell_or_directly_and_end_with_it()
 {
-    let baton = Baton::start_with(UNLIMITED).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("clients").await;
     let home = sidecar_home(&baton, &tenant.api_key);
     for shape in [CODEX, CURSOR] {
@@ -141,7 +138,7 @@ async fn codex_and_cursor_sessions_watch_their_client_through_a_shell_or_directl
 
 #[tokio::test]
 async fn a_session_end_close_reaches_the_server_with_no_manual_drain_with_and_without_a_sidecar() {
-    let baton = Baton::start_with(UNLIMITED).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("closes").await;
     let home = sidecar_home(&baton, &tenant.api_key);
     let row = |run_id: String| {
@@ -252,7 +249,7 @@ async fn a_session_end_close_reaches_the_server_with_no_manual_drain_with_and_wi
 
 #[tokio::test]
 async fn a_resume_read_at_once_shows_the_new_episode_live() {
-    let baton = Baton::start_with(UNLIMITED).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("resume").await;
     let home = sidecar_home(&baton, &tenant.api_key);
     // The first process runs the session and ends it; the close lands.
@@ -314,7 +311,7 @@ async fn a_resume_read_at_once_shows_the_new_episode_live() {
 
 #[tokio::test]
 async fn a_recorded_client_whose_start_time_differs_keeps_no_episode_live() {
-    let baton = Baton::start_with(UNLIMITED).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("recycled").await;
     let home = sidecar_home(&baton, &tenant.api_key);
     // A live process holds the pid; the identity recorded for it names another start: the

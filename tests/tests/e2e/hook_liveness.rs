@@ -15,9 +15,6 @@ use baton_tests::hook::HookHome;
 use baton_tests::poll::liveness;
 use baton_tests::{Baton, Client};
 
-/// Pulses every 100 ms and polling reads would trip the default rate limit.
-const UNLIMITED: &[(&str, &str)] = &[("BATON_RATE_LIMIT__REQUESTS", "1000000")];
-
 /// A stand-in Claude Code: answers `--version` like the real one and otherwise just lives.
 pub(crate) fn stand_in(dir: &Path) -> Child {
     let script = dir.join("claude");
@@ -102,7 +99,7 @@ struct Scene {
 }
 
 async fn scene(name: &str) -> Scene {
-    let baton = Baton::start_with(UNLIMITED).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client(name).await;
     let dir = std::env::temp_dir().join(format!("standin-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).expect("stand-in folder");

@@ -101,7 +101,7 @@ async fn session_end_spools_within_its_budget_and_the_drain_closes_at_the_observ
 #[tokio::test]
 async fn killing_the_drain_twenty_times_loses_no_call_and_repeats_none() {
     // 1,000 replays in a few seconds: far past the default 300 per minute.
-    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("spool-kill").await;
     let sessions: Vec<String> = (0..100).map(|n| format!("crash-{n:03}")).collect();
     let mut runs = HashMap::new();

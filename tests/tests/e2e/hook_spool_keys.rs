@@ -13,7 +13,6 @@ use baton_tests::{Baton, Tenant};
 
 /// Nothing listens here: a server that is down.
 const DOWN: &str = "http://127.0.0.1:9";
-const UNLIMITED: &[(&str, &str)] = &[("BATON_RATE_LIMIT__REQUESTS", "1000000")];
 
 /// A turn end and a session end as `harness` sends them.
 fn payloads(harness: &str, session: &str) -> [(&'static str, Value); 2] {
@@ -94,7 +93,7 @@ async fn recorded(admin: &sqlx::PgPool, tenant: &Tenant) -> HashMap<String, i32>
 /// server records one resend for it and none for the close, and the session is closed once.
 #[tokio::test]
 async fn a_spooled_call_whose_answer_was_lost_is_resent_with_its_key_and_counted_once() {
-    let baton = Baton::start_with(UNLIMITED).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("spool-keys").await;
     let admin = baton.admin().await;
     let mut resent_total = 0;
@@ -171,7 +170,7 @@ async fn a_spooled_call_whose_answer_was_lost_is_resent_with_its_key_and_counted
 /// delivery there).
 #[tokio::test]
 async fn codex_and_cursor_drains_killed_mid_way_lose_nothing_and_each_resend_is_counted() {
-    let baton = Baton::start_with(UNLIMITED).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("spool-keys-kill").await;
     let admin = baton.admin().await;
     let mut resends_before = 0;

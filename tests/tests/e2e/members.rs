@@ -14,7 +14,7 @@ use uuid::Uuid;
 use baton_tests::hook::HookHome;
 use baton_tests::{Baton, Tenant};
 
-use crate::console::{UNLIMITED, console_key, http, session_cookie, signed_in};
+use crate::console::{console_key, http, session_cookie, signed_in};
 use crate::usage_hook::lay_out;
 use crate::usage_real::ingest;
 use crate::usage_upload::{BATCHES, tree_batch};
@@ -71,7 +71,7 @@ fn costs_by_key(answer: &Value) -> BTreeMap<String, f64> {
 
 #[tokio::test]
 async fn usage_and_sessions_are_attributed_to_the_member_of_the_key_that_sent_them() {
-    let baton = Baton::start_with(&[UNLIMITED]).await;
+    let baton = Baton::unthrottled().await;
     let tenant = baton.create_tenant("members").await;
     let alice = baton
         .client(&tenant)

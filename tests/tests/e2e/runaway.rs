@@ -13,7 +13,7 @@ use baton_tests::Client;
 
 use crate::budgets::{batch_at, row_cost, upload};
 use crate::bus_messages::Messages;
-use crate::console::{UNLIMITED, WAIT, console_key, signed_in};
+use crate::console::{WAIT, console_key, signed_in};
 
 /// The wall clock minus `minutes`, as the hook would stamp it (the console reads real time).
 fn ago(minutes: i64) -> String {
@@ -43,7 +43,7 @@ async fn runaway_of(client: &Client, session: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_runaway_session_is_flagged_once_per_episode_and_shown_on_the_console() {
-    let baton = Baton::start_with(&[UNLIMITED]).await;
+    let baton = Baton::unthrottled().await;
     let mut flags = Messages::bind(&baton, RUNAWAY_FLAGGED).await;
     let cost = row_cost(&baton).await;
     let (tenant, client) = baton.tenant_client("runaway").await;

@@ -12,7 +12,6 @@ use serde_json::{Value, json};
 
 const SPOTTER: &str = "claude-code/transcripts/spotter";
 const SESSION: &str = "fa812bfe-b295-4cca-9c2f-fdf01028cb46";
-const UNLIMITED: &[(&str, &str)] = &[("BATON_RATE_LIMIT__REQUESTS", "1000000")];
 
 fn fixtures() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures")
@@ -38,7 +37,7 @@ async fn until(what: &str, done: impl Fn() -> bool) {
 
 #[tokio::test]
 async fn the_sidecar_uploads_its_session_and_a_request_appended_mid_session() {
-    let baton = Baton::start_with(UNLIMITED).await;
+    let baton = Baton::unthrottled().await;
     let tenant = baton.create_tenant("usage-tail").await;
     let recorder = UsageRecorder::in_front_of(&baton.base_url).await;
     let dir = std::env::temp_dir().join(format!("standin-{}", uuid::Uuid::new_v4().simple()));

@@ -62,7 +62,7 @@ async fn usage_total(client: &Client) -> Value {
 #[tokio::test]
 async fn a_real_claude_session_is_in_the_usage_read_while_it_runs_and_after_it_ends() {
     claude_binary();
-    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let baton = Baton::unthrottled().await;
     let (tenant, client) = baton.tenant_client("usage-real").await;
     let gate = std::env::temp_dir().join(format!("usage-gate-{}", uuid::Uuid::new_v4().simple()));
     let standin = MessagesStandIn::start(Script {
@@ -205,7 +205,7 @@ pub(crate) async fn ingest(home: &HookHome) -> Value {
 /// A Baton open to any request rate, a tenant `name`, and its hook home with `files` laid out
 /// and all ingested.
 pub(crate) async fn backfilled(name: &str, files: fn(&Path)) -> (Baton, Tenant, HookHome) {
-    let baton = Baton::start_with(&[("BATON_RATE_LIMIT__REQUESTS", "1000000")]).await;
+    let baton = Baton::unthrottled().await;
     let tenant = baton.create_tenant(name).await;
     let home = HookHome::new(&baton.base_url, &tenant.api_key);
     files(&home.home);
