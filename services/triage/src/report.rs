@@ -15,7 +15,7 @@ use baton_kit::grpc::CallContext;
 use crate::service::Triage;
 
 /// The counts, as stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, sqlx::FromRow)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct NudgeCounts {
     pub armed: i64,
     pub completed: i64,
@@ -31,20 +31,22 @@ async fn counts(
     tenant_id: Uuid,
     since: DateTime<Utc>,
 ) -> Result<NudgeCounts, ApiError> {
-    Ok(sqlx::query_as(
-        "WITH window_attempts AS ( \
-             SELECT session_run_id, outcome FROM triage.attempts \
-             WHERE tenant_id = $1 AND armed_at >= $2), \
-         per_run AS (SELECT count(*) AS n FROM window_attempts GROUP BY session_run_id) \
-         SELECT (SELECT count(*) FROM window_attempts) AS armed, \
-                (SELECT count(*) FROM window_attempts WHERE outcome = 'completed') AS completed, \
-                (SELECT count(*) FROM window_attempts WHERE outcome = 'expired') AS expired, \
-                (SELECT count(*) FROM window_attempts WHERE outcome = 'overflowed') AS overflowed, \
-                (SELECT count(*) FROM per_run) AS runs, \
-                (SELECT count(*) FROM per_run WHERE n > 1) AS runs_repeated",
+    // Each count is of a subquery, never null.
+    Ok(sqlx::query_as!(
+        NudgeCounts,
+        r#"WITH window_attempts AS (
+             SELECT session_run_id, outcome FROM triage.attempts
+             WHERE tenant_id = $1 AND armed_at >= $2),
+           per_run AS (SELECT count(*) AS n FROM window_attempts GROUP BY session_run_id)
+           SELECT (SELECT count(*) FROM window_attempts) AS "armed!",
+             (SELECT count(*) FROM window_attempts WHERE outcome = 'completed') AS "completed!",
+             (SELECT count(*) FROM window_attempts WHERE outcome = 'expired') AS "expired!",
+             (SELECT count(*) FROM window_attempts WHERE outcome = 'overflowed') AS "overflowed!",
+             (SELECT count(*) FROM per_run) AS "runs!",
+             (SELECT count(*) FROM per_run WHERE n > 1) AS "runs_repeated!""#,
+        tenant_id,
+        since,
     )
-    .bind(tenant_id)
-    .bind(since)
     .fetch_one(connection)
     .await?)
 }

@@ -13,7 +13,6 @@ use crate::status::{Holder, Status};
 /// Most attempt log entries kept per run (MAX_TRIAGE_ATTEMPT_LOG).
 pub const MAX_ATTEMPT_LOG: i64 = 50;
 
-#[derive(sqlx::FromRow)]
 struct RunRecord {
     status: String,
     attempt_id: Option<Uuid>,
@@ -28,11 +27,11 @@ pub async fn holder(
     tenant_id: Uuid,
     run_id: Uuid,
 ) -> Result<Option<String>, ApiError> {
-    let holder: Option<Option<String>> = sqlx::query_scalar(
+    let holder = sqlx::query_scalar!(
         "SELECT attempt_holder FROM triage.runs WHERE tenant_id = $1 AND session_run_id = $2",
+        tenant_id,
+        run_id,
     )
-    .bind(tenant_id)
-    .bind(run_id)
     .fetch_optional(connection)
     .await?;
     Ok(holder.flatten())
@@ -62,20 +61,20 @@ pub async fn claim(
         run_id,
         epoch,
     } = pass;
-    let result = sqlx::query(
+    let result = sqlx::query!(
         "UPDATE triage.runs \
          SET attempt_id = $4, attempt_holder = 'closer', claim_epoch = $5, updated_at = $6, \
              status = CASE WHEN status = 'pending' THEN 'expired' ELSE status END \
          WHERE tenant_id = $1 AND session_run_id = $2 \
            AND attempt_id IS NOT DISTINCT FROM $3 \
            AND status IN ('idle', 'pending', 'expired', 'completed')",
+        tenant_id,
+        run_id,
+        observed_attempt,
+        new_attempt,
+        epoch,
+        now,
     )
-    .bind(tenant_id)
-    .bind(run_id)
-    .bind(observed_attempt)
-    .bind(new_attempt)
-    .bind(epoch)
-    .bind(now)
     .execute(connection)
     .await?;
     Ok(result.rows_affected() == 1)
@@ -97,18 +96,18 @@ pub async fn finish_close(
         run_id,
         epoch,
     } = pass;
-    let result = sqlx::query(
+    let result = sqlx::query!(
         "UPDATE triage.runs SET status = $5, watermark = $6, updated_at = $7 \
          WHERE tenant_id = $1 AND session_run_id = $2 AND attempt_id = $3 \
            AND attempt_holder = 'closer' AND claim_epoch = $4",
+        tenant_id,
+        run_id,
+        attempt,
+        epoch,
+        status.as_str(),
+        watermark,
+        now,
     )
-    .bind(tenant_id)
-    .bind(run_id)
-    .bind(attempt)
-    .bind(epoch)
-    .bind(status.as_str())
-    .bind(watermark)
-    .bind(now)
     .execute(connection)
     .await?;
     Ok(result.rows_affected() == 1)
@@ -126,23 +125,44 @@ impl RunRecord {
     }
 }
 
-/// A run's triage row; `None` when triage has never seen the run.
-#[tracing::instrument(name = "db.triage.find_run", skip_all)]
-pub async fn find(
-    connection: &mut PgConnection,
-    tenant_id: Uuid,
-    run_id: Uuid,
-) -> Result<Option<RunState>, ApiError> {
-    let record: Option<RunRecord> = sqlx::query_as(
-        "SELECT status, attempt_id, armed_at, watermark FROM triage.runs \
-         WHERE tenant_id = $1 AND session_run_id = $2",
-    )
-    .bind(tenant_id)
-    .bind(run_id)
-    .fetch_optional(connection)
-    .await?;
-    record.map(RunRecord::into_state).transpose()
+/// The two reads of one run's row: `$name` (traced as `$span`), the statement ending in
+/// `$lock`.
+macro_rules! run_read {
+    ($(#[doc = $doc:literal])* $name:ident, $span:literal, $lock:literal) => {
+        $(#[doc = $doc])*
+        #[tracing::instrument(name = $span, skip_all)]
+        pub async fn $name(
+            connection: &mut PgConnection,
+            tenant_id: Uuid,
+            run_id: Uuid,
+        ) -> Result<Option<RunState>, ApiError> {
+            let record = sqlx::query_as!(
+                RunRecord,
+                "SELECT status, attempt_id, armed_at, watermark FROM triage.runs \
+                 WHERE tenant_id = $1 AND session_run_id = $2"
+                    + $lock,
+                tenant_id,
+                run_id,
+            )
+            .fetch_optional(connection)
+            .await?;
+            record.map(RunRecord::into_state).transpose()
+        }
+    };
 }
+
+run_read!(
+    /// A run's triage row; `None` when triage has never seen the run.
+    find,
+    "db.triage.find_run",
+    ""
+);
+run_read!(
+    /// The row, locked for the transaction.
+    lock,
+    "db.triage.lock_run",
+    " FOR UPDATE"
+);
 
 /// A stored run as the batch read sees it: its row and the attempts ever armed for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,14 +170,6 @@ pub struct FoundRun {
     pub run_id: Uuid,
     pub state: RunState,
     pub attempts_armed: i64,
-}
-
-#[derive(sqlx::FromRow)]
-struct FoundRecord {
-    session_run_id: Uuid,
-    attempts_armed: i32,
-    #[sqlx(flatten)]
-    run: RunRecord,
 }
 
 /// The rows of those of `run_ids` triage has seen for the tenant, in no particular order: one
@@ -168,42 +180,30 @@ pub async fn find_many(
     tenant_id: Uuid,
     run_ids: &[Uuid],
 ) -> Result<Vec<FoundRun>, ApiError> {
-    let records: Vec<FoundRecord> = sqlx::query_as(
+    let records = sqlx::query!(
         "SELECT session_run_id, attempts_armed, status, attempt_id, armed_at, watermark \
          FROM triage.runs WHERE tenant_id = $1 AND session_run_id = ANY($2::uuid[])",
+        tenant_id,
+        run_ids,
     )
-    .bind(tenant_id)
-    .bind(run_ids)
     .fetch_all(connection)
     .await?;
     records
         .into_iter()
         .map(|record| {
+            let run = RunRecord {
+                status: record.status,
+                attempt_id: record.attempt_id,
+                armed_at: record.armed_at,
+                watermark: record.watermark,
+            };
             Ok(FoundRun {
                 run_id: record.session_run_id,
-                state: record.run.into_state()?,
+                state: run.into_state()?,
                 attempts_armed: i64::from(record.attempts_armed),
             })
         })
         .collect()
-}
-
-/// The row, locked for the transaction.
-#[tracing::instrument(name = "db.triage.lock_run", skip_all)]
-pub async fn lock(
-    connection: &mut PgConnection,
-    tenant_id: Uuid,
-    run_id: Uuid,
-) -> Result<Option<RunState>, ApiError> {
-    let record: Option<RunRecord> = sqlx::query_as(
-        "SELECT status, attempt_id, armed_at, watermark FROM triage.runs \
-         WHERE tenant_id = $1 AND session_run_id = $2 FOR UPDATE",
-    )
-    .bind(tenant_id)
-    .bind(run_id)
-    .fetch_optional(connection)
-    .await?;
-    record.map(RunRecord::into_state).transpose()
 }
 
 /// Inserts the first row of a run (idle, empty watermark) unless one exists; either way the row
@@ -215,13 +215,13 @@ pub async fn ensure(
     run_id: Uuid,
     now: DateTime<Utc>,
 ) -> Result<(), ApiError> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO triage.runs (tenant_id, session_run_id, status, updated_at) \
          VALUES ($1, $2, 'idle', $3) ON CONFLICT ON CONSTRAINT runs_pkey DO NOTHING",
+        tenant_id,
+        run_id,
+        now,
     )
-    .bind(tenant_id)
-    .bind(run_id)
-    .bind(now)
     .execute(connection)
     .await?;
     Ok(())
@@ -237,19 +237,19 @@ pub async fn save(
     holder: Option<Holder>,
     now: DateTime<Utc>,
 ) -> Result<(), ApiError> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE triage.runs SET status = $3, attempt_id = $4, attempt_holder = $5, armed_at = $6, \
            watermark = $7, updated_at = $8 \
          WHERE tenant_id = $1 AND session_run_id = $2",
+        tenant_id,
+        run_id,
+        state.status.as_str(),
+        state.attempt_id,
+        holder.map(Holder::as_str),
+        state.armed_at,
+        &state.watermark,
+        now,
     )
-    .bind(tenant_id)
-    .bind(run_id)
-    .bind(state.status.as_str())
-    .bind(state.attempt_id)
-    .bind(holder.map(Holder::as_str))
-    .bind(state.armed_at)
-    .bind(&state.watermark)
-    .bind(now)
     .execute(connection)
     .await?;
     Ok(())
@@ -264,33 +264,33 @@ pub async fn append_attempt(
     attempt_id: Uuid,
     armed_at: DateTime<Utc>,
 ) -> Result<(), ApiError> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO triage.attempts (tenant_id, session_run_id, attempt_id, armed_at) \
          VALUES ($1, $2, $3, $4)",
+        tenant_id,
+        run_id,
+        attempt_id,
+        armed_at,
     )
-    .bind(tenant_id)
-    .bind(run_id)
-    .bind(attempt_id)
-    .bind(armed_at)
     .execute(&mut *connection)
     .await?;
-    sqlx::query(
+    sqlx::query!(
         "UPDATE triage.runs SET attempts_armed = attempts_armed + 1 \
          WHERE tenant_id = $1 AND session_run_id = $2",
+        tenant_id,
+        run_id,
     )
-    .bind(tenant_id)
-    .bind(run_id)
     .execute(&mut *connection)
     .await?;
-    sqlx::query(
+    sqlx::query!(
         "DELETE FROM triage.attempts WHERE tenant_id = $1 AND session_run_id = $2 \
            AND attempt_id NOT IN ( \
              SELECT attempt_id FROM triage.attempts WHERE tenant_id = $1 AND session_run_id = $2 \
              ORDER BY armed_at DESC, attempt_id DESC LIMIT $3)",
+        tenant_id,
+        run_id,
+        MAX_ATTEMPT_LOG,
     )
-    .bind(tenant_id)
-    .bind(run_id)
-    .bind(MAX_ATTEMPT_LOG)
     .execute(connection)
     .await?;
     Ok(())
@@ -306,22 +306,22 @@ pub async fn finalize_attempt(
     outcome: Status,
     now: DateTime<Utc>,
 ) -> Result<(), ApiError> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE triage.attempts SET finalized_at = $4, outcome = $5 \
          WHERE tenant_id = $1 AND session_run_id = $2 AND attempt_id = $3",
+        tenant_id,
+        run_id,
+        attempt_id,
+        now,
+        outcome.as_str(),
     )
-    .bind(tenant_id)
-    .bind(run_id)
-    .bind(attempt_id)
-    .bind(now)
-    .bind(outcome.as_str())
     .execute(connection)
     .await?;
     Ok(())
 }
 
 /// One entry of the attempt log.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptRow {
     pub attempt_id: Uuid,
     pub armed_at: DateTime<Utc>,
@@ -336,19 +336,20 @@ pub async fn attempts(
     tenant_id: Uuid,
     run_id: Uuid,
 ) -> Result<(Vec<AttemptRow>, i64), ApiError> {
-    let count: Option<i32> = sqlx::query_scalar(
+    let count = sqlx::query_scalar!(
         "SELECT attempts_armed FROM triage.runs WHERE tenant_id = $1 AND session_run_id = $2",
+        tenant_id,
+        run_id,
     )
-    .bind(tenant_id)
-    .bind(run_id)
     .fetch_optional(&mut *connection)
     .await?;
-    let rows = sqlx::query_as(
+    let rows = sqlx::query_as!(
+        AttemptRow,
         "SELECT attempt_id, armed_at, finalized_at, outcome FROM triage.attempts \
          WHERE tenant_id = $1 AND session_run_id = $2 ORDER BY armed_at, attempt_id",
+        tenant_id,
+        run_id,
     )
-    .bind(tenant_id)
-    .bind(run_id)
     .fetch_all(connection)
     .await?;
     Ok((rows, i64::from(count.unwrap_or(0))))
