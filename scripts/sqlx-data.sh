@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The registry's, the usage context's and triage's SQL is checked at build time by sqlx's query
+# The SQL of registry, usage, triage and notify is checked at build time by sqlx's query
 # macros (`sqlx::query!`, `query_as!`, `query_scalar!`). A build reads the description of each
 # statement from `.sqlx/` at the workspace root (the Makefile, `.ci/run` and the Dockerfile build
 # with `SQLX_OFFLINE=true`), so no build needs a database. This script makes that data from the
@@ -50,7 +50,7 @@ as_cluster_owner "$bin/initdb" -D "$scratch/data" -U postgres --auth=trust --no-
 as_cluster_owner "$bin/pg_ctl" -D "$scratch/data" -w -l "$scratch/log" \
     -o "-p $port -c listen_addresses=127.0.0.1 -k $scratch -c fsync=off" start >/dev/null
 url="postgres://postgres@127.0.0.1:$port/postgres"
-contexts=(registry usage triage)
+contexts=(registry usage triage notify)
 
 psql_quiet() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 
@@ -71,7 +71,8 @@ mkdir "$described"
 # The macros run again only when their crate is compiled again. The whole workspace with every
 # target, as `make lint` checks it: a narrower selection resolves other features and would
 # compile the dependencies again.
-touch services/registry/src/lib.rs services/usage/src/lib.rs services/triage/src/lib.rs
+touch services/registry/src/lib.rs services/usage/src/lib.rs services/triage/src/lib.rs \
+    services/notify/src/lib.rs
 SQLX_OFFLINE=false DATABASE_URL="$url" SQLX_OFFLINE_DIR="$described" \
     cargo check -q --workspace --all-targets
 log "$(find "$described" -name 'query-*.json' | wc -l) statements described"

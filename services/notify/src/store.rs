@@ -10,7 +10,7 @@ use uuid::Uuid;
 use crate::webhook::{EventType, Format, NewWebhook};
 
 /// A webhook as listed (never its secret).
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookRow {
     pub id: Uuid,
     pub url: String,
@@ -25,10 +25,10 @@ pub async fn lock_tenant_webhooks(
     connection: &mut PgConnection,
     tenant_id: Uuid,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "SELECT pg_advisory_xact_lock(hashtextextended('notify.webhooks:' || $1::text, 0))",
+        tenant_id.to_string(),
     )
-    .bind(tenant_id)
     .execute(connection)
     .await?;
     Ok(())
@@ -39,10 +39,11 @@ pub async fn live_webhooks(
     connection: &mut PgConnection,
     tenant_id: Uuid,
 ) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(
-        "SELECT count(*) FROM notify.webhooks WHERE tenant_id = $1 AND deleted_at IS NULL",
+    sqlx::query_scalar!(
+        r#"SELECT count(*) AS "count!" FROM notify.webhooks
+           WHERE tenant_id = $1 AND deleted_at IS NULL"#,
+        tenant_id,
     )
-    .bind(tenant_id)
     .fetch_one(connection)
     .await
 }
@@ -57,18 +58,19 @@ pub async fn insert_webhook(
     now: DateTime<Utc>,
 ) -> Result<WebhookRow, sqlx::Error> {
     let events: Vec<&str> = webhook.events.iter().map(|event| event.as_str()).collect();
-    sqlx::query_as(
+    sqlx::query_as!(
+        WebhookRow,
         "INSERT INTO notify.webhooks (tenant_id, id, url, events, format, secret, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7) \
          RETURNING id, url, events, format, created_at",
+        tenant_id,
+        id,
+        &webhook.url,
+        &events as &[&str],
+        webhook.format.as_str(),
+        secret,
+        now,
     )
-    .bind(tenant_id)
-    .bind(id)
-    .bind(&webhook.url)
-    .bind(&events)
-    .bind(webhook.format.as_str())
-    .bind(secret)
-    .bind(now)
     .fetch_one(connection)
     .await
 }
@@ -78,11 +80,12 @@ pub async fn list_webhooks(
     connection: &mut PgConnection,
     tenant_id: Uuid,
 ) -> Result<Vec<WebhookRow>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as!(
+        WebhookRow,
         "SELECT id, url, events, format, created_at FROM notify.webhooks \
          WHERE tenant_id = $1 AND deleted_at IS NULL ORDER BY created_at, id",
+        tenant_id,
     )
-    .bind(tenant_id)
     .fetch_all(connection)
     .await
 }
@@ -96,25 +99,25 @@ pub async fn delete_webhook(
     id: Uuid,
     now: DateTime<Utc>,
 ) -> Result<bool, sqlx::Error> {
-    let deleted = sqlx::query(
+    let deleted = sqlx::query!(
         "UPDATE notify.webhooks SET deleted_at = $3, secret = NULL \
          WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL",
+        tenant_id,
+        id,
+        now,
     )
-    .bind(tenant_id)
-    .bind(id)
-    .bind(now)
     .execute(&mut *connection)
     .await?
     .rows_affected()
         == 1;
     if deleted {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE notify.deliveries SET state = 'cancelled', next_attempt_at = NULL, settled_at = $3 \
              WHERE tenant_id = $1 AND webhook_id = $2 AND state = 'pending'",
-        )
-        .bind(tenant_id)
-        .bind(id)
-        .bind(now)
+        tenant_id,
+        id,
+        now,
+    )
         .execute(connection)
         .await?;
     }
@@ -128,14 +131,15 @@ pub async fn subscribers(
     tenant_id: Uuid,
     event: EventType,
 ) -> Result<Vec<(Uuid, String)>, sqlx::Error> {
-    sqlx::query_as(
+    let rows = sqlx::query!(
         "SELECT id, format FROM notify.webhooks \
          WHERE tenant_id = $1 AND deleted_at IS NULL AND $2 = ANY(events) ORDER BY id",
+        tenant_id,
+        event.as_str(),
     )
-    .bind(tenant_id)
-    .bind(event.as_str())
     .fetch_all(connection)
-    .await
+    .await?;
+    Ok(rows.into_iter().map(|row| (row.id, row.format)).collect())
 }
 
 /// A delivery to create.
@@ -157,19 +161,19 @@ pub async fn insert_delivery(
     tenant_id: Uuid,
     delivery: &NewDelivery<'_>,
 ) -> Result<bool, sqlx::Error> {
-    let inserted = sqlx::query(
+    let inserted = sqlx::query!(
         "INSERT INTO notify.deliveries \
            (tenant_id, id, webhook_id, event_id, event, body, state, attempts, next_attempt_at, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, $7) \
          ON CONFLICT ON CONSTRAINT deliveries_once DO NOTHING",
+        tenant_id,
+        delivery.id,
+        delivery.webhook_id,
+        delivery.event_id,
+        delivery.event.as_str(),
+        delivery.body,
+        delivery.now,
     )
-    .bind(tenant_id)
-    .bind(delivery.id)
-    .bind(delivery.webhook_id)
-    .bind(delivery.event_id)
-    .bind(delivery.event.as_str())
-    .bind(delivery.body)
-    .bind(delivery.now)
     .execute(connection)
     .await?
     .rows_affected();
@@ -177,7 +181,7 @@ pub async fn insert_delivery(
 }
 
 /// A delivery taken by a worker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClaimedId {
     pub tenant_id: Uuid,
     pub id: Uuid,
@@ -195,23 +199,24 @@ pub async fn claim_due(
     limit: i64,
 ) -> Result<Vec<ClaimedId>, sqlx::Error> {
     let until = now + chrono::Duration::from_std(lease).unwrap_or(chrono::Duration::MAX);
-    sqlx::query_as(
+    sqlx::query_as!(
+        ClaimedId,
         "UPDATE notify.deliveries AS delivery SET next_attempt_at = $2 \
          FROM (SELECT tenant_id, id FROM notify.deliveries \
                WHERE state = 'pending' AND next_attempt_at <= $1 \
                ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) AS due \
          WHERE delivery.tenant_id = due.tenant_id AND delivery.id = due.id \
          RETURNING delivery.tenant_id, delivery.id",
+        now,
+        until,
+        limit,
     )
-    .bind(now)
-    .bind(until)
-    .bind(limit)
     .fetch_all(maintenance)
     .await
 }
 
 /// What an attempt needs, read in the delivery's tenant.
-#[derive(Debug, Clone, sqlx::FromRow)]
+#[derive(Debug, Clone)]
 pub struct Claimed {
     pub id: Uuid,
     pub event: String,
@@ -229,21 +234,22 @@ pub async fn load_claimed(
     tenant_id: Uuid,
     id: Uuid,
 ) -> Result<Option<Claimed>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as!(
+        Claimed,
         "SELECT delivery.id, delivery.event, delivery.body, delivery.attempts, webhook.url, webhook.secret \
          FROM notify.deliveries AS delivery \
          JOIN notify.webhooks AS webhook \
            ON webhook.tenant_id = delivery.tenant_id AND webhook.id = delivery.webhook_id \
          WHERE delivery.tenant_id = $1 AND delivery.id = $2 AND delivery.state = 'pending'",
+        tenant_id,
+        id,
     )
-    .bind(tenant_id)
-    .bind(id)
     .fetch_optional(connection)
     .await
 }
 
 /// One attempt, as recorded.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptRow {
     pub delivery_id: Uuid,
     pub number: i32,
@@ -259,17 +265,17 @@ pub async fn insert_attempt(
     tenant_id: Uuid,
     attempt: &AttemptRow,
 ) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO notify.attempts (tenant_id, delivery_id, number, at, duration_ms, status_code, error) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        tenant_id,
+        attempt.delivery_id,
+        attempt.number,
+        attempt.at,
+        attempt.duration_ms,
+        attempt.status_code,
+        attempt.error.as_deref(),
     )
-    .bind(tenant_id)
-    .bind(attempt.delivery_id)
-    .bind(attempt.number)
-    .bind(attempt.at)
-    .bind(attempt.duration_ms)
-    .bind(attempt.status_code)
-    .bind(&attempt.error)
     .execute(connection)
     .await?;
     Ok(())
@@ -302,17 +308,17 @@ pub async fn settle(
         Next::RetryAt(at) => ("pending", Some(at), None),
         Next::Failed => ("failed", None, Some(now)),
     };
-    let updated = sqlx::query(
+    let updated = sqlx::query!(
         "UPDATE notify.deliveries \
          SET state = $4, attempts = attempts + 1, next_attempt_at = $5, settled_at = $6 \
          WHERE tenant_id = $1 AND id = $2 AND state = 'pending' AND attempts = $3",
+        tenant_id,
+        id,
+        attempts_before,
+        state,
+        next_attempt_at,
+        settled_at,
     )
-    .bind(tenant_id)
-    .bind(id)
-    .bind(attempts_before)
-    .bind(state)
-    .bind(next_attempt_at)
-    .bind(settled_at)
     .execute(connection)
     .await?
     .rows_affected();
@@ -320,7 +326,7 @@ pub async fn settle(
 }
 
 /// A delivery as listed.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeliveryRow {
     pub id: Uuid,
     pub webhook_id: Uuid,
@@ -338,15 +344,16 @@ pub async fn list_deliveries(
     webhook_id: Option<Uuid>,
     limit: i64,
 ) -> Result<Vec<DeliveryRow>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as!(
+        DeliveryRow,
         "SELECT id, webhook_id, event_id, event, state, created_at, next_attempt_at \
          FROM notify.deliveries \
          WHERE tenant_id = $1 AND ($2::uuid IS NULL OR webhook_id = $2) \
          ORDER BY created_at DESC, id DESC LIMIT $3",
+        tenant_id,
+        webhook_id,
+        limit,
     )
-    .bind(tenant_id)
-    .bind(webhook_id)
-    .bind(limit)
     .fetch_all(connection)
     .await
 }
@@ -357,12 +364,13 @@ pub async fn list_attempts(
     tenant_id: Uuid,
     delivery_ids: &[Uuid],
 ) -> Result<Vec<AttemptRow>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as!(
+        AttemptRow,
         "SELECT delivery_id, number, at, duration_ms, status_code, error FROM notify.attempts \
          WHERE tenant_id = $1 AND delivery_id = ANY($2) ORDER BY delivery_id, number",
+        tenant_id,
+        delivery_ids,
     )
-    .bind(tenant_id)
-    .bind(delivery_ids)
     .fetch_all(connection)
     .await
 }
@@ -371,12 +379,13 @@ pub async fn list_attempts(
 /// retried at least once).
 #[tracing::instrument(name = "db.notify.backlog", skip_all)]
 pub async fn backlog(maintenance: &PgPool) -> Result<(i64, i64), sqlx::Error> {
-    sqlx::query_as(
-        "SELECT count(*), count(*) FILTER (WHERE attempts > 0) FROM notify.deliveries \
-         WHERE state = 'pending'",
+    let counts = sqlx::query!(
+        r#"SELECT count(*) AS "pending!", count(*) FILTER (WHERE attempts > 0) AS "retried!"
+           FROM notify.deliveries WHERE state = 'pending'"#,
     )
     .fetch_one(maintenance)
-    .await
+    .await?;
+    Ok((counts.pending, counts.retried))
 }
 
 impl Format {
