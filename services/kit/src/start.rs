@@ -116,25 +116,20 @@ impl<'a> Context<'a> {
     /// A pool of `max_connections` as the context's runtime role ([`db::connect_runtime`]);
     /// also for a second runtime pool sized for one job (the closer's session locks).
     pub async fn runtime_pool(&self, max_connections: u32) -> Result<PgPool, DbError> {
-        db::connect_runtime(
-            self.common.database_url.expose(),
-            self.own.url.as_ref().map(SecretUrl::expose),
-            self.db,
-            max_connections,
-        )
-        .await
+        let own = self.own.url.as_ref().map(SecretUrl::expose);
+        db::connect_runtime(self.common_url(), own, self.db, max_connections).await
     }
 
     /// A pool of `max_connections` as the context's maintenance role
     /// ([`db::connect_maintenance`]).
     pub async fn maintenance_pool(&self, max_connections: u32) -> Result<PgPool, DbError> {
-        db::connect_maintenance(
-            self.common.database_url.expose(),
-            self.own.maintenance_url.as_ref().map(SecretUrl::expose),
-            self.db,
-            max_connections,
-        )
-        .await
+        let own = self.own.maintenance_url.as_ref().map(SecretUrl::expose);
+        db::connect_maintenance(self.common_url(), own, self.db, max_connections).await
+    }
+
+    /// `BATON_DATABASE_URL`: where a role without its own URL connects.
+    fn common_url(&self) -> &str {
+        self.common.database_url.expose()
     }
 
     /// A lazily-connecting channel to the peer at `address`, with the common TLS, its calls
