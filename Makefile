@@ -8,7 +8,7 @@ CARGO ?= cargo
 # Local defaults (DESIGN section 7). Override on the command line or in the environment.
 export BATON_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/baton
 export BATON_SERVICE_TOKEN ?= local-dev-service-token
-# The registry's and usage's SQL is checked at build time against the descriptions committed in
+# The services' SQL is checked at build time against the descriptions committed in
 # .sqlx/ (scripts/sqlx-data.sh writes them from the migrations); no build needs a database.
 export SQLX_OFFLINE ?= true
 
@@ -71,7 +71,7 @@ deploy-check:
 fmt:
 	$(CARGO) fmt --all
 
-## After changing a query of registry or usage, or a migration: rewrite .sqlx/ from a scratch
+## After changing a service's query or a migration: rewrite .sqlx/ from a scratch
 ## database migrated from services/*/migrations (needs PostgreSQL, see scripts/sqlx-data.sh).
 sqlx-data: services
 	bash scripts/sqlx-data.sh write

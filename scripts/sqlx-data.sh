@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The SQL of registry, usage, triage and notify is checked at build time by sqlx's query
-# macros (`sqlx::query!`, `query_as!`, `query_scalar!`). A build reads the description of each
-# statement from `.sqlx/` at the workspace root (the Makefile, `.ci/run` and the Dockerfile build
+# The SQL of every context (the services registry, usage, triage, notify, closer and
+# provenance, and the gateway) is checked at build time by sqlx's query macros (`sqlx::query!`,
+# `query_as!`, `query_scalar!`). A build reads the description of each statement from `.sqlx/` at the workspace root (the Makefile, `.ci/run` and the Dockerfile build
 # with `SQLX_OFFLINE=true`), so no build needs a database. This script makes that data from the
 # migrations themselves:
 #
@@ -50,17 +50,22 @@ as_cluster_owner "$bin/initdb" -D "$scratch/data" -U postgres --auth=trust --no-
 as_cluster_owner "$bin/pg_ctl" -D "$scratch/data" -w -l "$scratch/log" \
     -o "-p $port -c listen_addresses=127.0.0.1 -k $scratch -c fsync=off" start >/dev/null
 url="postgres://postgres@127.0.0.1:$port/postgres"
-contexts=(registry usage triage notify)
+# Each context's schema and the folder of its migrations.
+contexts=(registry usage triage notify closer provenance gateway)
+migrations_of() {
+    if [ "$1" = gateway ]; then echo gateway/migrations; else echo "services/$1/migrations"; fi
+}
 
 psql_quiet() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 
 for context in "${contexts[@]}"; do
-    for role in $(grep -ohE '\bTO baton_[a-z_]+' "services/$context/migrations/"*.sql |
+    migrations="$(migrations_of "$context")"
+    for role in $(grep -ohE '\bTO baton_[a-z_]+' "$migrations/"*.sql |
         awk '{print $2}' | sort -u); do
         psql_quiet "$url" -c "CREATE ROLE $role NOLOGIN"
     done
     psql_quiet "$url" -c "CREATE SCHEMA $context"
-    for migration in "services/$context/migrations/"*.sql; do
+    for migration in "$migrations/"*.sql; do
         psql_quiet "$url" -1 -f "$migration"
     done
 done
@@ -72,7 +77,8 @@ mkdir "$described"
 # target, as `make lint` checks it: a narrower selection resolves other features and would
 # compile the dependencies again.
 touch services/registry/src/lib.rs services/usage/src/lib.rs services/triage/src/lib.rs \
-    services/notify/src/lib.rs
+    services/notify/src/lib.rs services/closer/src/lib.rs \
+    services/provenance/src/lib.rs gateway/src/lib.rs services/kit/src/lib.rs
 SQLX_OFFLINE=false DATABASE_URL="$url" SQLX_OFFLINE_DIR="$described" \
     cargo check -q --workspace --all-targets
 log "$(find "$described" -name 'query-*.json' | wc -l) statements described"

@@ -101,22 +101,22 @@ pub async fn record(State(state): State<AppState>, request: Request, next: Next)
 /// Also deletes up to 100 of the tenant's keys older than the 14 days kept.
 async fn remember(pool: &PgPool, tenant: Uuid, key: Uuid, route: &str) -> Result<i32, sqlx::Error> {
     let mut transaction = baton_kit::db::begin_tenant(pool, tenant).await?;
-    let resends: i32 = sqlx::query_scalar(
+    let resends = sqlx::query_scalar!(
         "INSERT INTO gateway.call_keys AS seen (tenant_id, key, route) VALUES ($1, $2, $3) \
          ON CONFLICT (tenant_id, key) DO UPDATE SET resends = seen.resends + 1, last_at = now() \
          RETURNING resends",
+        tenant,
+        key,
+        route,
     )
-    .bind(tenant)
-    .bind(key)
-    .bind(route)
     .fetch_one(&mut *transaction)
     .await?;
-    sqlx::query(
+    sqlx::query!(
         "DELETE FROM gateway.call_keys WHERE (tenant_id, key) IN (SELECT tenant_id, key \
          FROM gateway.call_keys WHERE tenant_id = $1 AND first_at < now() - interval '14 days' \
          LIMIT 100)",
+        tenant,
     )
-    .bind(tenant)
     .execute(&mut *transaction)
     .await?;
     transaction.commit().await?;

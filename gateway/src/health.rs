@@ -22,7 +22,7 @@ pub async fn healthz() -> Json<Value> {
 pub async fn readyz(State(state): State<AppState>) -> (StatusCode, Json<Value>) {
     let database = tokio::time::timeout(
         Duration::from_secs(1),
-        sqlx::query("SELECT 1").execute(&state.pool),
+        sqlx::query!("SELECT 1 AS alive").fetch_one(&state.pool),
     )
     .await
     .is_ok_and(|result| result.is_ok());

@@ -49,7 +49,7 @@ impl Scope {
 }
 
 /// A stored key, as the auth check needs it.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredKey {
     pub tenant_id: Uuid,
     pub secret_sha256: Vec<u8>,
@@ -82,16 +82,16 @@ pub async fn create_key(
     member: Option<&str>,
 ) -> Result<String, CreateKeyError> {
     let key = keys::generate();
-    let inserted = sqlx::query(
+    let inserted = sqlx::query!(
         "INSERT INTO gateway.api_keys (prefix, tenant_id, secret_sha256, scopes, member) \
-         SELECT $1, t.id, $3, ARRAY[$4], $5 FROM gateway.tenants AS t \
+         SELECT $1, t.id, $3, ARRAY[$4::text], $5 FROM gateway.tenants AS t \
          WHERE t.id = $2 AND t.deleted_at IS NULL",
+        key.prefix,
+        tenant_id,
+        key.secret_sha256,
+        scope.as_str(),
+        member,
     )
-    .bind(&key.prefix)
-    .bind(tenant_id)
-    .bind(&key.secret_sha256)
-    .bind(scope.as_str())
-    .bind(member)
     .execute(pool)
     .await?;
     if inserted.rows_affected() == 0 {
@@ -105,18 +105,20 @@ pub async fn create_tenant(pool: &PgPool, name: &str) -> Result<CreatedTenant, s
     let tenant_id = Uuid::now_v7();
     let key = keys::generate();
     let mut transaction = pool.begin().await?;
-    sqlx::query("INSERT INTO gateway.tenants (id, name) VALUES ($1, $2)")
-        .bind(tenant_id)
-        .bind(name)
-        .execute(&mut *transaction)
-        .await?;
-    sqlx::query(
+    sqlx::query!(
+        "INSERT INTO gateway.tenants (id, name) VALUES ($1, $2)",
+        tenant_id,
+        name,
+    )
+    .execute(&mut *transaction)
+    .await?;
+    sqlx::query!(
         "INSERT INTO gateway.api_keys (prefix, tenant_id, secret_sha256, scopes) \
          VALUES ($1, $2, $3, ARRAY['ingest'])",
+        key.prefix,
+        tenant_id,
+        key.secret_sha256,
     )
-    .bind(&key.prefix)
-    .bind(tenant_id)
-    .bind(&key.secret_sha256)
     .execute(&mut *transaction)
     .await?;
     transaction.commit().await?;
@@ -128,7 +130,7 @@ pub async fn create_tenant(pool: &PgPool, name: &str) -> Result<CreatedTenant, s
 
 /// Every tenant not deleted, oldest first (the operator's report over all tenants).
 pub async fn live_tenants(pool: &PgPool) -> Result<Vec<Uuid>, sqlx::Error> {
-    sqlx::query_scalar("SELECT id FROM gateway.tenants WHERE deleted_at IS NULL ORDER BY id")
+    sqlx::query_scalar!("SELECT id FROM gateway.tenants WHERE deleted_at IS NULL ORDER BY id")
         .fetch_all(pool)
         .await
 }
@@ -137,12 +139,13 @@ pub async fn live_tenants(pool: &PgPool) -> Result<Vec<Uuid>, sqlx::Error> {
 /// written for a prefix whose secret has not been verified.
 #[tracing::instrument(name = "db.gateway.find_key", skip_all)]
 pub async fn find_live_key(pool: &PgPool, prefix: &str) -> Result<Option<StoredKey>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as!(
+        StoredKey,
         "SELECT k.tenant_id, k.secret_sha256, k.scopes, k.member \
          FROM gateway.api_keys AS k JOIN gateway.tenants AS t ON t.id = k.tenant_id \
          WHERE k.prefix = $1 AND k.revoked_at IS NULL AND t.deleted_at IS NULL",
+        prefix,
     )
-    .bind(prefix)
     .fetch_optional(pool)
     .await
 }
@@ -150,15 +153,17 @@ pub async fn find_live_key(pool: &PgPool, prefix: &str) -> Result<Option<StoredK
 /// Records that a key was used, after its secret verified (at most once per cache period).
 #[tracing::instrument(name = "db.gateway.touch_key", skip_all)]
 pub async fn touch_key(pool: &PgPool, prefix: &str) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE gateway.api_keys SET last_used_at = now() WHERE prefix = $1")
-        .bind(prefix)
-        .execute(pool)
-        .await?;
+    sqlx::query!(
+        "UPDATE gateway.api_keys SET last_used_at = now() WHERE prefix = $1",
+        prefix,
+    )
+    .execute(pool)
+    .await?;
     Ok(())
 }
 
 /// A key as the tenant's list shows it: never its secret.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedKey {
     pub prefix: String,
     pub scopes: Vec<String>,
@@ -176,11 +181,12 @@ impl ListedKey {
 
 /// Every key of a tenant, newest first (revoked ones too, marked), without secrets.
 pub async fn list_keys(pool: &PgPool, tenant_id: Uuid) -> Result<Vec<ListedKey>, sqlx::Error> {
-    sqlx::query_as(
+    sqlx::query_as!(
+        ListedKey,
         "SELECT prefix, scopes, member, created_at, last_used_at, revoked_at \
          FROM gateway.api_keys WHERE tenant_id = $1 ORDER BY created_at DESC, prefix",
+        tenant_id,
     )
-    .bind(tenant_id)
     .fetch_all(pool)
     .await
 }

@@ -16,7 +16,7 @@ use uuid::Uuid;
 pub const SESSION_TTL: Duration = Duration::from_secs(8 * 60 * 60);
 
 /// A signed-in session as a request sees it.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConsoleSession {
     pub tenant_id: Uuid,
     pub csrf_token: String,
@@ -61,19 +61,21 @@ pub async fn create(
         token: random_token(),
         csrf_token: random_token(),
     };
-    sqlx::query("DELETE FROM gateway.console_sessions WHERE expires_at < now() - interval '1 day'")
-        .execute(pool)
-        .await?;
-    sqlx::query(
+    sqlx::query!(
+        "DELETE FROM gateway.console_sessions WHERE expires_at < now() - interval '1 day'"
+    )
+    .execute(pool)
+    .await?;
+    sqlx::query!(
         "INSERT INTO gateway.console_sessions \
            (token_sha256, tenant_id, key_prefix, csrf_token, expires_at) \
          VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))",
+        digest(&created.token),
+        tenant_id,
+        key_prefix,
+        created.csrf_token,
+        SESSION_TTL.as_secs_f64(),
     )
-    .bind(digest(&created.token))
-    .bind(tenant_id)
-    .bind(key_prefix)
-    .bind(&created.csrf_token)
-    .bind(SESSION_TTL.as_secs_f64())
     .execute(pool)
     .await?;
     Ok(created)
@@ -85,15 +87,16 @@ pub async fn find(pool: &PgPool, token: &str) -> Result<Option<ConsoleSession>, 
     if !well_formed(token) {
         return Ok(None);
     }
-    sqlx::query_as(
+    sqlx::query_as!(
+        ConsoleSession,
         "SELECT s.tenant_id, s.csrf_token, s.token_sha256 \
          FROM gateway.console_sessions AS s \
          JOIN gateway.api_keys AS k ON k.prefix = s.key_prefix \
          JOIN gateway.tenants AS t ON t.id = s.tenant_id \
          WHERE s.token_sha256 = $1 AND s.revoked_at IS NULL AND s.expires_at > now() \
            AND k.revoked_at IS NULL AND t.deleted_at IS NULL",
+        digest(token),
     )
-    .bind(digest(token))
     .fetch_optional(pool)
     .await
 }
@@ -101,11 +104,11 @@ pub async fn find(pool: &PgPool, token: &str) -> Result<Option<ConsoleSession>, 
 /// Ends a session (sign-out). Idempotent.
 #[tracing::instrument(name = "db.gateway.console_sign_out", skip_all)]
 pub async fn revoke(pool: &PgPool, token_sha256: &[u8]) -> Result<(), sqlx::Error> {
-    sqlx::query(
+    sqlx::query!(
         "UPDATE gateway.console_sessions SET revoked_at = now() \
          WHERE token_sha256 = $1 AND revoked_at IS NULL",
+        token_sha256,
     )
-    .bind(token_sha256)
     .execute(pool)
     .await?;
     Ok(())

@@ -48,24 +48,26 @@ impl Meter {
         now: DateTime<Utc>,
     ) -> Result<Option<Uuid>, ApiError> {
         let mut transaction = begin_tenant(&self.pool, pass.tenant_id).await?;
-        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
-            .bind(format!("closer.budget:{}", pass.tenant_id))
-            .execute(&mut *transaction)
-            .await?;
-        let limit: Option<i64> = sqlx::query_scalar(
-            "SELECT monthly_token_limit FROM closer.budgets WHERE tenant_id = $1",
+        sqlx::query!(
+            "SELECT pg_advisory_xact_lock(hashtextextended('closer.budget:' || $1::text, 0))",
+            pass.tenant_id.to_string(),
         )
-        .bind(pass.tenant_id)
+        .execute(&mut *transaction)
+        .await?;
+        let limit = sqlx::query_scalar!(
+            "SELECT monthly_token_limit FROM closer.budgets WHERE tenant_id = $1",
+            pass.tenant_id,
+        )
         .fetch_optional(&mut *transaction)
         .await?;
         let limit = limit.unwrap_or(self.default_monthly_tokens);
-        let spent: i64 = sqlx::query_scalar(
-            "SELECT coalesce(sum(tokens), 0)::bigint FROM closer.usage \
-             WHERE tenant_id = $1 AND ((kind = 'usage' AND created_at >= $2) \
-                                    OR (kind = 'reservation' AND released_at IS NULL))",
+        let spent = sqlx::query_scalar!(
+            r#"SELECT coalesce(sum(tokens), 0)::bigint AS "spent!" FROM closer.usage
+               WHERE tenant_id = $1 AND ((kind = 'usage' AND created_at >= $2)
+                                      OR (kind = 'reservation' AND released_at IS NULL))"#,
+            pass.tenant_id,
+            month_start(now),
         )
-        .bind(pass.tenant_id)
-        .bind(month_start(now))
         .fetch_one(&mut *transaction)
         .await?;
         crate::budget_gauge::record(pass.tenant_id, (now.year(), now.month()), spent, limit);
@@ -74,16 +76,17 @@ impl Meter {
             return Ok(None);
         }
         let id = Uuid::now_v7();
-        sqlx::query(
-            "INSERT INTO closer.usage (tenant_id, id, session_run_id, activation_epoch, kind, tokens, created_at) \
+        sqlx::query!(
+            "INSERT INTO closer.usage (tenant_id, id, session_run_id, activation_epoch, kind, \
+               tokens, created_at) \
              VALUES ($1, $2, $3, $4, 'reservation', $5, $6)",
+            pass.tenant_id,
+            id,
+            pass.run_id,
+            pass.epoch,
+            tokens,
+            now,
         )
-        .bind(pass.tenant_id)
-        .bind(id)
-        .bind(pass.run_id)
-        .bind(pass.epoch)
-        .bind(tokens)
-        .bind(now)
         .execute(&mut *transaction)
         .await?;
         transaction.commit().await?;
@@ -100,25 +103,28 @@ impl Meter {
     ) -> Result<(), ApiError> {
         let mut transaction = begin_tenant(&self.pool, pass.tenant_id).await?;
         if let Some(tokens) = used {
-            sqlx::query(
-                "INSERT INTO closer.usage (tenant_id, id, session_run_id, activation_epoch, kind, tokens, created_at) \
+            sqlx::query!(
+                "INSERT INTO closer.usage (tenant_id, id, session_run_id, activation_epoch, kind, \
+                   tokens, created_at) \
                  VALUES ($1, $2, $3, $4, 'usage', $5, $6)",
+                pass.tenant_id,
+                Uuid::now_v7(),
+                pass.run_id,
+                pass.epoch,
+                tokens.max(0),
+                now,
             )
-            .bind(pass.tenant_id)
-            .bind(Uuid::now_v7())
-            .bind(pass.run_id)
-            .bind(pass.epoch)
-            .bind(tokens.max(0))
-            .bind(now)
             .execute(&mut *transaction)
             .await?;
         }
-        sqlx::query("UPDATE closer.usage SET released_at = $3 WHERE tenant_id = $1 AND id = $2")
-            .bind(pass.tenant_id)
-            .bind(reservation)
-            .bind(now)
-            .execute(&mut *transaction)
-            .await?;
+        sqlx::query!(
+            "UPDATE closer.usage SET released_at = $3 WHERE tenant_id = $1 AND id = $2",
+            pass.tenant_id,
+            reservation,
+            now,
+        )
+        .execute(&mut *transaction)
+        .await?;
         transaction.commit().await?;
         Ok(())
     }

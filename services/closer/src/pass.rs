@@ -112,14 +112,12 @@ impl Passes {
     pub async fn run(&self, call: &PassCall) -> Result<Option<Settled>, ApiError> {
         let key = call.key;
         let mut lock = begin_tenant(&self.lock_pool, key.tenant_id).await?;
-        let locked: bool =
-            sqlx::query_scalar("SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))")
-                .bind(format!(
-                    "closer.pass:{}:{}:{}",
-                    key.tenant_id, key.run_id, key.epoch
-                ))
-                .fetch_one(&mut *lock)
-                .await?;
+        let locked = sqlx::query_scalar!(
+            r#"SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS "locked!""#,
+            format!("closer.pass:{}:{}:{}", key.tenant_id, key.run_id, key.epoch),
+        )
+        .fetch_one(&mut *lock)
+        .await?;
         if !locked {
             return Ok(None);
         }

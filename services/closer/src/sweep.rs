@@ -62,8 +62,8 @@ impl Sweeper {
         test_now: Option<&str>,
     ) -> Result<Option<SweepReport>, ApiError> {
         let mut lock = self.maintenance.begin().await?;
-        let held: bool = sqlx::query_scalar(
-            "SELECT pg_try_advisory_xact_lock(hashtextextended('closer.sweep', 0))",
+        let held = sqlx::query_scalar!(
+            r#"SELECT pg_try_advisory_xact_lock(hashtextextended('closer.sweep', 0)) AS "held!""#,
         )
         .fetch_one(&mut *lock)
         .await?;

@@ -18,7 +18,7 @@ use crate::metering::PassKey;
 pub const MAX_STORED_QUOTE: usize = 1000;
 
 /// A verdict as stored.
-#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct VerdictRow {
     pub activation_epoch: i64,
     pub memory_id: Uuid,
@@ -89,23 +89,23 @@ pub async fn record(
     now: DateTime<Utc>,
 ) -> Result<(), ApiError> {
     for row in rows {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO closer.verdicts (tenant_id, session_run_id, activation_epoch, memory_id, \
                verdict, reason, judge, evidence, created_at) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) \
              ON CONFLICT ON CONSTRAINT verdicts_pkey DO UPDATE SET verdict = EXCLUDED.verdict, \
                reason = EXCLUDED.reason, judge = EXCLUDED.judge, evidence = EXCLUDED.evidence \
              WHERE closer.verdicts.verdict <> 'resolved'",
+            key.tenant_id,
+            key.run_id,
+            key.epoch,
+            row.memory_id,
+            if row.done { "judged-done" } else { "not-done" },
+            row.reason,
+            judge,
+            row.evidence,
+            now,
         )
-        .bind(key.tenant_id)
-        .bind(key.run_id)
-        .bind(key.epoch)
-        .bind(row.memory_id)
-        .bind(if row.done { "judged-done" } else { "not-done" })
-        .bind(&row.reason)
-        .bind(judge)
-        .bind(&row.evidence)
-        .bind(now)
         .execute(&mut *connection)
         .await?;
     }
@@ -120,18 +120,19 @@ pub async fn mark(
     resolved: bool,
     now: DateTime<Utc>,
 ) -> Result<(), ApiError> {
-    sqlx::query(
-        "UPDATE closer.verdicts SET verdict = $5, resolved_at = CASE WHEN $6 THEN $7 END \
+    sqlx::query!(
+        "UPDATE closer.verdicts SET verdict = $5, \
+           resolved_at = CASE WHEN $6::boolean THEN $7::timestamptz END \
          WHERE tenant_id = $1 AND session_run_id = $2 AND activation_epoch = $3 \
            AND memory_id = $4 AND verdict <> 'resolved'",
+        key.tenant_id,
+        key.run_id,
+        key.epoch,
+        memory_id,
+        if resolved { "resolved" } else { "skipped" },
+        resolved,
+        now,
     )
-    .bind(key.tenant_id)
-    .bind(key.run_id)
-    .bind(key.epoch)
-    .bind(memory_id)
-    .bind(if resolved { "resolved" } else { "skipped" })
-    .bind(resolved)
-    .bind(now)
     .execute(connection)
     .await?;
     Ok(())
@@ -144,13 +145,14 @@ pub async fn resolved_count(
     connection: &mut PgConnection,
     key: PassKey,
 ) -> Result<usize, ApiError> {
-    let count: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM closer.verdicts WHERE tenant_id = $1 AND session_run_id = $2 \
-           AND activation_epoch = $3 AND verdict = 'resolved'",
+    let count = sqlx::query_scalar!(
+        r#"SELECT count(*) AS "count!" FROM closer.verdicts
+           WHERE tenant_id = $1 AND session_run_id = $2 AND activation_epoch = $3
+             AND verdict = 'resolved'"#,
+        key.tenant_id,
+        key.run_id,
+        key.epoch,
     )
-    .bind(key.tenant_id)
-    .bind(key.run_id)
-    .bind(key.epoch)
     .fetch_one(connection)
     .await?;
     Ok(usize::try_from(count).unwrap_or(0))
@@ -162,13 +164,14 @@ pub async fn list(
     tenant_id: Uuid,
     run_id: Uuid,
 ) -> Result<Vec<VerdictRow>, ApiError> {
-    Ok(sqlx::query_as(
+    Ok(sqlx::query_as!(
+        VerdictRow,
         "SELECT activation_epoch, memory_id, verdict, reason, judge, evidence, resolved_at \
          FROM closer.verdicts WHERE tenant_id = $1 AND session_run_id = $2 \
          ORDER BY activation_epoch, created_at, memory_id",
+        tenant_id,
+        run_id,
     )
-    .bind(tenant_id)
-    .bind(run_id)
     .fetch_all(connection)
     .await?)
 }
@@ -181,16 +184,20 @@ pub async fn resolves_since(
     since: DateTime<Utc>,
     limit: i64,
 ) -> Result<Vec<(Uuid, Uuid, DateTime<Utc>)>, ApiError> {
-    Ok(sqlx::query_as(
-        "SELECT session_run_id, memory_id, resolved_at FROM closer.verdicts \
-         WHERE tenant_id = $1 AND verdict = 'resolved' AND resolved_at >= $2 \
-         ORDER BY resolved_at, session_run_id, memory_id LIMIT $3",
+    let rows = sqlx::query!(
+        r#"SELECT session_run_id, memory_id, resolved_at AS "resolved_at!" FROM closer.verdicts
+           WHERE tenant_id = $1 AND verdict = 'resolved' AND resolved_at >= $2
+           ORDER BY resolved_at, session_run_id, memory_id LIMIT $3"#,
+        tenant_id,
+        since,
+        limit,
     )
-    .bind(tenant_id)
-    .bind(since)
-    .bind(limit)
     .fetch_all(connection)
-    .await?)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| (row.session_run_id, row.memory_id, row.resolved_at))
+        .collect())
 }
 
 #[cfg(test)]

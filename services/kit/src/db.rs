@@ -78,11 +78,12 @@ pub async fn ensure_database(admin_url: &str) -> Result<(), DbError> {
     let name = database_name(admin_url)?;
     let mut connection =
         PgConnection::connect_with(&options(admin_url)?.database("postgres")).await?;
-    let exists: bool =
-        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)")
-            .bind(&name)
-            .fetch_one(&mut connection)
-            .await?;
+    let exists = sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1) AS "exists!""#,
+        name,
+    )
+    .fetch_one(&mut connection)
+    .await?;
     if !exists {
         let statement = format!("CREATE DATABASE {}", quote_ident(&name));
         match sqlx::raw_sql(sqlx::AssertSqlSafe(statement))
@@ -205,7 +206,7 @@ pub struct MigrationLock {
 impl MigrationLock {
     pub async fn acquire(admin_url: &str) -> Result<MigrationLock, DbError> {
         let mut connection = PgConnection::connect_with(&options(admin_url)?).await?;
-        sqlx::query("SELECT pg_advisory_lock(hashtextextended('baton.migrate', 0))")
+        sqlx::query!("SELECT pg_advisory_lock(hashtextextended('baton.migrate', 0))")
             .execute(&mut connection)
             .await?;
         Ok(MigrationLock {
@@ -293,10 +294,12 @@ pub async fn begin_tenant(
     tenant_id: Uuid,
 ) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
     let mut transaction = pool.begin().await?;
-    sqlx::query("SELECT set_config('baton.tenant_id', $1, true)")
-        .bind(tenant_id.to_string())
-        .execute(&mut *transaction)
-        .await?;
+    sqlx::query!(
+        "SELECT set_config('baton.tenant_id', $1, true)",
+        tenant_id.to_string(),
+    )
+    .fetch_one(&mut *transaction)
+    .await?;
     Ok(transaction)
 }
 

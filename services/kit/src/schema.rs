@@ -126,8 +126,7 @@ pub async fn state(
     migrator: &Migrator,
 ) -> Result<SchemaState, sqlx::Error> {
     let table = format!("{}._sqlx_migrations", context.schema);
-    let exists: Option<String> = sqlx::query_scalar("SELECT to_regclass($1)::text")
-        .bind(&table)
+    let exists = sqlx::query_scalar!("SELECT to_regclass($1)::text", table)
         .fetch_one(pool)
         .await?;
     let applied = match exists {

@@ -20,7 +20,7 @@ use crate::service::Provenance;
 pub const MAX_TRAILS: usize = 500;
 
 /// Write counts since an instant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, sqlx::FromRow)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct WriteCounts {
     pub writes: i64,
     pub attributed: i64,
@@ -28,7 +28,7 @@ pub struct WriteCounts {
 }
 
 /// One status-changing event.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrailEvent {
     pub memory_id: Uuid,
     pub event_kind: String,
@@ -53,15 +53,16 @@ async fn write_counts(
     tenant_id: Uuid,
     since: DateTime<Utc>,
 ) -> Result<WriteCounts, ApiError> {
-    Ok(sqlx::query_as(
-        "SELECT count(*) AS writes, count(session_run_id) AS attributed, \
-                count(*) FILTER (WHERE event_kind = 'create') AS created \
-         FROM provenance.memory_events \
-         WHERE tenant_id = $1 AND created_at >= $2 AND actor_kind <> 'importer' \
-           AND event_kind IN ('create', 'revise', 'resolve', 'unresolve', 'archive')",
+    Ok(sqlx::query_as!(
+        WriteCounts,
+        r#"SELECT count(*) AS "writes!", count(session_run_id) AS "attributed!",
+                  count(*) FILTER (WHERE event_kind = 'create') AS "created!"
+           FROM provenance.memory_events
+           WHERE tenant_id = $1 AND created_at >= $2 AND actor_kind <> 'importer'
+             AND event_kind IN ('create', 'revise', 'resolve', 'unresolve', 'archive')"#,
+        tenant_id,
+        since,
     )
-    .bind(tenant_id)
-    .bind(since)
     .fetch_one(connection)
     .await?)
 }
@@ -72,35 +73,38 @@ async fn trails(
     tenant_id: Uuid,
     memory_ids: &[Uuid],
 ) -> Result<Vec<Trail>, ApiError> {
-    let heads: Vec<(Uuid, Option<String>, String)> = sqlx::query_as(
-        "SELECT m.id, c.status, m.status FROM provenance.memories m \
-         LEFT JOIN provenance.commitments c ON c.tenant_id = m.tenant_id AND c.memory_id = m.id \
-         WHERE m.tenant_id = $1 AND m.id = ANY($2)",
+    let heads = sqlx::query!(
+        r#"SELECT m.id, c.status AS "status?", m.status AS memory_status
+           FROM provenance.memories m
+           LEFT JOIN provenance.commitments c
+             ON c.tenant_id = m.tenant_id AND c.memory_id = m.id
+           WHERE m.tenant_id = $1 AND m.id = ANY($2)"#,
+        tenant_id,
+        memory_ids,
     )
-    .bind(tenant_id)
-    .bind(memory_ids)
     .fetch_all(&mut *connection)
     .await?;
-    let events: Vec<TrailEvent> = sqlx::query_as(
+    let events = sqlx::query_as!(
+        TrailEvent,
         "SELECT memory_id, event_kind, actor_kind, session_run_id, created_at \
          FROM provenance.memory_events \
          WHERE tenant_id = $1 AND memory_id = ANY($2) \
            AND event_kind IN ('resolve', 'unresolve', 'archive') \
          ORDER BY memory_id, id",
+        tenant_id,
+        memory_ids,
     )
-    .bind(tenant_id)
-    .bind(memory_ids)
     .fetch_all(connection)
     .await?;
     Ok(heads
         .into_iter()
-        .map(|(memory_id, status, memory_status)| Trail {
-            memory_id,
-            status: status.unwrap_or_default(),
-            memory_status,
+        .map(|head| Trail {
+            memory_id: head.id,
+            status: head.status.unwrap_or_default(),
+            memory_status: head.memory_status,
             events: events
                 .iter()
-                .filter(|event| event.memory_id == memory_id)
+                .filter(|event| event.memory_id == head.id)
                 .cloned()
                 .collect(),
         })

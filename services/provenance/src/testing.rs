@@ -9,26 +9,29 @@ use uuid::Uuid;
 /// one statement each for the memory and the events: fast enough for a flood of hundreds).
 pub async fn seed_events(admin: &PgPool, tenant: Uuid, run: Uuid, count: usize) {
     let memory_id = Uuid::now_v7();
-    sqlx::query(
-        "INSERT INTO provenance.memories (tenant_id, id, memory_type, topic, content, content_sha256, \
-           status, created_at, updated_at) \
-         VALUES ($1, $2, 'note', 'bulk', 'bulk', sha256($2::text::bytea), 'open', now(), now())",
+    sqlx::query!(
+        "INSERT INTO provenance.memories (tenant_id, id, memory_type, topic, content, \
+           content_sha256, status, created_at, updated_at) \
+         VALUES ($1, $2, 'note', 'bulk', 'bulk', sha256($2::uuid::text::bytea), 'open', now(), \
+           now())",
+        tenant,
+        memory_id,
     )
-    .bind(tenant)
-    .bind(memory_id)
     .execute(admin)
     .await
     .expect("memory");
     let ids: Vec<Uuid> = (0..count).map(|_| Uuid::now_v7()).collect();
-    sqlx::query(
-        "INSERT INTO provenance.memory_events (tenant_id, id, memory_id, event_kind, actor_kind, payload, created_at) \
-         SELECT $1, id, $2, 'create', 'user_api', jsonb_build_object('sessionRunId', $3::text), now() \
+    sqlx::query!(
+        "INSERT INTO provenance.memory_events (tenant_id, id, memory_id, event_kind, actor_kind, \
+           payload, created_at) \
+         SELECT $1, id, $2, 'create', 'user_api', jsonb_build_object('sessionRunId', $3::text), \
+           now() \
          FROM unnest($4::uuid[]) AS id",
+        tenant,
+        memory_id,
+        run.to_string(),
+        &ids,
     )
-    .bind(tenant)
-    .bind(memory_id)
-    .bind(run.to_string())
-    .bind(&ids)
     .execute(admin)
     .await
     .expect("events");

@@ -2,9 +2,7 @@
 //! matching rows (a window count taken before the limit).
 
 use chrono::{DateTime, Utc};
-use sqlx::postgres::{PgArguments, PgRow};
-use sqlx::query::QueryAs;
-use sqlx::{FromRow, PgConnection, Postgres};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 use baton_kit::error::ApiError;
@@ -19,7 +17,7 @@ pub struct Filter {
 }
 
 /// A commitment item with the section's total.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommitmentItemRow {
     pub id: Uuid,
     pub memory_id: Uuid,
@@ -30,7 +28,7 @@ pub struct CommitmentItemRow {
 }
 
 /// A memory item with the section's total.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MemoryItemRow {
     pub id: Uuid,
     pub memory_type: String,
@@ -42,21 +40,21 @@ pub struct MemoryItemRow {
     pub total: i64,
 }
 
-/// A section's `statement` with its shared parameters bound: `$1` the tenant, `$2` to `$4`
-/// the filter (scope, project, include unscoped). The caller binds `$5` and the limit, `$6`.
-fn section<'q, Row>(
-    statement: &'static str,
-    tenant_id: Uuid,
-    filter: &'q Filter,
-) -> QueryAs<'q, Postgres, Row, PgArguments>
-where
-    Row: for<'r> FromRow<'r, PgRow>,
-{
-    sqlx::query_as(statement)
-        .bind(tenant_id)
-        .bind(&filter.scope)
-        .bind(&filter.project)
-        .bind(filter.include_unscoped)
+/// A `query_as!` reading one briefing section into `$row`: `$1` the tenant, `$2` to `$4` the
+/// filter (scope, project, include unscoped), `$5` the section's own argument, `$6` the limit.
+macro_rules! section {
+    ($row:path, $statement:literal, $tenant_id:expr, $filter:expr, $own:expr, $limit:expr) => {
+        sqlx::query_as!(
+            $row,
+            $statement,
+            $tenant_id,
+            $filter.scope.as_deref(),
+            $filter.project.as_deref(),
+            $filter.include_unscoped,
+            $own,
+            $limit
+        )
+    };
 }
 
 /// Open and waiting commitments of open memories; with `due_before`, only those due earlier.
@@ -69,8 +67,9 @@ pub async fn commitments(
     due_before: Option<DateTime<Utc>>,
     limit: i64,
 ) -> Result<Vec<CommitmentItemRow>, ApiError> {
-    Ok(section(
-        "SELECT c.id, c.memory_id, m.topic, c.status, c.due_at, count(*) OVER () AS total \
+    Ok(section!(
+        CommitmentItemRow,
+        "SELECT c.id, c.memory_id, m.topic, c.status, c.due_at, count(*) OVER () AS \"total!\" \
          FROM provenance.commitments c \
          JOIN provenance.memories m ON m.tenant_id = c.tenant_id AND m.id = c.memory_id \
          WHERE c.tenant_id = $1 AND m.status = 'open' AND c.status IN ('open', 'waiting') \
@@ -81,9 +80,9 @@ pub async fn commitments(
          LIMIT $6",
         tenant_id,
         filter,
+        due_before,
+        limit
     )
-    .bind(due_before)
-    .bind(limit)
     .fetch_all(connection)
     .await?)
 }
@@ -97,9 +96,10 @@ pub async fn newest(
     memory_types: &[&str],
     limit: i64,
 ) -> Result<Vec<MemoryItemRow>, ApiError> {
-    Ok(section(
+    Ok(section!(
+        MemoryItemRow,
         "SELECT m.id, m.memory_type, m.topic, m.scope, m.project, m.created_at, m.updated_at, \
-                count(*) OVER () AS total \
+                count(*) OVER () AS \"total!\" \
          FROM provenance.memories m \
          WHERE m.tenant_id = $1 AND m.status = 'open' AND m.memory_type = ANY($5) \
            AND ($2::text IS NULL OR m.scope = $2) \
@@ -108,9 +108,9 @@ pub async fn newest(
          LIMIT $6",
         tenant_id,
         filter,
+        memory_types as &[&str],
+        limit
     )
-    .bind(memory_types)
-    .bind(limit)
     .fetch_all(connection)
     .await?)
 }
@@ -125,9 +125,10 @@ pub async fn stale(
     untouched_since: DateTime<Utc>,
     limit: i64,
 ) -> Result<Vec<MemoryItemRow>, ApiError> {
-    Ok(section(
+    Ok(section!(
+        MemoryItemRow,
         "SELECT m.id, m.memory_type, m.topic, m.scope, m.project, m.created_at, m.updated_at, \
-                count(*) OVER () AS total \
+                count(*) OVER () AS \"total!\" \
          FROM provenance.memories m \
          LEFT JOIN provenance.commitments c ON c.tenant_id = m.tenant_id AND c.memory_id = m.id \
          WHERE m.tenant_id = $1 AND m.status = 'open' \
@@ -140,9 +141,9 @@ pub async fn stale(
          LIMIT $6",
         tenant_id,
         filter,
+        untouched_since,
+        limit
     )
-    .bind(untouched_since)
-    .bind(limit)
     .fetch_all(connection)
     .await?)
 }

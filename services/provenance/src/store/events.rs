@@ -1,7 +1,6 @@
 //! `provenance.memory_events`: append-only. The runtime role can insert and read, nothing else.
 
 use chrono::{DateTime, Utc};
-use sqlx::types::Json;
 use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
@@ -21,17 +20,18 @@ pub async fn insert(
     now: DateTime<Utc>,
 ) -> Result<Uuid, ApiError> {
     let id = Uuid::now_v7();
-    sqlx::query(
-        "INSERT INTO provenance.memory_events (tenant_id, id, memory_id, event_kind, actor_kind, payload, created_at) \
+    sqlx::query!(
+        "INSERT INTO provenance.memory_events (tenant_id, id, memory_id, event_kind, actor_kind, \
+           payload, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        tenant_id,
+        id,
+        memory_id,
+        kind.as_str(),
+        actor.as_str(),
+        payload,
+        now,
     )
-    .bind(tenant_id)
-    .bind(id)
-    .bind(memory_id)
-    .bind(kind.as_str())
-    .bind(actor.as_str())
-    .bind(payload.map(Json))
-    .bind(now)
     .execute(connection)
     .await?;
     Ok(id)
@@ -39,7 +39,7 @@ pub async fn insert(
 
 /// One event of a memory's history: metadata and the payload's shape, never its values (the
 /// shape is computed in the database so values never leave it).
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistoryRow {
     pub id: Uuid,
     pub event_kind: String,
@@ -56,13 +56,15 @@ pub async fn history(
     tenant_id: Uuid,
     memory_id: Uuid,
 ) -> Result<Vec<HistoryRow>, ApiError> {
-    Ok(sqlx::query_as(
-        "SELECT id, event_kind, actor_kind, created_at, jsonb_typeof(payload) AS json_type, \
-                octet_length(payload::text) AS byte_length \
-         FROM provenance.memory_events WHERE tenant_id = $1 AND memory_id = $2 ORDER BY id",
+    Ok(sqlx::query_as!(
+        HistoryRow,
+        r#"SELECT id, event_kind, actor_kind, created_at,
+                  jsonb_typeof(payload) AS "json_type?",
+                  octet_length(payload::text) AS "byte_length?"
+           FROM provenance.memory_events WHERE tenant_id = $1 AND memory_id = $2 ORDER BY id"#,
+        tenant_id,
+        memory_id,
     )
-    .bind(tenant_id)
-    .bind(memory_id)
     .fetch_all(connection)
     .await?)
 }
@@ -75,20 +77,20 @@ pub async fn run_event_ids(
     session_run_id: Uuid,
     limit: i64,
 ) -> Result<Vec<Uuid>, ApiError> {
-    Ok(sqlx::query_scalar(
+    Ok(sqlx::query_scalar!(
         "SELECT id FROM provenance.memory_events \
          WHERE tenant_id = $1 AND session_run_id = $2 \
          ORDER BY id LIMIT $3",
+        tenant_id,
+        session_run_id.to_string(),
+        limit,
     )
-    .bind(tenant_id)
-    .bind(session_run_id.to_string())
-    .bind(limit)
     .fetch_all(connection)
     .await?)
 }
 
 /// One row of the typed provenance read.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunEventRow {
     pub id: Uuid,
     pub memory_id: Uuid,
@@ -97,7 +99,6 @@ pub struct RunEventRow {
     pub created_at: DateTime<Utc>,
 }
 
-#[derive(sqlx::FromRow)]
 struct PageRecord {
     total: i64,
     id: Option<Uuid>,
@@ -118,14 +119,19 @@ pub async fn run_events_page(
     cursor: Option<Uuid>,
     limit: u32,
 ) -> Result<(usize, Vec<RunEventRow>), ApiError> {
-    let records: Vec<PageRecord> = sqlx::query_as(
-        "SELECT total, id, memory_id, event_kind, actor_kind, created_at \
-         FROM provenance.run_events_page($1, $2, $3, $4)",
+    // A set-returning function's columns are of unknown nullability: the count is always
+    // there, the event columns are null on the count-only row.
+    let records = sqlx::query_as!(
+        PageRecord,
+        r#"SELECT total AS "total!", id AS "id?", memory_id AS "memory_id?",
+                  event_kind AS "event_kind?", actor_kind AS "actor_kind?",
+                  created_at AS "created_at?"
+           FROM provenance.run_events_page($1, $2, $3, $4)"#,
+        tenant_id,
+        session_run_id.to_string(),
+        cursor,
+        limit as i32,
     )
-    .bind(tenant_id)
-    .bind(session_run_id.to_string())
-    .bind(cursor)
-    .bind(limit as i32)
     .fetch_all(pool)
     .await?;
     let total = records.first().map_or(0, |record| record.total as usize);

@@ -36,7 +36,6 @@ pub struct MemoryRow {
     pub commitment: Option<CommitmentRow>,
 }
 
-#[derive(sqlx::FromRow)]
 struct MemoryRecord {
     id: Uuid,
     memory_type: String,
@@ -84,17 +83,24 @@ impl MemoryRecord {
     }
 }
 
-macro_rules! memory_select {
-    ($tail:literal) => {
-        concat!(
-            "SELECT m.id, m.memory_type, m.topic, m.content, m.scope, m.project, m.tags, m.status, \
-                    m.predecessor_id, m.superseded_by, m.created_at, m.updated_at, \
-                    c.id AS commitment_id, c.status AS commitment_status, c.due_at \
-             FROM provenance.memories m \
-             LEFT JOIN provenance.commitments c \
-               ON c.tenant_id = m.tenant_id AND c.memory_id = m.id \
-             WHERE m.tenant_id = $1 AND m.id = $2 ",
-            $tail
+/// A `query_as!` reading one [`MemoryRecord`] by `$1` tenant and `$2` id, the statement ending
+/// in `$tail` (a locking clause or nothing). The commitment's columns come from the outer join,
+/// so they are read as nullable.
+macro_rules! select_memory {
+    ($tail:literal, $tenant_id:expr, $id:expr) => {
+        sqlx::query_as!(
+            MemoryRecord,
+            r#"SELECT m.id, m.memory_type, m.topic, m.content, m.scope, m.project, m.tags,
+                      m.status, m.predecessor_id, m.superseded_by, m.created_at, m.updated_at,
+                      c.id AS "commitment_id?", c.status AS "commitment_status?",
+                      c.due_at AS "due_at?"
+               FROM provenance.memories m
+               LEFT JOIN provenance.commitments c
+                 ON c.tenant_id = m.tenant_id AND c.memory_id = m.id
+               WHERE m.tenant_id = $1 AND m.id = $2 "#
+                + $tail,
+            $tenant_id,
+            $id
         )
     };
 }
@@ -106,9 +112,7 @@ pub async fn find(
     tenant_id: Uuid,
     id: Uuid,
 ) -> Result<Option<MemoryRow>, ApiError> {
-    let record: Option<MemoryRecord> = sqlx::query_as(memory_select!(""))
-        .bind(tenant_id)
-        .bind(id)
+    let record = select_memory!("", tenant_id, id)
         .fetch_optional(connection)
         .await?;
     record.map(MemoryRecord::into_row).transpose()
@@ -121,19 +125,17 @@ pub async fn lock(
     tenant_id: Uuid,
     id: Uuid,
 ) -> Result<Option<MemoryRow>, ApiError> {
-    let record: Option<MemoryRecord> = sqlx::query_as(memory_select!("FOR UPDATE OF m"))
-        .bind(tenant_id)
-        .bind(id)
+    let record = select_memory!("FOR UPDATE OF m", tenant_id, id)
         .fetch_optional(&mut *connection)
         .await?;
     let row = record.map(MemoryRecord::into_row).transpose()?;
     if let Some(commitment) = row.as_ref().and_then(|row| row.commitment.as_ref()) {
-        sqlx::query(
-            "SELECT 1 FROM provenance.commitments WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+        sqlx::query!(
+            "SELECT id FROM provenance.commitments WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+            tenant_id,
+            commitment.id,
         )
-        .bind(tenant_id)
-        .bind(commitment.id)
-        .execute(connection)
+        .fetch_optional(connection)
         .await?;
     }
     Ok(row)
@@ -157,23 +159,24 @@ pub async fn insert(
     lineage: Option<Lineage<'_>>,
     now: DateTime<Utc>,
 ) -> Result<(), ApiError> {
-    let result = sqlx::query(
-        "INSERT INTO provenance.memories (tenant_id, id, memory_type, topic, content, content_sha256, \
-           scope, project, tags, status, predecessor_id, edge_intent, created_at, updated_at) \
+    let result = sqlx::query!(
+        "INSERT INTO provenance.memories (tenant_id, id, memory_type, topic, content, \
+           content_sha256, scope, project, tags, status, predecessor_id, edge_intent, \
+           created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'open', $10, $11, $12, $12)",
+        tenant_id,
+        id,
+        memory.memory_type.as_str(),
+        memory.topic,
+        memory.content,
+        memory.content_sha256(),
+        memory.scope,
+        memory.project.as_deref(),
+        &memory.tags,
+        lineage.map(|lineage| lineage.predecessor_id),
+        lineage.map(|lineage| lineage.edge_intent),
+        now,
     )
-    .bind(tenant_id)
-    .bind(id)
-    .bind(memory.memory_type.as_str())
-    .bind(&memory.topic)
-    .bind(&memory.content)
-    .bind(memory.content_sha256())
-    .bind(&memory.scope)
-    .bind(&memory.project)
-    .bind(&memory.tags)
-    .bind(lineage.map(|lineage| lineage.predecessor_id))
-    .bind(lineage.map(|lineage| lineage.edge_intent))
-    .bind(now)
     .execute(connection)
     .await;
     match result {
@@ -197,16 +200,17 @@ pub async fn insert_commitment(
     now: DateTime<Utc>,
 ) -> Result<Uuid, ApiError> {
     let id = Uuid::now_v7();
-    sqlx::query(
-        "INSERT INTO provenance.commitments (tenant_id, id, memory_id, status, due_at, created_at, updated_at) \
+    sqlx::query!(
+        "INSERT INTO provenance.commitments (tenant_id, id, memory_id, status, due_at, \
+           created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $6)",
+        tenant_id,
+        id,
+        memory_id,
+        status.as_str(),
+        due_at,
+        now,
     )
-    .bind(tenant_id)
-    .bind(id)
-    .bind(memory_id)
-    .bind(status.as_str())
-    .bind(due_at)
-    .bind(now)
     .execute(connection)
     .await?;
     Ok(id)
@@ -222,10 +226,9 @@ pub async fn set_status(
     to: MemoryStatus,
     now: DateTime<Utc>,
 ) -> Result<bool, ApiError> {
-    compare_and_set(
-        connection,
+    let result = sqlx::query!(
         "UPDATE provenance.memories SET status = $4, updated_at = $5, \
-           valid_to = CASE WHEN $4 = 'open' THEN NULL ELSE $5 END \
+           valid_to = CASE WHEN $4 = 'open' THEN NULL ELSE $5::timestamptz END \
          WHERE tenant_id = $1 AND id = $2 AND status = $3",
         tenant_id,
         id,
@@ -233,7 +236,9 @@ pub async fn set_status(
         to.as_str(),
         now,
     )
-    .await
+    .execute(connection)
+    .await?;
+    Ok(result.rows_affected() == 1)
 }
 
 /// Marks an open memory superseded by `successor_id`; false when it was no longer open.
@@ -245,15 +250,15 @@ pub async fn supersede(
     successor_id: Uuid,
     now: DateTime<Utc>,
 ) -> Result<bool, ApiError> {
-    let result = sqlx::query(
+    let result = sqlx::query!(
         "UPDATE provenance.memories SET status = 'superseded', superseded_by = $3, \
            updated_at = $4, valid_to = $4 \
          WHERE tenant_id = $1 AND id = $2 AND status = 'open'",
+        tenant_id,
+        id,
+        successor_id,
+        now,
     )
-    .bind(tenant_id)
-    .bind(id)
-    .bind(successor_id)
-    .bind(now)
     .execute(connection)
     .await?;
     Ok(result.rows_affected() == 1)
@@ -269,8 +274,7 @@ pub async fn set_commitment_status(
     to: CommitmentStatus,
     now: DateTime<Utc>,
 ) -> Result<bool, ApiError> {
-    compare_and_set(
-        connection,
+    let result = sqlx::query!(
         "UPDATE provenance.commitments SET status = $4, updated_at = $5 \
          WHERE tenant_id = $1 AND id = $2 AND status = $3",
         tenant_id,
@@ -279,27 +283,7 @@ pub async fn set_commitment_status(
         to.as_str(),
         now,
     )
-    .await
-}
-
-/// Runs a compare-and-set `statement` on one row: `$1` the tenant, `$2` the row's id, `$3` the
-/// status it must have, `$4` the status it moves to, `$5` the instant. True when it moved.
-async fn compare_and_set(
-    connection: &mut PgConnection,
-    statement: &'static str,
-    tenant_id: Uuid,
-    id: Uuid,
-    from: &str,
-    to: &str,
-    now: DateTime<Utc>,
-) -> Result<bool, ApiError> {
-    let result = sqlx::query(statement)
-        .bind(tenant_id)
-        .bind(id)
-        .bind(from)
-        .bind(to)
-        .bind(now)
-        .execute(connection)
-        .await?;
+    .execute(connection)
+    .await?;
     Ok(result.rows_affected() == 1)
 }
