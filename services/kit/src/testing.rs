@@ -10,6 +10,9 @@ use tokio::net::TcpListener;
 
 use crate::db::{self, ContextDb};
 
+mod writes_held;
+pub use writes_held::WritesHeld;
+
 /// Admin connection for tests: `BATON_TEST_DATABASE_URL`, or local Postgres as `postgres`.
 pub fn admin_url() -> String {
     std::env::var("BATON_TEST_DATABASE_URL")

@@ -1,6 +1,8 @@
-//! Registering webhooks: validation, the secret shown once, and tenant isolation.
+//! Registering webhooks: validation, the secret shown once, tenant isolation and the per-tenant limit.
 
 use uuid::Uuid;
+
+use baton_kit::testing::WritesHeld;
 
 use crate::{Harness, Receiver, budget_crossed, settled};
 
@@ -121,4 +123,46 @@ async fn another_tenant_sees_none_of_a_tenants_webhooks_or_deliveries() {
     // The stranger's message was consumed (its tenant has no webhook): nothing delivered.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert_eq!(receiver.hits().len(), 1);
+}
+
+/// The per-tenant limit holds when creates race: each takes the tenant's webhook lock before it
+/// counts, so with one place left exactly one of sixteen concurrent creates gets it. The racers
+/// are lined up at their insert (writes to the table held until several wait), so without the
+/// lock every one of them would have counted a free place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixteen_creates_racing_for_the_last_place_leave_exactly_the_limit() {
+    let harness = Harness::self_hosted().await;
+    let tenant = Uuid::now_v7();
+    let limit = baton_notify::webhook::MAX_WEBHOOKS_PER_TENANT;
+    for n in 1..limit {
+        let url = format!("https://hooks.example.com/{n}");
+        harness
+            .create_webhook(tenant, &url, &["budget.crossed"], None)
+            .await
+            .expect("below the limit");
+    }
+    let creates = (0..16).map(|n| {
+        let url = format!("https://hooks.example.com/race/{n}");
+        let harness = &harness;
+        async move {
+            harness
+                .create_webhook(tenant, &url, &["budget.crossed"], None)
+                .await
+        }
+    });
+    let held = WritesHeld::on(&harness.admin, "notify.webhooks").await;
+    let (answers, ()) = tokio::join!(
+        futures::future::join_all(creates),
+        held.release_once_waiting(&harness.admin, 2)
+    );
+    let created = answers.iter().filter(|answer| answer.is_ok()).count();
+    assert_eq!(created, 1, "{answers:?}");
+    for refused in answers.iter().filter_map(|answer| answer.as_ref().err()) {
+        assert_eq!(
+            refused.code(),
+            tonic::Code::ResourceExhausted,
+            "{refused:?}"
+        );
+    }
+    assert_eq!(harness.list_webhooks(tenant).await.len() as i64, limit);
 }

@@ -5,6 +5,7 @@ use futures::future::join_all;
 use uuid::Uuid;
 
 use baton_kit::error::ErrorCode;
+use baton_kit::testing::WritesHeld;
 use baton_provenance::testing::seed_events;
 use baton_triage::status::{Reason, Status};
 
@@ -238,34 +239,66 @@ async fn overflow_at_complete_stores_the_first_500() {
     assert_eq!(watermark, 500);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sixteen_concurrent_begins_arm_exactly_one_attempt() {
-    let (harness, tenant) = Harness::with_tenant().await;
-    harness.open(tenant, "race", None, None, t(0)).await;
+/// Sixteen begins on one session at once; exactly one arms, the rest see its fresh attempt.
+/// The racers are lined up at the attempt log (writes to it held until several wait), so a
+/// begin that decided without the run's lock would arm beside the first.
+async fn race_begins(harness: &Harness, tenant: Uuid, session_id: &str, minute: i64) {
+    let held = WritesHeld::on(&harness.admin, "triage.attempts").await;
     let begins = (0..16).map(|_| {
         let triage = harness.triage.clone();
+        let session_id = session_id.to_string();
         tokio::spawn(async move {
             triage
-                .begin(&call(tenant, t(20)), AGENT, "race", None, false)
+                .begin(&call(tenant, t(minute)), AGENT, &session_id, None, false)
                 .await
         })
     });
-    let answers: Vec<_> = join_all(begins)
-        .await
+    let (answers, ()) = tokio::join!(
+        join_all(begins),
+        held.release_once_waiting(&harness.admin, 2)
+    );
+    let answers: Vec<_> = answers
         .into_iter()
         .map(|joined| joined.expect("task").expect("begin"))
         .collect();
-    let armed: Vec<_> = answers.iter().filter(|answer| answer.armed).collect();
-    assert_eq!(armed.len(), 1);
+    let armed = answers.iter().filter(|answer| answer.armed).count();
+    assert_eq!(armed, 1, "{answers:?}");
     for answer in answers.iter().filter(|answer| !answer.armed) {
         assert!(
             matches!(answer.reason, Some(Reason::PendingFresh)),
             "{answer:?}"
         );
     }
-    let logged: i64 = sqlx::query_scalar("SELECT count(*) FROM triage.attempts")
+}
+
+async fn attempts_logged(harness: &Harness) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM triage.attempts")
         .fetch_one(&harness.admin)
         .await
-        .expect("count");
-    assert_eq!(logged, 1);
+        .expect("count")
+}
+
+/// A run triage has never seen: the first begin creates its row, the others wait on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixteen_concurrent_begins_arm_exactly_one_attempt() {
+    let (harness, tenant) = Harness::with_tenant().await;
+    harness.open(tenant, "race", None, None, t(0)).await;
+    race_begins(&harness, tenant, "race", 20).await;
+    assert_eq!(attempts_logged(&harness).await, 1);
+}
+
+/// A run triage already holds (expired, then re-admitted by a new event): its row exists, so
+/// only the row lock taken before deciding keeps the sixteen from each arming an attempt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixteen_concurrent_begins_on_a_held_run_arm_exactly_one_attempt() {
+    let (harness, tenant) = Harness::with_tenant().await;
+    let run = harness.open(tenant, "again", None, None, t(0)).await;
+    let first = harness.begin(tenant, "again", t(11), None, false).await;
+    let done = harness
+        .complete(tenant, "again", first.attempt_id.expect("attempt"), t(12))
+        .await;
+    assert_eq!(done.status, Status::Expired);
+    harness.write(tenant, run, "later work", t(13)).await;
+    race_begins(&harness, tenant, "again", 14).await;
+    assert_eq!(attempts_logged(&harness).await, 2);
 }
