@@ -6,6 +6,7 @@
 
 pub mod browser;
 pub mod chat_standin;
+mod client;
 pub mod client_standin;
 pub mod gemini_standin;
 pub mod hook;
@@ -19,6 +20,7 @@ pub mod private_rabbitmq;
 pub mod recording_proxy;
 pub mod responses_standin;
 pub mod scratch;
+mod spawn;
 pub mod standin;
 pub mod tls;
 pub mod tls_proxy;
@@ -26,40 +28,19 @@ pub mod tmux;
 pub mod usage_recorder;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use baton_kit::testing::TestDatabase;
 
+pub use client::{Answer, Client, Tenant};
+pub use spawn::{Logs, ServiceProcess, binary, spawn, spawn_with_logs};
+use spawn::{Ready, spawn_logged};
+
 /// The service token every test process shares.
 pub const SERVICE_TOKEN: &str = "e2e-test-service-token";
-
-/// Path of a workspace binary built alongside the caller: next to it (a benchmark binary in
-/// `target/<profile>/`) or one level up (a test in `target/<profile>/deps/`).
-pub fn binary(name: &str) -> PathBuf {
-    let executable = std::env::current_exe().expect("executable path");
-    let candidates = executable
-        .ancestors()
-        .skip(1)
-        .take(2)
-        .map(|dir| dir.join(name))
-        .collect::<Vec<_>>();
-    candidates
-        .iter()
-        .find(|path| path.is_file())
-        .cloned()
-        .unwrap_or_else(|| {
-            panic!(
-                "{name} is missing next to {}: run `cargo build --workspace --bins` (make test does)",
-                executable.display()
-            )
-        })
-}
 
 /// A running `baton serve all` with its own database.
 pub struct Baton {
@@ -73,31 +54,6 @@ pub struct Baton {
     pub logs: Logs,
     child: Child,
     extra_env: Vec<(String, String)>,
-}
-
-/// The stdout lines of a spawned process, collected as they arrive.
-#[derive(Debug, Clone, Default)]
-pub struct Logs(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
-
-impl Logs {
-    fn push(&self, line: &str) {
-        self.0.lock().expect("logs").push(line.to_string());
-    }
-
-    /// The lines that are JSON objects, parsed.
-    pub fn json(&self) -> Vec<Value> {
-        self.0
-            .lock()
-            .expect("logs")
-            .iter()
-            .filter_map(|line| serde_json::from_str(line).ok())
-            .collect()
-    }
-
-    /// Every line, raw.
-    pub fn raw(&self) -> Vec<String> {
-        self.0.lock().expect("logs").clone()
-    }
 }
 
 /// The setting that takes the request rate limit out of a test's way.
@@ -253,22 +209,12 @@ impl Baton {
 
     /// An HTTP client for one tenant.
     pub fn client(&self, tenant: &Tenant) -> Client {
-        Client {
-            base_url: self.base_url.clone(),
-            api_key: Some(tenant.api_key.clone()),
-            http: reqwest::Client::new(),
-            test_now: None,
-        }
+        Client::new(&self.base_url, Some(&tenant.api_key))
     }
 
     /// An HTTP client without a key.
     pub fn anonymous(&self) -> Client {
-        Client {
-            base_url: self.base_url.clone(),
-            api_key: None,
-            http: reqwest::Client::new(),
-            test_now: None,
-        }
+        Client::new(&self.base_url, None)
     }
 
     /// Stops the process (also done on drop).
@@ -315,306 +261,4 @@ pub fn base_env(database_url: &str, namespace: &str) -> Vec<(String, String)> {
     .into_iter()
     .map(|(key, value)| (key.to_string(), value.to_string()))
     .collect()
-}
-
-/// A process running some services, killed on drop.
-pub struct ServiceProcess {
-    child: Child,
-    pub addresses: HashMap<String, String>,
-    logs: Logs,
-}
-
-impl ServiceProcess {
-    /// What the process has logged so far.
-    pub fn logs(&self) -> &Logs {
-        &self.logs
-    }
-
-    /// SIGKILL: no drain, no goodbye.
-    pub async fn kill(mut self) {
-        let _ = self.child.kill().await;
-    }
-}
-
-/// Spawns `baton serve <args>` and waits until `last` announces its address.
-/// What a spawned process must have logged before a test uses it.
-#[derive(Debug, Clone, Copy)]
-enum Ready<'a> {
-    /// The named service announced its address.
-    Listening(&'a str),
-    /// The named service announced its address and a bus consumer reported `consuming`.
-    Consuming(&'a str),
-}
-
-/// Starts `baton serve ARGS` with exactly `env` and waits until the service named `last`
-/// announced its address; returns the child and every announced address.
-pub async fn spawn(
-    args: &[&str],
-    env: &[(String, String)],
-    last: &str,
-) -> (Child, HashMap<String, String>) {
-    spawn_until(args, env, Ready::Listening(last)).await
-}
-
-/// As [`spawn`], also returning the process's stdout lines (its JSON logs) as they arrive.
-pub async fn spawn_with_logs(
-    args: &[&str],
-    env: &[(String, String)],
-    last: &str,
-) -> (Child, HashMap<String, String>, Logs) {
-    let logs = Logs::default();
-    let (child, addresses) = spawn_logged(args, env, Ready::Listening(last), logs.clone()).await;
-    (child, addresses, logs)
-}
-
-async fn spawn_until(
-    args: &[&str],
-    env: &[(String, String)],
-    ready: Ready<'_>,
-) -> (Child, HashMap<String, String>) {
-    spawn_logged(args, env, ready, Logs::default()).await
-}
-
-async fn spawn_logged(
-    args: &[&str],
-    env: &[(String, String)],
-    ready: Ready<'_>,
-    logs: Logs,
-) -> (Child, HashMap<String, String>) {
-    let mut command = Command::new(binary("baton"));
-    command
-        .arg("serve")
-        .args(args)
-        .envs(env.iter().cloned())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true);
-    // Exactly the Baton settings the test chose: none leaks in from the caller (`make test`
-    // exports BATON_SERVICE_TOKEN and BATON_DATABASE_URL for local runs).
-    for (key, _) in std::env::vars() {
-        if key.starts_with("BATON_") && !env.iter().any(|(given, _)| *given == key) {
-            command.env_remove(&key);
-        }
-    }
-    let mut child = command.spawn().expect("spawn baton serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let addresses = tokio::time::timeout(Duration::from_secs(60), wait_for(stdout, ready, logs))
-        .await
-        .expect("baton announced its addresses in time");
-    (child, addresses)
-}
-
-async fn wait_for(
-    stdout: tokio::process::ChildStdout,
-    ready: Ready<'_>,
-    logs: Logs,
-) -> HashMap<String, String> {
-    let (last, needs_consumer) = match ready {
-        Ready::Listening(service) => (service, false),
-        Ready::Consuming(service) => (service, true),
-    };
-    let mut lines = BufReader::new(stdout).lines();
-    let mut addresses = HashMap::new();
-    let mut consuming = false;
-    while let Ok(Some(line)) = lines.next_line().await {
-        if std::env::var_os("TEST_LOG").is_some() {
-            eprintln!("{line}");
-        }
-        logs.push(&line);
-        let Ok(event) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        if event["message"] == "consuming" {
-            consuming = true;
-        } else if event["message"] == "listening"
-            && let (Some(service), Some(address)) =
-                (event["service"].as_str(), event["addr"].as_str())
-        {
-            addresses.insert(service.to_string(), address.to_string());
-        }
-        if addresses.contains_key(last) && (consuming || !needs_consumer) {
-            // Keep draining stdout so the child never blocks on a full pipe.
-            tokio::spawn(async move {
-                while let Ok(Some(line)) = lines.next_line().await {
-                    if std::env::var_os("TEST_LOG").is_some() {
-                        eprintln!("{line}");
-                    }
-                    logs.push(&line);
-                }
-            });
-            return addresses;
-        }
-    }
-    panic!("baton exited before announcing {last}");
-}
-
-/// A tenant created through the CLI.
-#[derive(Debug, Clone)]
-pub struct Tenant {
-    pub tenant_id: String,
-    pub api_key: String,
-}
-
-/// A tiny JSON client.
-#[derive(Debug, Clone)]
-pub struct Client {
-    base_url: String,
-    api_key: Option<String>,
-    http: reqwest::Client,
-    test_now: Option<String>,
-}
-
-/// A response: status and JSON body (Null when empty), plus headers.
-#[derive(Debug)]
-pub struct Answer {
-    pub status: u16,
-    pub body: Value,
-    pub headers: reqwest::header::HeaderMap,
-}
-
-impl Answer {
-    /// An error answer reduced to `{"error": code}`, once its `detail` is checked: every 4xx
-    /// says why (a non-empty string of at most 500 characters), a 5xx says nothing of its cause.
-    pub fn refusal(&self) -> Value {
-        let detail = self.body.get("detail");
-        if (400..500).contains(&self.status) {
-            let text = detail
-                .and_then(Value::as_str)
-                .unwrap_or_else(|| panic!("a {} says why in `detail`: {}", self.status, self.body));
-            assert!(
-                !text.is_empty() && text.chars().count() <= 500,
-                "detail is a bounded sentence: {text:?}"
-            );
-        } else {
-            assert!(
-                detail.is_none(),
-                "a {} keeps its cause: {}",
-                self.status,
-                self.body
-            );
-        }
-        serde_json::json!({"error": self.body["error"]})
-    }
-}
-
-impl Client {
-    /// The same client, with requests stamped `X-Baton-Test-Now: <instant>`.
-    pub fn at(&self, instant: &str) -> Client {
-        Client {
-            test_now: Some(instant.to_string()),
-            ..self.clone()
-        }
-    }
-
-    /// The same client with a different key.
-    pub fn with_key(&self, key: &str) -> Client {
-        Client {
-            api_key: Some(key.to_string()),
-            ..self.clone()
-        }
-    }
-
-    /// Opens `session_id` for `agent` from startup (asserting 200); its session run id.
-    pub async fn open_startup(&self, agent: &str, session_id: &str) -> String {
-        self.open(
-            &serde_json::json!({"agent": agent, "sessionId": session_id, "source": "startup"}),
-        )
-        .await
-    }
-
-    /// Opens the session `body` describes (asserting 200); its session run id.
-    pub async fn open(&self, body: &Value) -> String {
-        let opened = self.post("/api/v1/agent-sessions/open", body).await;
-        assert_eq!(opened.status, 200, "{:?}", opened.body);
-        opened.body["sessionRunId"]
-            .as_str()
-            .expect("run")
-            .to_string()
-    }
-
-    pub async fn post(&self, path: &str, body: &Value) -> Answer {
-        self.post_raw(path, body.to_string()).await
-    }
-
-    pub async fn post_raw(&self, path: &str, body: String) -> Answer {
-        let request = self
-            .http
-            .post(format!("{}{path}", self.base_url))
-            .header("content-type", "application/json")
-            .body(body);
-        self.send(request).await
-    }
-
-    /// Posts raw bytes (which need not be UTF-8).
-    pub async fn post_bytes(&self, path: &str, body: Vec<u8>) -> Answer {
-        let request = self
-            .http
-            .post(format!("{}{path}", self.base_url))
-            .header("content-type", "application/json")
-            .body(body);
-        self.send(request).await
-    }
-
-    /// Posts bytes with a `Content-Encoding` header.
-    pub async fn post_encoded(&self, path: &str, body: Vec<u8>, encoding: &str) -> Answer {
-        let request = self
-            .http
-            .post(format!("{}{path}", self.base_url))
-            .header("content-type", "application/json")
-            .header("content-encoding", encoding)
-            .body(body);
-        self.send(request).await
-    }
-
-    pub async fn get(&self, path: &str) -> Answer {
-        self.send(self.http.get(format!("{}{path}", self.base_url)))
-            .await
-    }
-
-    pub async fn put(&self, path: &str, body: &Value) -> Answer {
-        let request = self
-            .http
-            .put(format!("{}{path}", self.base_url))
-            .header("content-type", "application/json")
-            .body(body.to_string());
-        self.send(request).await
-    }
-
-    pub async fn delete(&self, path: &str) -> Answer {
-        self.send(self.http.delete(format!("{}{path}", self.base_url)))
-            .await
-    }
-
-    /// A GET with an `Accept` header (a body that is not JSON comes back as a JSON string).
-    pub async fn get_accepting(&self, path: &str, accept: &str) -> Answer {
-        let request = self
-            .http
-            .get(format!("{}{path}", self.base_url))
-            .header("accept", accept);
-        self.send(request).await
-    }
-
-    async fn send(&self, mut request: reqwest::RequestBuilder) -> Answer {
-        if let Some(key) = &self.api_key {
-            request = request.header("x-api-key", key);
-        }
-        if let Some(instant) = &self.test_now {
-            request = request.header("x-baton-test-now", instant);
-        }
-        let response = request.send().await.expect("request sent");
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let bytes = response.bytes().await.expect("body");
-        let body = if bytes.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_slice(&bytes)
-                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
-        };
-        Answer {
-            status,
-            body,
-            headers,
-        }
-    }
 }

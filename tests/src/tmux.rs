@@ -124,6 +124,19 @@ impl Tmux {
         }
     }
 
+    /// Submits `command` again when the program has not taken it: presses Enter when it still
+    /// sits on the prompt (the first Enter went to a completion menu), types it again when the
+    /// prompt is back to its empty `placeholder` (the program dropped it), and does nothing
+    /// while neither shows (the program is busy with it).
+    pub async fn resubmit(&self, command: &str, placeholder: &str) {
+        let screen = self.screen().await;
+        if screen.contains(placeholder) {
+            self.enter(command).await;
+        } else if holds_on_prompt(&screen, command) {
+            self.run(&["send-keys", "-t", &self.window, "C-m"]).await;
+        }
+    }
+
     async fn alive(&self) -> bool {
         Command::new("tmux")
             .args(["-L", &self.socket, "-f", "/dev/null", "has-session"])

@@ -10,6 +10,7 @@ mod claude_hooks_real;
 mod claude_real;
 mod closer;
 mod closer_faults;
+mod closer_messages;
 mod closer_overlap;
 mod closer_report;
 mod closer_write_back;
