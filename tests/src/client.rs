@@ -101,61 +101,58 @@ impl Client {
     }
 
     pub async fn post_raw(&self, path: &str, body: String) -> Answer {
-        let request = self
-            .http
-            .post(format!("{}{path}", self.base_url))
-            .header("content-type", "application/json")
-            .body(body);
-        self.send(request).await
+        self.send(self.json(reqwest::Method::POST, path, body))
+            .await
     }
 
     /// Posts raw bytes (which need not be UTF-8).
     pub async fn post_bytes(&self, path: &str, body: Vec<u8>) -> Answer {
-        let request = self
-            .http
-            .post(format!("{}{path}", self.base_url))
-            .header("content-type", "application/json")
-            .body(body);
-        self.send(request).await
+        self.send(self.json(reqwest::Method::POST, path, body))
+            .await
     }
 
     /// Posts bytes with a `Content-Encoding` header.
     pub async fn post_encoded(&self, path: &str, body: Vec<u8>, encoding: &str) -> Answer {
         let request = self
-            .http
-            .post(format!("{}{path}", self.base_url))
-            .header("content-type", "application/json")
-            .header("content-encoding", encoding)
-            .body(body);
+            .json(reqwest::Method::POST, path, body)
+            .header("content-encoding", encoding);
         self.send(request).await
     }
 
     pub async fn get(&self, path: &str) -> Answer {
-        self.send(self.http.get(format!("{}{path}", self.base_url)))
-            .await
+        self.send(self.http.get(self.url(path))).await
     }
 
     pub async fn put(&self, path: &str, body: &Value) -> Answer {
-        let request = self
-            .http
-            .put(format!("{}{path}", self.base_url))
-            .header("content-type", "application/json")
-            .body(body.to_string());
-        self.send(request).await
+        self.send(self.json(reqwest::Method::PUT, path, body.to_string()))
+            .await
     }
 
     pub async fn delete(&self, path: &str) -> Answer {
-        self.send(self.http.delete(format!("{}{path}", self.base_url)))
-            .await
+        self.send(self.http.delete(self.url(path))).await
     }
 
     /// A GET with an `Accept` header (a body that is not JSON comes back as a JSON string).
     pub async fn get_accepting(&self, path: &str, accept: &str) -> Answer {
-        let request = self
-            .http
-            .get(format!("{}{path}", self.base_url))
-            .header("accept", accept);
+        let request = self.http.get(self.url(path)).header("accept", accept);
         self.send(request).await
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    /// A request carrying `body` as JSON.
+    fn json(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: impl Into<reqwest::Body>,
+    ) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, self.url(path))
+            .header("content-type", "application/json")
+            .body(body)
     }
 
     async fn send(&self, mut request: reqwest::RequestBuilder) -> Answer {

@@ -52,31 +52,12 @@ async fn a_duplicate_delivery_of_one_message_id_is_absorbed_by_the_closer_inbox(
         .expect("budget");
 
     let (connection, channel, names) = bus_channel(&baton).await;
-    let payload = baton_proto::messages::SessionClosed {
-        session_run_id: run.parse().expect("uuid"),
-        activation_epoch: 1,
-        explicit: true,
-        closed_at: chrono::Utc::now(),
-    };
-    let mut envelope = baton_proto::messages::Envelope::new(
-        baton_proto::messages::SESSION_CLOSED,
-        tenant_id,
-        chrono::Utc::now(),
-        &payload,
-    )
-    .expect("envelope");
+    let mut envelope = closed_envelope(tenant_id, run.parse().expect("uuid"));
     envelope.id = message_id;
     for _ in 0..2 {
-        channel
-            .basic_publish(
-                names.events().into(),
-                baton_proto::messages::SESSION_CLOSED.into(),
-                BasicPublishOptions::default(),
-                &serde_json::to_vec(&envelope).expect("json"),
-                BasicProperties::default().with_message_id(message_id.to_string().into()),
-            )
+        let properties = BasicProperties::default().with_message_id(message_id.to_string().into());
+        publish_closed(&channel, &names, &envelope, properties)
             .await
-            .expect("publish")
             .await
             .expect("confirm");
     }
@@ -237,29 +218,8 @@ async fn a_close_message_for_an_unknown_or_open_run_settles_as_not_found_or_not_
     let tenant_id: Uuid = tenant.tenant_id.parse().expect("uuid");
     let unknown = Uuid::now_v7();
     for run in [unknown, open_run.parse().expect("uuid")] {
-        let payload = baton_proto::messages::SessionClosed {
-            session_run_id: run,
-            activation_epoch: 1,
-            explicit: true,
-            closed_at: chrono::Utc::now(),
-        };
-        let envelope = baton_proto::messages::Envelope::new(
-            baton_proto::messages::SESSION_CLOSED,
-            tenant_id,
-            chrono::Utc::now(),
-            &payload,
-        )
-        .expect("envelope");
-        channel
-            .basic_publish(
-                names.events().into(),
-                baton_proto::messages::SESSION_CLOSED.into(),
-                BasicPublishOptions::default(),
-                &serde_json::to_vec(&envelope).expect("json"),
-                BasicProperties::default(),
-            )
-            .await
-            .expect("publish");
+        let envelope = closed_envelope(tenant_id, run);
+        publish_closed(&channel, &names, &envelope, BasicProperties::default()).await;
     }
     let (_, outcome, _) =
         crate::closer::settled_pass(&admin, &unknown.to_string(), 1, Duration::from_secs(30)).await;
@@ -268,4 +228,41 @@ async fn a_close_message_for_an_unknown_or_open_run_settles_as_not_found_or_not_
         crate::closer::settled_pass(&admin, &open_run, 1, Duration::from_secs(30)).await;
     assert_eq!(outcome, "not-closed");
     let _ = connection.close(200, "done".into()).await;
+}
+
+/// A `session.closed` envelope for epoch 1 of `run`, closed now.
+fn closed_envelope(tenant_id: Uuid, run: Uuid) -> baton_proto::messages::Envelope {
+    let payload = baton_proto::messages::SessionClosed {
+        session_run_id: run,
+        activation_epoch: 1,
+        explicit: true,
+        closed_at: chrono::Utc::now(),
+    };
+    baton_proto::messages::Envelope::new(
+        baton_proto::messages::SESSION_CLOSED,
+        tenant_id,
+        chrono::Utc::now(),
+        &payload,
+    )
+    .expect("envelope")
+}
+
+/// Publishes `envelope` on the events exchange as the registry's relay does; returns the
+/// broker's confirmation to await.
+async fn publish_closed(
+    channel: &lapin::Channel,
+    names: &Names,
+    envelope: &baton_proto::messages::Envelope,
+    properties: BasicProperties,
+) -> lapin::PublisherConfirm {
+    channel
+        .basic_publish(
+            names.events().into(),
+            baton_proto::messages::SESSION_CLOSED.into(),
+            BasicPublishOptions::default(),
+            &serde_json::to_vec(envelope).expect("json"),
+            properties,
+        )
+        .await
+        .expect("publish")
 }

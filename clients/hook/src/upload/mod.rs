@@ -16,6 +16,8 @@ pub mod session;
 pub mod wire;
 
 #[cfg(test)]
+mod plan_tests;
+#[cfg(test)]
 mod tests;
 
 use std::path::Path;

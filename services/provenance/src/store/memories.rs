@@ -216,6 +216,18 @@ pub async fn insert_commitment(
     Ok(id)
 }
 
+/// Runs a conditional `UPDATE` of one row (a `sqlx::query!` statement and its arguments) on
+/// `$connection`: true when it moved the row, false when the row no longer met the condition.
+macro_rules! moved_one {
+    ($connection:expr, $statement:literal $(, $arg:expr)* $(,)?) => {
+        sqlx::query!($statement $(, $arg)*)
+            .execute($connection)
+            .await
+            .map(|result| result.rows_affected() == 1)
+            .map_err(ApiError::from)
+    };
+}
+
 /// Compare-and-set of a memory's status; false when it was no longer `from`.
 #[tracing::instrument(name = "db.provenance.set_memory_status", skip_all)]
 pub async fn set_status(
@@ -226,7 +238,8 @@ pub async fn set_status(
     to: MemoryStatus,
     now: DateTime<Utc>,
 ) -> Result<bool, ApiError> {
-    let result = sqlx::query!(
+    moved_one!(
+        connection,
         "UPDATE provenance.memories SET status = $4, updated_at = $5, \
            valid_to = CASE WHEN $4 = 'open' THEN NULL ELSE $5::timestamptz END \
          WHERE tenant_id = $1 AND id = $2 AND status = $3",
@@ -236,9 +249,6 @@ pub async fn set_status(
         to.as_str(),
         now,
     )
-    .execute(connection)
-    .await?;
-    Ok(result.rows_affected() == 1)
 }
 
 /// Marks an open memory superseded by `successor_id`; false when it was no longer open.
@@ -250,7 +260,8 @@ pub async fn supersede(
     successor_id: Uuid,
     now: DateTime<Utc>,
 ) -> Result<bool, ApiError> {
-    let result = sqlx::query!(
+    moved_one!(
+        connection,
         "UPDATE provenance.memories SET status = 'superseded', superseded_by = $3, \
            updated_at = $4, valid_to = $4 \
          WHERE tenant_id = $1 AND id = $2 AND status = 'open'",
@@ -259,9 +270,6 @@ pub async fn supersede(
         successor_id,
         now,
     )
-    .execute(connection)
-    .await?;
-    Ok(result.rows_affected() == 1)
 }
 
 /// Compare-and-set of a commitment's status; false when it was no longer `from`.
@@ -274,7 +282,8 @@ pub async fn set_commitment_status(
     to: CommitmentStatus,
     now: DateTime<Utc>,
 ) -> Result<bool, ApiError> {
-    let result = sqlx::query!(
+    moved_one!(
+        connection,
         "UPDATE provenance.commitments SET status = $4, updated_at = $5 \
          WHERE tenant_id = $1 AND id = $2 AND status = $3",
         tenant_id,
@@ -283,7 +292,4 @@ pub async fn set_commitment_status(
         to.as_str(),
         now,
     )
-    .execute(connection)
-    .await?;
-    Ok(result.rows_affected() == 1)
 }
