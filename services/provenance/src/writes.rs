@@ -129,7 +129,9 @@ impl<'a> Writer<'a> {
         target: CommitmentStatus,
         kind: EventKind,
     ) -> Result<(), ApiError> {
-        memories::set_commitment_status(
+        // The caller holds the commitment's lock and read its status under it, so the status
+        // cannot have moved; if it did, nothing is recorded for a move that did not happen.
+        let moved = memories::set_commitment_status(
             connection,
             self.tenant_id,
             commitment.id,
@@ -138,6 +140,9 @@ impl<'a> Writer<'a> {
             self.now,
         )
         .await?;
+        if !moved {
+            return Err(conflict("the commitment changed concurrently"));
+        }
         self.record(connection, memory_id, kind).await
     }
 

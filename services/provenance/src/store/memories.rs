@@ -119,6 +119,12 @@ pub async fn find(
 }
 
 /// A memory by id, with its row (and its commitment's row) locked for the transaction.
+///
+/// The commitment is read a second time, locked. The first statement's snapshot is taken
+/// before it waits for the memory's lock, and a commitment moves without touching its memory's
+/// row, so after a wait that read still shows the commitment as it was before the transaction
+/// that held the lock moved it. The second statement starts after the wait and sees what that
+/// transaction left.
 #[tracing::instrument(name = "db.provenance.lock_memory", skip_all)]
 pub async fn lock(
     connection: &mut PgConnection,
@@ -128,15 +134,19 @@ pub async fn lock(
     let record = select_memory!("FOR UPDATE OF m", tenant_id, id)
         .fetch_optional(&mut *connection)
         .await?;
-    let row = record.map(MemoryRecord::into_row).transpose()?;
-    if let Some(commitment) = row.as_ref().and_then(|row| row.commitment.as_ref()) {
-        sqlx::query!(
-            "SELECT id FROM provenance.commitments WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+    let mut row = record.map(MemoryRecord::into_row).transpose()?;
+    if let Some(commitment) = row.as_mut().and_then(|row| row.commitment.as_mut()) {
+        let now = sqlx::query!(
+            "SELECT status, due_at FROM provenance.commitments \
+             WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
             tenant_id,
             commitment.id,
         )
-        .fetch_optional(connection)
+        .fetch_one(connection)
         .await?;
+        commitment.status = CommitmentStatus::parse(&now.status)
+            .ok_or_else(|| ApiError::internal("stored commitment has an unknown status"))?;
+        commitment.due_at = now.due_at;
     }
     Ok(row)
 }

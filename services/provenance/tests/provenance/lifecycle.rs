@@ -4,6 +4,7 @@
 use uuid::Uuid;
 
 use baton_kit::error::ErrorCode;
+use baton_kit::testing::WritesHeld;
 use baton_provenance::link::Provenance as WriteProvenance;
 use baton_provenance::memory::{CommitmentStatus, MemoryStatus, MemoryType};
 use baton_provenance::writes::EdgeIntent;
@@ -306,4 +307,48 @@ async fn the_runtime_role_cannot_update_or_delete_an_event() {
         transaction.rollback().await.expect("rollback");
     }
     assert_eq!(harness.count("events").await, 1);
+}
+
+/// Two resolves of one commitment at once (lined up: the first is held at its event insert
+/// while the second waits for the memory's lock). The second decides from what the first left,
+/// resolved, and does nothing: one resolve event, one answer that changed something. A
+/// commitment moves without touching its memory's row, so the locked read has to read the
+/// commitment again after the wait; deciding from the read taken before it, the second would
+/// record a second resolve of a commitment already resolved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_resolves_of_one_commitment_at_once_record_one_resolve() {
+    let (harness, tenant) = Harness::with_tenant().await;
+    let at = call(tenant, t(1));
+    let commitment = harness
+        .write(&at, MemoryType::Commitment, "c", "ship the migration")
+        .await
+        .expect("remember");
+    let resolve = || {
+        harness.transition(
+            &at,
+            commitment.memory_id,
+            CommitmentStatus::Resolved,
+            WriteProvenance::Default,
+        )
+    };
+    let held = WritesHeld::on(&harness.admin, "provenance.memory_events").await;
+    let (first, second, ()) = tokio::join!(
+        resolve(),
+        resolve(),
+        held.release_once_waiting(&harness.admin, 2)
+    );
+    let answers = [first.expect("first"), second.expect("second")];
+    assert_eq!(
+        answers.iter().filter(|answer| answer.changed).count(),
+        1,
+        "{answers:?}"
+    );
+    assert!(answers.iter().all(|answer| answer.status == "resolved"));
+    let resolves = harness
+        .events(tenant)
+        .await
+        .into_iter()
+        .filter(|(_, kind, _)| kind == "resolve")
+        .count();
+    assert_eq!(resolves, 1);
 }
