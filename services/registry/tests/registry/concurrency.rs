@@ -1,4 +1,5 @@
-//! Races the decisions must survive: no lost update, no double epoch, no duplicate row.
+//! Races the decisions must survive: no lost update, no double epoch, no duplicate row, no
+//! double close.
 
 use std::collections::HashSet;
 
@@ -6,6 +7,7 @@ use futures::future::join_all;
 use uuid::Uuid;
 
 use baton_kit::error::ErrorCode;
+use baton_kit::testing::WritesHeld;
 
 use crate::{Harness, startup, t};
 
@@ -144,4 +146,29 @@ async fn a_burst_of_heartbeats_over_live_and_stale_rows_answers_each_correctly()
     .expect("epochs");
     assert_eq!(epochs.iter().filter(|epoch| **epoch == 2).count(), 20);
     assert_eq!(epochs.iter().filter(|epoch| **epoch == 1).count(), 20);
+}
+
+/// Two closes of one open session at once, lined up: the first is held at its update while the
+/// second waits for the row. The second must decide from the row the first left, closed, so
+/// exactly one close stamps the row and enqueues the closed message; deciding from a read taken
+/// without the row's lock, both would stamp it and the closer would be told twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_closes_at_once_stamp_the_row_and_enqueue_its_message_once() {
+    let (harness, tenant) = Harness::with_tenant().await;
+    harness.open(tenant, &startup("twice"), t(0)).await;
+    let admin = harness.admin().await;
+    let close = || harness.registry.close(tenant, "claude-code", "twice", t(1));
+    let held = WritesHeld::on(&admin, "registry.agent_sessions").await;
+    let (first, second, ()) = tokio::join!(close(), close(), held.release_once_waiting(&admin, 2));
+    let answers = [first.expect("first"), second.expect("second")];
+    let stamped = answers
+        .iter()
+        .filter(|closed| !closed.already_closed)
+        .count();
+    assert_eq!(stamped, 1, "{answers:?}");
+    let messages: i64 = sqlx::query_scalar("SELECT count(*) FROM registry.outbox")
+        .fetch_one(&admin)
+        .await
+        .expect("count");
+    assert_eq!(messages, 1, "one closed message");
 }
