@@ -4,6 +4,7 @@
 
 pub mod api_schema;
 pub mod auth;
+pub mod body;
 pub mod call_keys;
 pub mod client_addr;
 pub mod config;

@@ -64,16 +64,9 @@ impl<S: Send + Sync> FromRequest<S> for LimitedBody {
                 bytes: DEFAULT_BODY_LIMIT,
                 timeout: DEFAULT_BODY_TIMEOUT,
             });
-        let read = axum::body::to_bytes(request.into_body(), limit.bytes);
-        let Ok(read) = tokio::time::timeout(limit.timeout, read).await else {
-            return Err(
-                HttpError::new(ErrorCode::RequestTimeout, "request body too slow").closing(),
-            );
-        };
-        read.map(LimitedBody).map_err(|_| {
-            // The rest of the body is never read: the connection cannot be reused.
-            HttpError::new(ErrorCode::PayloadTooLarge, "request body too large").closing()
-        })
+        crate::body::read_within(request.into_body(), limit)
+            .await
+            .map(LimitedBody)
     }
 }
 

@@ -15,6 +15,7 @@ use http::HeaderMap;
 
 use baton_kit::error::ErrorCode;
 
+use crate::body::too_large;
 use crate::response::HttpError;
 use crate::strict::{BodyLimit, DEFAULT_BODY_TIMEOUT};
 
@@ -51,10 +52,6 @@ pub fn encoding(headers: &HeaderMap) -> Result<Encoding, HttpError> {
     }
 }
 
-fn too_large() -> HttpError {
-    HttpError::new(ErrorCode::PayloadTooLarge, "request body too large")
-}
-
 /// Decodes `bytes`, refusing output beyond `limit` (pure, blocking).
 pub fn decode(encoding: Encoding, bytes: &[u8], limit: usize) -> Result<Vec<u8>, HttpError> {
     let reader: Box<dyn Read + '_> = match encoding {
@@ -88,11 +85,11 @@ pub async fn read(request: Request<Body>, limit: usize) -> Result<Bytes, HttpErr
         .extensions()
         .get::<BodyLimit>()
         .map_or(DEFAULT_BODY_TIMEOUT, |limits| limits.timeout);
-    let read = axum::body::to_bytes(request.into_body(), limit);
-    let Ok(read) = tokio::time::timeout(timeout, read).await else {
-        return Err(HttpError::new(ErrorCode::RequestTimeout, "request body too slow").closing());
+    let limits = BodyLimit {
+        bytes: limit,
+        timeout,
     };
-    let raw = read.map_err(|_| too_large().closing())?;
+    let raw = crate::body::read_within(request.into_body(), limits).await?;
     if encoding == Encoding::Identity {
         return Ok(raw);
     }

@@ -88,6 +88,18 @@ impl Links {
         Ok(trails)
     }
 
+    /// Whether the closer resolved `memory_id` for `run`: the first resolve in its trail
+    /// stamped with the run is the worker's.
+    pub async fn resolved_by_closer_of(
+        &self,
+        call: &OutboundCall,
+        memory_id: Uuid,
+        run: Uuid,
+    ) -> Result<bool, ApiError> {
+        let trails = self.trails(call, &[memory_id]).await?;
+        Ok(crate::undo::fate(trails.first(), run) == crate::undo::Fate::ByCloser)
+    }
+
     /// Sessions opened since `since` and their briefed pairs, at most `limit`.
     pub async fn briefed_since(
         &self,

@@ -12,7 +12,8 @@
 //! Crash safety: a pass holds a Postgres advisory lock on its key while it runs (released if the
 //! process dies), records the attempt it claimed before acting, and on a re-run recognises its
 //! own finished write-back. A commitment already resolved is skipped at the live re-read, so a
-//! re-run never resolves it twice.
+//! re-run never resolves it twice; one its cut attempt resolved still counts as the pass's
+//! (`pass/resolve.rs`).
 
 use std::sync::Arc;
 
@@ -32,6 +33,10 @@ use crate::outcome::{self, Backoff, Outcome};
 use crate::pass_metrics::{judge_tokens, outcomes};
 use crate::store::{self, PassRow, Settled};
 use crate::verdicts;
+
+mod resolve;
+
+use resolve::Resolve;
 
 /// Most written memories a judge sees.
 const MAX_WRITTEN: usize = 50;
@@ -210,7 +215,8 @@ impl Passes {
             Ok(attempt) => attempt,
             Err(outcome) => return Ok(Settled::of(outcome)),
         };
-        self.judge_and_resolve(call, &read, attempt).await
+        self.judge_and_resolve(call, &read, attempt, pass.attempt_id.is_some())
+            .await
     }
 
     /// A re-run after a crash: when triage shows this pass's own write-back, finish the
@@ -306,11 +312,14 @@ impl Passes {
         }))
     }
 
+    /// Judges and resolves; `rerun` when an earlier attempt of this pass claimed the run and
+    /// was cut (its resolves may have outlived it).
     async fn judge_and_resolve(
         &self,
         call: &PassCall,
         read: &RunRead,
         attempt: Uuid,
+        rerun: bool,
     ) -> Result<Settled, ApiError> {
         let (key, outbound) = (call.key, call.outbound());
         let input = self.input(&outbound, key.run_id, read).await?;
@@ -334,29 +343,17 @@ impl Passes {
         transaction.commit().await?;
         let mut resolved = 0;
         for candidate in candidates {
-            let (epoch, closed) = self.links.epoch(&outbound, key.run_id).await?;
-            if epoch != key.epoch || !closed {
-                return Ok(Settled {
-                    resolved,
-                    rejected,
-                    ..Settled::of(Outcome::Fenced)
-                });
+            match self.resolve_candidate(call, candidate, rerun).await? {
+                Resolve::Fenced => {
+                    return Ok(Settled {
+                        resolved,
+                        rejected,
+                        ..Settled::of(Outcome::Fenced)
+                    });
+                }
+                Resolve::Changed => resolved += 1,
+                Resolve::Unchanged => {}
             }
-            let live = self.links.memory(&outbound, candidate).await?;
-            let open = live.is_some_and(|memory| {
-                memory.status == "open"
-                    && matches!(
-                        memory.commitment_status.as_deref(),
-                        Some("open" | "waiting")
-                    )
-            });
-            let changed = open && self.links.resolve(&outbound, candidate, key.run_id).await?;
-            if changed {
-                resolved += 1;
-            }
-            let mut transaction = begin_tenant(&self.pool, key.tenant_id).await?;
-            verdicts::mark(&mut transaction, key, candidate, changed, call.now).await?;
-            transaction.commit().await?;
         }
         let (visible, truncated) = self.links.listing(&outbound, key.run_id).await?;
         let finished = self

@@ -158,6 +158,25 @@ pub async fn resolved_count(
     Ok(usize::try_from(count).unwrap_or(0))
 }
 
+/// Whether a pass of another epoch of the run recorded `memory_id` as resolved.
+pub async fn resolved_in_another_epoch(
+    connection: &mut PgConnection,
+    key: PassKey,
+    memory_id: Uuid,
+) -> Result<bool, ApiError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM closer.verdicts
+             WHERE tenant_id = $1 AND session_run_id = $2 AND activation_epoch <> $3
+               AND memory_id = $4 AND verdict = 'resolved') AS "resolved!""#,
+        key.tenant_id,
+        key.run_id,
+        key.epoch,
+        memory_id,
+    )
+    .fetch_one(connection)
+    .await?)
+}
+
 /// A run's verdicts, by epoch then memory id.
 pub async fn list(
     connection: &mut PgConnection,

@@ -2,6 +2,7 @@
 //! namespace per test), and a real HTTP receiver on 127.0.0.1 that records what it gets.
 //! Notify itself is served over gRPC on port 0, as `baton serve notify` would run it.
 
+mod claims;
 mod deliveries;
 mod ssrf;
 mod webhooks;

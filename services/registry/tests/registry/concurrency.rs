@@ -172,3 +172,32 @@ async fn two_closes_at_once_stamp_the_row_and_enqueue_its_message_once() {
         .expect("count");
     assert_eq!(messages, 1, "one closed message");
 }
+
+/// Sixteen replayed heartbeats on one expired lease (the spool path: always under the row's
+/// lock), lined up: the first is held at its update while the others wait for the row. Each
+/// must decide from the row the one before it left, so exactly one resurrects and the epoch
+/// moves once; deciding from a read taken without the row's lock, all sixteen would find the
+/// lease expired and each would resurrect the session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixteen_replayed_heartbeats_lined_up_on_an_expired_lease_resurrect_once() {
+    let (harness, tenant) = Harness::with_tenant().await;
+    harness.open(tenant, &startup("stale"), t(0)).await;
+    let admin = harness.admin().await;
+    let beats = (0..16).map(|_| {
+        harness
+            .registry
+            .replayed_heartbeat(tenant, "claude-code", "stale", None, t(30), t(30))
+    });
+    let held = WritesHeld::on(&admin, "registry.agent_sessions").await;
+    let (answers, ()) = tokio::join!(join_all(beats), held.release_once_waiting(&admin, 2));
+    let beats: Vec<_> = answers
+        .into_iter()
+        .map(|beat| beat.expect("beat"))
+        .collect();
+    let resurrections = beats.iter().filter(|beat| beat.resurrected).count();
+    assert_eq!(resurrections, 1, "{beats:?}");
+    assert!(
+        beats.iter().all(|beat| beat.activation_epoch == 2),
+        "{beats:?}"
+    );
+}

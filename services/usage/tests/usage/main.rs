@@ -2,6 +2,7 @@
 //! Postgres database per test, migrated as `baton migrate` does, "now" set per call.
 
 mod agent_merges;
+mod budgets;
 mod members;
 mod periods;
 mod pricing;
@@ -267,6 +268,14 @@ pub fn batch(host: &str) -> proto::UploadBatchRequest {
         client_version: Some("0.1.0".to_string()),
         ..proto::UploadBatchRequest::default()
     }
+}
+
+/// Host `h`'s upload of session `s-1` with `usage`.
+pub fn session_usage(usage: Vec<proto::UsageFact>) -> proto::UploadBatchRequest {
+    let mut request = batch("h");
+    request.sessions = vec![session("s-1")];
+    request.usage = usage;
+    request
 }
 
 pub const NOW: &str = "2026-03-01T10:30:00Z";

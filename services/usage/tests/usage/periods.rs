@@ -27,9 +27,7 @@ fn outputs(answer: &proto::QueryUsageResponse) -> BTreeMap<String, u64> {
 #[tokio::test]
 async fn weeks_and_months_are_cut_in_the_zone_and_sum_what_the_days_sum() {
     let (harness, tenant) = Harness::with_tenant().await;
-    let mut request = batch("h");
-    request.sessions = vec![session("s-1")];
-    request.usage = vec![
+    let request = session_usage(vec![
         // Saturday 31 January in UTC, already Sunday 1 February in Tokyo.
         lead("k1", "claude-opus-4-5", "2026-01-31T23:30:00Z", 1),
         // Sunday 1 February: still the week of Monday 26 January.
@@ -38,7 +36,7 @@ async fn weeks_and_months_are_cut_in_the_zone_and_sum_what_the_days_sum() {
         lead("k3", "claude-opus-4-5", "2026-02-02T01:00:00Z", 100),
         // Sunday 15 February: the week of Monday 9 February.
         lead("k4", "claude-opus-4-5", "2026-02-15T12:00:00Z", 1000),
-    ];
+    ]);
     harness.upload(tenant, NOW, request).await;
     let query = |group_by: &str, zone: &str, from: &str, to: &str| proto::QueryUsageRequest {
         from: ts(from),

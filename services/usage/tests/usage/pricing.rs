@@ -1,5 +1,6 @@
 use uuid::Uuid;
 
+use baton_kit::testing::WritesHeld;
 use baton_proto::usage::v1 as proto;
 
 use crate::*;
@@ -23,12 +24,10 @@ async fn by_model(harness: &Harness, tenant: Uuid) -> proto::QueryUsageResponse 
 #[tokio::test]
 async fn a_model_without_a_row_is_unpriced_until_a_row_is_imported_and_then_totals_are_repriced() {
     let (harness, tenant) = Harness::with_tenant().await;
-    let mut request = batch("h");
-    request.sessions = vec![session("s-1")];
-    request.usage = vec![
+    let request = session_usage(vec![
         lead("k1", "claude-quantum-9", "2026-03-01T10:01:00Z", 100),
         lead("k2", "claude-opus-4-5", "2026-03-01T10:02:00Z", 100),
-    ];
+    ]);
     harness.upload(tenant, NOW, request).await;
     let before = by_model(&harness, tenant).await;
     let total = before.total.clone().expect("total");
@@ -96,5 +95,71 @@ async fn bundled_prices_load_idempotently() {
         baton_usage::pricing::import(&harness.admin, r#"{"schema": 2, "rows": []}"#)
             .await
             .is_err()
+    );
+}
+
+/// A price file of two rows for two unpriced models: `early` in force from January,
+/// `late` from February, each at `(input, output)` dollars per million tokens (cache rates
+/// follow input).
+fn two_model_file(early: (&str, f64, f64), late: (&str, f64, f64)) -> String {
+    let row = |(model, input, output): (&str, f64, f64), from: &str| {
+        serde_json::json!({
+            "model": model, "provider": "anthropic", "effectiveFrom": from,
+            "input": input, "output": output, "cacheRead": input / 10.0,
+            "cacheWrite5m": input * 1.25, "cacheWrite1h": input * 2.0,
+            "longContext": null, "fast": null, "geo": {},
+            "source": "test", "sourceDate": "2026-03-01", "note": ""})
+    };
+    serde_json::json!({"schema": 1, "rows": [row(early, "2026-01-01"), row(late, "2026-02-01")]})
+        .to_string()
+}
+
+/// Two imports at once, lined up at their first write (the second waits for the import lock
+/// while the first is held at its insert). Each file brings the row in force on the usage's
+/// date for one model and an older row for the other, so only an import that sees both files'
+/// rows prices both models right. Taken one after the other, the second prices from the whole
+/// table and moves the rollups from the first's prices; without the lock each would price
+/// from its own file alone, the later commit would leave one model at the wrong price, and
+/// both would move the rollups from the same unpriced start, counting the change twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_imports_at_once_price_from_both_files_and_keep_the_rollups_whole() {
+    let (harness, tenant) = Harness::with_tenant().await;
+    let request = session_usage(vec![
+        lead("k1", "claude-quantum-9", "2026-03-01T10:01:00Z", 100),
+        lead("k2", "claude-quantum-7", "2026-03-01T10:02:00Z", 100),
+    ]);
+    harness.upload(tenant, NOW, request).await;
+    let first = two_model_file(
+        ("claude-quantum-9", 2.0, 10.0),
+        ("claude-quantum-7", 3.0, 15.0),
+    );
+    let second = two_model_file(
+        ("claude-quantum-7", 1.0, 5.0),
+        ("claude-quantum-9", 4.0, 20.0),
+    );
+    let held = WritesHeld::on(&harness.admin, "usage.model_pricing").await;
+    let (first, second, ()) = tokio::join!(
+        baton_usage::pricing::import(&harness.admin, &first),
+        baton_usage::pricing::import(&harness.admin, &second),
+        held.release_once_waiting(&harness.admin, 2)
+    );
+    first.expect("first import");
+    second.expect("second import");
+    assert_rollups_consistent(&harness.admin, tenant).await;
+    // Each lead row is 1000 input, 100 output, 200 cache read, 30 + 4 cache writes: priced by
+    // the February rows, quantum-9 at $4/$20 and quantum-7 at $3/$15.
+    let cost = |input: f64, output: f64| {
+        (1000.0 * input
+            + 100.0 * output
+            + 200.0 * input / 10.0
+            + 30.0 * input * 1.25
+            + 4.0 * input * 2.0)
+            / 1e6
+    };
+    let total = by_model(&harness, tenant).await.total.expect("total");
+    assert_eq!(total.unpriced_tokens, 0);
+    assert!(
+        (total.cost_usd - cost(4.0, 20.0) - cost(3.0, 15.0)).abs() < 1e-12,
+        "{total:?}"
     );
 }

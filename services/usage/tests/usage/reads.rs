@@ -116,9 +116,7 @@ async fn the_tree_rolls_figures_up_and_reads_each_status_from_its_evidence() {
 #[tokio::test]
 async fn days_are_cut_in_the_requested_zone_over_an_unaligned_range() {
     let (harness, tenant) = Harness::with_tenant().await;
-    let mut request = batch("h");
-    request.sessions = vec![session("s-1")];
-    request.usage = vec![
+    let request = session_usage(vec![
         // 23:30 on 28 Feb in Los Angeles.
         lead("k1", "claude-opus-4-5", "2026-03-01T07:30:00Z", 1),
         // 00:30 on 1 March there.
@@ -127,7 +125,7 @@ async fn days_are_cut_in_the_requested_zone_over_an_unaligned_range() {
         lead("k3", "claude-opus-4-5", "2026-03-01T09:00:01Z", 4),
         // Just past the end: not counted.
         lead("k4", "claude-opus-4-5", "2026-03-01T09:00:06Z", 8),
-    ];
+    ]);
     harness.upload(tenant, NOW, request).await;
     let query = |zone: Option<&str>| proto::QueryUsageRequest {
         from: ts("2026-03-01T07:20:10Z"),

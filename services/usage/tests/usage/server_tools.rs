@@ -156,9 +156,7 @@ async fn reasoning_and_web_searches_are_stored_priced_and_shown_in_every_read() 
 async fn a_replaced_row_carries_the_survivors_calls_and_reasoning() {
     let (harness, tenant) = Harness::with_tenant().await;
     let first = lead("m1", "claude-sonnet-4-5", "2026-03-01T10:01:00Z", 10);
-    let mut request = batch("h");
-    request.sessions = vec![session("s-1")];
-    request.usage = vec![with_calls(first.clone(), 5, 1, 0)];
+    let request = session_usage(vec![with_calls(first.clone(), 5, 1, 0)]);
     upload(&harness, tenant, request).await;
     // A streamed copy with a larger total survives, with its own counts.
     let mut request = batch("h");
@@ -197,14 +195,12 @@ const EARLY_SEARCH_PRICE: &str = r#"{"schema": 1, "rows": [], "serverTools": [{
 #[tokio::test]
 async fn a_search_before_any_price_row_is_an_unpriced_call_until_an_import_prices_it() {
     let (harness, tenant) = Harness::with_tenant().await;
-    let mut request = batch("h");
-    request.sessions = vec![session("s-1")];
-    request.usage = vec![with_calls(
+    let request = session_usage(vec![with_calls(
         lead("m1", "claude-3-7-sonnet", "2025-05-06T12:00:00Z", 10),
         0,
         4,
         0,
-    )];
+    )]);
     upload(&harness, tenant, request).await;
     let before = query(&harness, tenant, "day").await.total.expect("total");
     let calls = tools(Some(&before));

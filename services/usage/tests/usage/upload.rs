@@ -1,6 +1,7 @@
 use tonic::Code;
 use uuid::Uuid;
 
+use baton_kit::testing::WritesHeld;
 use baton_proto::usage::v1 as proto;
 use baton_proto::usage::v1::usage_server::Usage;
 
@@ -259,4 +260,42 @@ async fn an_upload_reports_the_newest_row_it_stored_and_none_when_it_stored_none
         (replaced.usage_replaced, replaced.newest_usage_at),
         (1, Some(at("2026-03-01T10:01:00Z")))
     );
+}
+
+/// Eight copies of one stored request at once, each larger than the stored copy, lined up at
+/// their first write to the usage rows. Each upload decides against the stored copy it holds
+/// locked, so each sees the copy the one before it left: the largest copy stays, and the
+/// rollups move from each replaced copy once. Deciding from a copy read without the lock,
+/// several would replace the same stored copy and take its tokens out of the rollups twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn eight_larger_copies_at_once_leave_the_largest_and_the_rollups_whole() {
+    let (harness, tenant) = Harness::with_tenant().await;
+    harness.upload(tenant, NOW, full_batch()).await;
+    let copies = (1..=8).map(|n| {
+        // The first upload's host, so the session row is not touched before the usage rows.
+        let mut request = batch("host-a");
+        request.usage = vec![lead(
+            "msg_1:req_1",
+            "claude-opus-4-5",
+            "2026-03-01T10:01:00Z",
+            100 * n,
+        )];
+        harness.upload(tenant, NOW, request)
+    });
+    let held = WritesHeld::on(&harness.admin, "usage.token_usage").await;
+    let (answers, ()) = tokio::join!(
+        futures::future::join_all(copies),
+        held.release_once_waiting(&harness.admin, 2)
+    );
+    let replaced: u32 = answers.iter().map(|answer| answer.usage_replaced).sum();
+    assert!(replaced >= 1, "{answers:?}");
+    let output: i64 = sqlx::query_scalar(
+        "SELECT output FROM usage.token_usage WHERE tenant_id = $1 AND dedup_key = 'msg_1:req_1'",
+    )
+    .bind(tenant)
+    .fetch_one(&harness.admin)
+    .await
+    .expect("row");
+    assert_eq!(output, 800, "the largest copy stays");
+    assert_rollups_consistent(&harness.admin, tenant).await;
 }

@@ -1,0 +1,159 @@
+//! Reading a request body within the router's limits.
+//!
+//! A body is read whole, at most `limit` bytes, within `timeout` for all of it. Past the limit
+//! the answer is 413 `payload_too_large` and the connection closes, but not at once: a
+//! connection closed while the client is still sending is reset by the kernel, and a reset
+//! that reaches the client before it reads the answer throws the answer away (the client then
+//! sees "connection reset", not the 413). So the rest of an oversized body is read and
+//! discarded first — a lingering close, as web servers do — at most `limit` bytes more (never
+//! less than 1 MiB) and only within the same deadline; a body declared larger than that is not
+//! drained at all, since no drain could save its answer.
+
+use axum::body::{Body, Bytes, HttpBody as _};
+use http_body_util::BodyExt;
+
+use baton_kit::error::ErrorCode;
+
+use crate::response::HttpError;
+use crate::strict::BodyLimit;
+
+/// Fewest bytes of an oversized body read and discarded before the connection closes.
+const MIN_DRAIN: u64 = 1 << 20;
+
+/// How a read of a body within a limit ended, short of the whole body.
+enum Cut {
+    /// More than the limit arrived; the rest of the body is still unread.
+    TooLarge(Body),
+    /// The body broke off (the client went away or sent less than it declared).
+    Broken,
+}
+
+/// The whole body within `limit`: 413 beyond its bytes, 408 beyond its time, both closing.
+pub async fn read_within(body: Body, limit: BodyLimit) -> Result<Bytes, HttpError> {
+    let deadline = tokio::time::Instant::now() + limit.timeout;
+    let declared = body.size_hint().exact();
+    let read = tokio::time::timeout_at(deadline, collect(body, limit.bytes)).await;
+    match read {
+        Err(_) => Err(too_slow()),
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(Cut::Broken)) => Err(HttpError::new(
+            ErrorCode::InvalidRequest,
+            "the request body ended before it was complete",
+        )
+        .closing()),
+        Ok(Err(Cut::TooLarge(rest))) => {
+            let allowance = drain_allowance(limit.bytes);
+            if worth_draining(declared, limit.bytes, allowance) {
+                let _ = tokio::time::timeout_at(deadline, drain(rest, allowance)).await;
+            }
+            Err(too_large().closing())
+        }
+    }
+}
+
+/// 413 `payload_too_large` (an oversized body read off the wire also closes the connection:
+/// the rest of it may be unread, so the connection cannot carry another request).
+pub fn too_large() -> HttpError {
+    HttpError::new(ErrorCode::PayloadTooLarge, "request body too large")
+}
+
+fn too_slow() -> HttpError {
+    HttpError::new(ErrorCode::RequestTimeout, "request body too slow").closing()
+}
+
+/// Bytes of an oversized body read and discarded at most (pure).
+fn drain_allowance(limit: usize) -> u64 {
+    (limit as u64).max(MIN_DRAIN)
+}
+
+/// Whether draining can let the client read the answer: the body's declared length, when it
+/// has one, ends within the allowance past the limit (pure).
+fn worth_draining(declared: Option<u64>, limit: usize, allowance: u64) -> bool {
+    declared.is_none_or(|length| length <= limit as u64 + allowance)
+}
+
+/// Reads frames until the end of the body or until more than `limit` bytes arrived.
+async fn collect(mut body: Body, limit: usize) -> Result<Bytes, Cut> {
+    let mut bytes = Vec::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Err(Cut::Broken);
+        };
+        if let Ok(data) = frame.into_data() {
+            if bytes.len() + data.len() > limit {
+                return Err(Cut::TooLarge(body));
+            }
+            bytes.extend_from_slice(&data);
+        }
+    }
+    Ok(Bytes::from(bytes))
+}
+
+/// Reads and discards the rest of `body`, `allowance` bytes at most.
+async fn drain(mut body: Body, allowance: u64) {
+    let mut discarded = 0u64;
+    while discarded <= allowance {
+        match body.frame().await {
+            Some(Ok(frame)) => {
+                discarded += frame.data_ref().map_or(0, |data| data.len() as u64);
+            }
+            _ => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn limit(bytes: usize) -> BodyLimit {
+        BodyLimit {
+            bytes,
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    #[test]
+    fn an_oversized_body_is_drained_only_when_its_end_is_within_the_allowance() {
+        let table = [
+            // (declared length, limit, drained)
+            (None, 2048, true),
+            (Some(3000), 2048, true),
+            (Some(2048 + (1 << 20)), 2048, true),
+            (Some(2049 + (1 << 20)), 2048, false),
+            (Some(9 << 20), 8 << 20, true),
+            (Some((16 << 20) + 1), 8 << 20, false),
+        ];
+        for (declared, bytes, drained) in table {
+            let allowance = drain_allowance(bytes);
+            assert_eq!(
+                worth_draining(declared, bytes, allowance),
+                drained,
+                "{declared:?} against {bytes}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_body_is_read_whole_within_the_limit_and_refused_past_it() {
+        let read = read_within(Body::from("a".repeat(10)), limit(10)).await;
+        assert_eq!(read.expect("within").len(), 10);
+        let refused = read_within(Body::from("a".repeat(11)), limit(10))
+            .await
+            .expect_err("past the limit");
+        assert_eq!(refused.code, ErrorCode::PayloadTooLarge);
+    }
+
+    #[tokio::test]
+    async fn a_body_that_breaks_off_is_a_bad_request() {
+        let frames = futures::stream::iter([
+            Ok(Bytes::from_static(b"{\"a\":")),
+            Err(std::io::Error::other("gone")),
+        ]);
+        let refused = read_within(Body::from_stream(frames), limit(64))
+            .await
+            .expect_err("broken");
+        assert_eq!(refused.code, ErrorCode::InvalidRequest);
+    }
+}
