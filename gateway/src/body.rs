@@ -6,10 +6,14 @@
 //! that reaches the client before it reads the answer throws the answer away (the client then
 //! sees "connection reset", not the 413). So the rest of an oversized body is read and
 //! discarded first — a lingering close, as web servers do — at most `limit` bytes more (never
-//! less than 1 MiB) and only within the same deadline; a body declared larger than that is not
-//! drained at all, since no drain could save its answer.
+//! less than 1 MiB) and only within the same deadline. Two oversized bodies are refused at
+//! once, unread: one whose client waits for `100 Continue` before sending it (`Expect:
+//! 100-continue`, as curl does for large bodies: it then sends nothing), and one declared
+//! larger than any drain would read (no drain could save its answer).
 
 use axum::body::{Body, Bytes, HttpBody as _};
+use axum::extract::Request;
+use http::HeaderMap;
 use http_body_util::BodyExt;
 
 use baton_kit::error::ErrorCode;
@@ -28,10 +32,55 @@ enum Cut {
     Broken,
 }
 
-/// The whole body within `limit`: 413 beyond its bytes, 408 beyond its time, both closing.
-pub async fn read_within(body: Body, limit: BodyLimit) -> Result<Bytes, HttpError> {
+/// What to do with a body before reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    /// Read it, refusing it once more than the limit arrived.
+    Read,
+    /// Declared over the limit: read and discard it all, then refuse it.
+    DrainThenRefuse,
+    /// Declared over the limit and not worth reading: refuse it unread.
+    RefuseAtOnce,
+}
+
+/// The plan for a body of `declared` length (when it states one) under `limit` (pure).
+fn plan(declared: Option<u64>, expects_continue: bool, limit: usize) -> Plan {
+    match declared {
+        Some(length) if length > limit as u64 => {
+            if !expects_continue && worth_draining(declared, limit, drain_allowance(limit)) {
+                Plan::DrainThenRefuse
+            } else {
+                Plan::RefuseAtOnce
+            }
+        }
+        _ => Plan::Read,
+    }
+}
+
+/// Whether the client waits for `100 Continue` before it sends the body (pure).
+fn expects_continue(headers: &HeaderMap) -> bool {
+    headers
+        .get(http::header::EXPECT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.trim().eq_ignore_ascii_case("100-continue"))
+}
+
+/// The request's whole body within `limit`: 413 beyond its bytes, 408 beyond its time, both
+/// closing.
+pub async fn read_within(request: Request<Body>, limit: BodyLimit) -> Result<Bytes, HttpError> {
     let deadline = tokio::time::Instant::now() + limit.timeout;
+    let waits = expects_continue(request.headers());
+    let body = request.into_body();
     let declared = body.size_hint().exact();
+    match plan(declared, waits, limit.bytes) {
+        Plan::RefuseAtOnce => return Err(too_large().closing()),
+        Plan::DrainThenRefuse => {
+            let whole = declared.unwrap_or(0);
+            let _ = tokio::time::timeout_at(deadline, drain(body, whole)).await;
+            return Err(too_large().closing());
+        }
+        Plan::Read => {}
+    }
     let read = tokio::time::timeout_at(deadline, collect(body, limit.bytes)).await;
     match read {
         Err(_) => Err(too_slow()),
@@ -42,10 +91,8 @@ pub async fn read_within(body: Body, limit: BodyLimit) -> Result<Bytes, HttpErro
         )
         .closing()),
         Ok(Err(Cut::TooLarge(rest))) => {
-            let allowance = drain_allowance(limit.bytes);
-            if worth_draining(declared, limit.bytes, allowance) {
-                let _ = tokio::time::timeout_at(deadline, drain(rest, allowance)).await;
-            }
+            let _ =
+                tokio::time::timeout_at(deadline, drain(rest, drain_allowance(limit.bytes))).await;
             Err(too_large().closing())
         }
     }
@@ -74,7 +121,8 @@ fn worth_draining(declared: Option<u64>, limit: usize, allowance: u64) -> bool {
 
 /// Reads frames until the end of the body or until more than `limit` bytes arrived.
 async fn collect(mut body: Body, limit: usize) -> Result<Bytes, Cut> {
-    let mut bytes = Vec::new();
+    let expected = body.size_hint().lower().min(limit as u64) as usize;
+    let mut bytes = Vec::with_capacity(expected);
     while let Some(frame) = body.frame().await {
         let Ok(frame) = frame else {
             return Err(Cut::Broken);
@@ -135,11 +183,59 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_body_declared_too_large_is_drained_refused_at_once_or_read_as_it_comes() {
+        const LIMIT: usize = 2048;
+        let over = LIMIT as u64 + 1;
+        let table = [
+            // (declared length, waits for 100 Continue, plan)
+            (None, false, Plan::Read),
+            (None, true, Plan::Read),
+            (Some(LIMIT as u64), false, Plan::Read),
+            (Some(LIMIT as u64), true, Plan::Read),
+            (Some(over), false, Plan::DrainThenRefuse),
+            (Some(over), true, Plan::RefuseAtOnce),
+            (Some(LIMIT as u64 + (1 << 20)), false, Plan::DrainThenRefuse),
+            (
+                Some(LIMIT as u64 + (1 << 20) + 1),
+                false,
+                Plan::RefuseAtOnce,
+            ),
+        ];
+        for (declared, waits, expected) in table {
+            assert_eq!(
+                plan(declared, waits, LIMIT),
+                expected,
+                "{declared:?} {waits}"
+            );
+        }
+    }
+
+    #[test]
+    fn only_an_expect_of_100_continue_waits() {
+        for (value, waits) in [
+            (Some("100-continue"), true),
+            (Some(" 100-Continue "), true),
+            (Some("something-else"), false),
+            (None, false),
+        ] {
+            let mut headers = HeaderMap::new();
+            if let Some(value) = value {
+                headers.insert(http::header::EXPECT, value.parse().expect("header"));
+            }
+            assert_eq!(expects_continue(&headers), waits, "{value:?}");
+        }
+    }
+
+    fn request(body: Body) -> Request<Body> {
+        Request::new(body)
+    }
+
     #[tokio::test]
     async fn a_body_is_read_whole_within_the_limit_and_refused_past_it() {
-        let read = read_within(Body::from("a".repeat(10)), limit(10)).await;
+        let read = read_within(request(Body::from("a".repeat(10))), limit(10)).await;
         assert_eq!(read.expect("within").len(), 10);
-        let refused = read_within(Body::from("a".repeat(11)), limit(10))
+        let refused = read_within(request(Body::from("a".repeat(11))), limit(10))
             .await
             .expect_err("past the limit");
         assert_eq!(refused.code, ErrorCode::PayloadTooLarge);
@@ -151,7 +247,7 @@ mod tests {
             Ok(Bytes::from_static(b"{\"a\":")),
             Err(std::io::Error::other("gone")),
         ]);
-        let refused = read_within(Body::from_stream(frames), limit(64))
+        let refused = read_within(request(Body::from_stream(frames)), limit(64))
             .await
             .expect_err("broken");
         assert_eq!(refused.code, ErrorCode::InvalidRequest);

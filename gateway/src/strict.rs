@@ -64,7 +64,7 @@ impl<S: Send + Sync> FromRequest<S> for LimitedBody {
                 bytes: DEFAULT_BODY_LIMIT,
                 timeout: DEFAULT_BODY_TIMEOUT,
             });
-        crate::body::read_within(request.into_body(), limit)
+        crate::body::read_within(request, limit)
             .await
             .map(LimitedBody)
     }

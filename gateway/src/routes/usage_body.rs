@@ -89,7 +89,7 @@ pub async fn read(request: Request<Body>, limit: usize) -> Result<Bytes, HttpErr
         bytes: limit,
         timeout,
     };
-    let raw = crate::body::read_within(request.into_body(), limits).await?;
+    let raw = crate::body::read_within(request, limits).await?;
     if encoding == Encoding::Identity {
         return Ok(raw);
     }

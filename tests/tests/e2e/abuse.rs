@@ -254,3 +254,49 @@ async fn slow_clients_are_cut_off_and_early_refusals_close_the_connection() {
         400
     );
 }
+
+/// An oversized body is refused in a way its client can read: a client that waits for
+/// `100 Continue` is answered 413 before it sends a byte of the body, and one that sends its
+/// whole body at once reads the 413 after it. The server reads and discards the rest of that
+/// body before it closes: closed with input unread, the connection would be reset while the
+/// client is still writing, and the client would see a failed write, never the answer.
+#[tokio::test]
+async fn an_oversized_body_is_refused_in_a_way_its_client_can_read() {
+    const LIMIT: usize = 4 << 20;
+    let baton = Baton::start_with(&[("BATON_GATEWAY__BODY_LIMIT", &LIMIT.to_string())]).await;
+    let tenant = baton.create_tenant("oversized").await;
+    let head = |length: usize, expect: &str| {
+        format!(
+            "POST /api/v1/agent-sessions/heartbeat HTTP/1.1\r\nHost: x\r\nX-API-Key: {}\r\n\
+             Content-Type: application/json\r\nContent-Length: {length}\r\n{expect}\r\n",
+            tenant.api_key
+        )
+    };
+    let mut waiting = TcpStream::connect(address(&baton)).await.expect("connect");
+    waiting
+        .write_all(head(LIMIT + 1, "Expect: 100-continue\r\n").as_bytes())
+        .await
+        .expect("write");
+    let (answer, closed) = read_to_close(&mut waiting, Duration::from_secs(5)).await;
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(!answer.contains(" 100 "), "no 100 Continue: {answer}");
+    assert!(closed, "the connection was closed");
+    // Twice the limit, sent whole, more than the connection buffers: each write completes and
+    // each client reads its 413.
+    for attempt in 0..3 {
+        let length = 2 * LIMIT;
+        let mut request = head(length, "").into_bytes();
+        request.resize(request.len() + length, b'a');
+        let mut eager = TcpStream::connect(address(&baton)).await.expect("connect");
+        eager
+            .write_all(&request)
+            .await
+            .unwrap_or_else(|error| panic!("attempt {attempt}: the body was cut off: {error}"));
+        let (answer, closed) = read_to_close(&mut eager, Duration::from_secs(5)).await;
+        assert!(
+            answer.starts_with("HTTP/1.1 413"),
+            "attempt {attempt}: {answer}"
+        );
+        assert!(closed, "attempt {attempt}: the connection was closed");
+    }
+}
