@@ -34,7 +34,8 @@ pub struct GatewaySettings {
     /// Peers whose `X-Forwarded-For` names the client: addresses or CIDR blocks,
     /// comma-separated (read right to left, trusted hops skipped); none by default.
     pub trusted_proxies: String,
-    /// Largest request body in bytes (413 beyond).
+    /// Largest request body in bytes (413 beyond; `crate::body` says how an oversized body is
+    /// refused).
     pub body_limit: Int<{ 64 * 1024 }, 1024, { 16 << 20 }>,
     /// Largest usage upload in bytes, after decompression.
     pub usage_body_limit: Int<{ 8 << 20 }, { 64 * 1024 }, { 64 << 20 }>,
