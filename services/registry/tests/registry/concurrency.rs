@@ -157,10 +157,12 @@ async fn two_closes_at_once_stamp_the_row_and_enqueue_its_message_once() {
     let (harness, tenant) = Harness::with_tenant().await;
     harness.open(tenant, &startup("twice"), t(0)).await;
     let admin = harness.admin().await;
-    let close = || harness.registry.close(tenant, "claude-code", "twice", t(1));
-    let held = WritesHeld::on(&admin, "registry.agent_sessions").await;
-    let (first, second, ()) = tokio::join!(close(), close(), held.release_once_waiting(&admin, 2));
-    let answers = [first.expect("first"), second.expect("second")];
+    let closes = (0..2).map(|_| harness.registry.close(tenant, "claude-code", "twice", t(1)));
+    let answers: Vec<_> = lined_up(&admin, closes)
+        .await
+        .into_iter()
+        .map(|closed| closed.expect("close"))
+        .collect();
     let stamped = answers
         .iter()
         .filter(|closed| !closed.already_closed)
@@ -188,9 +190,8 @@ async fn sixteen_replayed_heartbeats_lined_up_on_an_expired_lease_resurrect_once
             .registry
             .replayed_heartbeat(tenant, "claude-code", "stale", None, t(30), t(30))
     });
-    let held = WritesHeld::on(&admin, "registry.agent_sessions").await;
-    let (answers, ()) = tokio::join!(join_all(beats), held.release_once_waiting(&admin, 2));
-    let beats: Vec<_> = answers
+    let beats: Vec<_> = lined_up(&admin, beats)
+        .await
         .into_iter()
         .map(|beat| beat.expect("beat"))
         .collect();
@@ -200,4 +201,44 @@ async fn sixteen_replayed_heartbeats_lined_up_on_an_expired_lease_resurrect_once
         beats.iter().all(|beat| beat.activation_epoch == 2),
         "{beats:?}"
     );
+}
+
+/// Sixteen memory writes attaching to one session whose lease expired, lined up: the first is
+/// held at its update while the others wait for the row. Exactly one resurrects the session
+/// and the epoch moves once; deciding from a read taken without the row's lock, every write
+/// would find the lease expired and resurrect it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sixteen_writes_attaching_to_an_expired_lease_at_once_resurrect_it_once() {
+    let (harness, tenant) = Harness::with_tenant().await;
+    let opened = harness.open(tenant, &startup("stale"), t(0)).await;
+    let admin = harness.admin().await;
+    let writes = (0..16).map(|_| {
+        harness
+            .registry
+            .attach_write(tenant, opened.session.id, t(30))
+    });
+    let attached: Vec<_> = lined_up(&admin, writes)
+        .await
+        .into_iter()
+        .map(|attached| attached.expect("attach"))
+        .collect();
+    let resurrections = attached.iter().filter(|write| write.resurrected).count();
+    assert_eq!(resurrections, 1, "{attached:?}");
+    assert!(
+        attached
+            .iter()
+            .all(|write| write.attached && write.activation_epoch == 2),
+        "{attached:?}"
+    );
+}
+
+/// Runs `racers` at once, lined up at their first write to the sessions table: writes are
+/// held until two racers wait on a lock (one at the write, the rest at the row it locked).
+async fn lined_up<F: std::future::Future>(
+    admin: &sqlx::PgPool,
+    racers: impl IntoIterator<Item = F>,
+) -> Vec<F::Output> {
+    let held = WritesHeld::on(admin, "registry.agent_sessions").await;
+    let (answers, ()) = tokio::join!(join_all(racers), held.release_once_waiting(admin, 2));
+    answers
 }
