@@ -23,18 +23,23 @@ pub struct Messages {
 impl Messages {
     /// Binds before anything is published (the test declares the topology it binds to).
     pub async fn bind(baton: &Baton, routing_key: &str) -> Messages {
+        Messages::bind_in(&baton.namespace, routing_key).await
+    }
+
+    /// The same in bus namespace `namespace` (a test publishing without a Baton instance).
+    pub async fn bind_in(namespace: &str, routing_key: &str) -> Messages {
         let bus = BusConfig {
             url: baton_kit::config::SecretUrl::new(DEFAULT_AMQP_URL.to_string()),
-            namespace: baton.namespace.clone(),
+            namespace: namespace.to_string(),
             tls: Default::default(),
         };
-        let names = Names::new(&baton.namespace);
+        let names = Names::new(namespace);
         let connection = connect(&bus, "test reader").await.expect("broker");
         let channel = connection.create_channel().await.expect("channel");
         topology::declare_all(&channel, &names)
             .await
             .expect("topology");
-        let queue = format!("{}.test.{routing_key}", baton.namespace);
+        let queue = format!("{namespace}.test.{routing_key}");
         channel
             .queue_declare(
                 queue.as_str().into(),
@@ -74,12 +79,17 @@ impl Messages {
 
     /// The next message's envelope.
     pub async fn next(&mut self) -> Envelope {
-        let delivery = tokio::time::timeout(WAIT, self.consumer.next())
+        self.next_within(WAIT).await.expect("a message arrives")
+    }
+
+    /// The next message's envelope, if one arrives within `wait`.
+    pub async fn next_within(&mut self, wait: Duration) -> Option<Envelope> {
+        let delivery = tokio::time::timeout(wait, self.consumer.next())
             .await
-            .expect("a message arrives")
+            .ok()?
             .expect("stream open")
             .expect("delivery");
         delivery.ack(BasicAckOptions::default()).await.expect("ack");
-        serde_json::from_slice(&delivery.data).expect("envelope")
+        Some(serde_json::from_slice(&delivery.data).expect("envelope"))
     }
 }

@@ -49,6 +49,7 @@ mod memories;
 mod openapi_contract;
 mod otlp;
 mod otlp_tls;
+mod outbox_relays;
 mod outbox_stall;
 mod ownership;
 mod real_client;
