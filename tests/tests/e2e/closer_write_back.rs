@@ -89,17 +89,24 @@ enum KillPoint {
     MidResolve,
     /// Every resolve made and triage's write-back landed; the pass row's settle waits.
     AtSettle,
+    /// Every resolve made in provenance, the third one's verdict mark waiting: the verdicts say
+    /// two resolves.
+    AtMark,
 }
 
 /// Twelve SIGKILLs, each inside a pass's window between its resolves and its final write-back
-/// (`store::settle`), alternating two points: during the resolves (two of three made, the third
-/// held at its provenance row) and at the settle itself (triage's write-back already in, the
+/// (`store::settle`), taking turns at three points: during the resolves (two of three made, the
+/// third held at its provenance row), between the third resolve and its verdict's mark (the
+/// verdict row held), and at the settle itself (triage's write-back already in, the
 /// `closer.passes` row held). A fresh closer picks up the returned message each time.
 ///
 /// What makes it pass:
 /// - killed mid-resolve, the re-run claims again and asks the judge again, and the live re-read
 ///   before each resolve skips the commitments already resolved: each gets exactly one resolve
 ///   event (provenance's no-op resolve backs this up);
+/// - killed before the third resolve's mark, the re-run finds that commitment resolved by its
+///   own run's worker and counts it (`pass/resolve.rs`); without that it marked it `skipped`
+///   and the pass reported 2 of its 3 resolves (broken by hand);
 /// - killed at the settle, `Passes::recovered` sees triage holding this pass's own attempt
 ///   completed and settles the pass `completed` without asking the judge again. Without it the
 ///   re-run finds the run not eligible (its watermark covers every event) and the pass ends
@@ -140,11 +147,11 @@ async fn killing_the_closer_between_its_resolves_and_its_write_back_resolves_eac
             .map(|id| id.parse().expect("uuid"))
             .collect();
         let asked_before = judge.requests();
-        let point = if index % 2 == 0 {
-            KillPoint::AtSettle
-        } else {
-            KillPoint::MidResolve
-        };
+        let point = [
+            KillPoint::AtSettle,
+            KillPoint::MidResolve,
+            KillPoint::AtMark,
+        ][index % 3];
         let held = match point {
             KillPoint::MidResolve => {
                 let third = ids[PARTS - 1];
@@ -162,6 +169,39 @@ async fn killing_the_closer_between_its_resolves_and_its_write_back_resolves_eac
                     || async move {
                         resolves(admin, &ids[..PARTS - 1]).await == (PARTS - 1) as i64
                             && lock.waiters(admin).await > 0
+                    },
+                )
+                .await;
+                held
+            }
+            KillPoint::AtMark => {
+                // The first resolve is held at its provenance row: the verdicts are recorded by
+                // then, so the third's verdict row can be taken before any resolve is made.
+                let gate = Held::take(
+                    admin,
+                    "SELECT 1 FROM provenance.memories WHERE id = $1 FOR UPDATE",
+                    Some(ids[0]),
+                )
+                .await;
+                close(&client, &session).await;
+                let lock = &gate;
+                wait_until("the first resolve waiting", wait, || async move {
+                    lock.waiters(admin).await > 0
+                })
+                .await;
+                let held = Held::take(
+                    admin,
+                    "SELECT 1 FROM closer.verdicts WHERE memory_id = $1 FOR UPDATE",
+                    Some(ids[PARTS - 1]),
+                )
+                .await;
+                gate.release().await;
+                let lock = &held;
+                wait_until(
+                    "every resolve made, the third's mark waiting",
+                    wait,
+                    || async move {
+                        resolves(admin, ids).await == PARTS as i64 && lock.waiters(admin).await > 0
                     },
                 )
                 .await;
@@ -225,7 +265,7 @@ async fn killing_the_closer_between_its_resolves_and_its_write_back_resolves_eac
                 );
                 recovered += 1;
             }
-            KillPoint::MidResolve => {
+            KillPoint::MidResolve | KillPoint::AtMark => {
                 assert_eq!(
                     asked_again, 1,
                     "run {index}: the interrupted pass was redone"
