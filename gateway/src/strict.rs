@@ -34,6 +34,20 @@ pub struct BodyLimit {
     pub timeout: std::time::Duration,
 }
 
+impl BodyLimit {
+    /// The limits the router stored on `request` (the defaults when it stored none).
+    pub fn of<B>(request: &Request<B>) -> BodyLimit {
+        request
+            .extensions()
+            .get::<BodyLimit>()
+            .copied()
+            .unwrap_or(BodyLimit {
+                bytes: DEFAULT_BODY_LIMIT,
+                timeout: DEFAULT_BODY_TIMEOUT,
+            })
+    }
+}
+
 /// A route without query parameters: any key is 400, like an unknown key of a route that has
 /// some (a malformed query string too).
 #[derive(Debug, Clone, Copy)]
@@ -56,14 +70,7 @@ impl<S: Send + Sync> FromRequest<S> for LimitedBody {
     type Rejection = HttpError;
 
     async fn from_request(request: Request<Body>, _state: &S) -> Result<Self, Self::Rejection> {
-        let limit = request
-            .extensions()
-            .get::<BodyLimit>()
-            .copied()
-            .unwrap_or(BodyLimit {
-                bytes: DEFAULT_BODY_LIMIT,
-                timeout: DEFAULT_BODY_TIMEOUT,
-            });
+        let limit = BodyLimit::of(&request);
         crate::body::read_within(request, limit)
             .await
             .map(LimitedBody)

@@ -17,7 +17,7 @@ use baton_kit::error::ErrorCode;
 
 use crate::body::too_large;
 use crate::response::HttpError;
-use crate::strict::{BodyLimit, DEFAULT_BODY_TIMEOUT};
+use crate::strict::BodyLimit;
 
 /// The encodings an upload may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,13 +81,10 @@ pub fn decode(encoding: Encoding, bytes: &[u8], limit: usize) -> Result<Vec<u8>,
 /// Reads and decodes an upload's body.
 pub async fn read(request: Request<Body>, limit: usize) -> Result<Bytes, HttpError> {
     let encoding = encoding(request.headers())?;
-    let timeout = request
-        .extensions()
-        .get::<BodyLimit>()
-        .map_or(DEFAULT_BODY_TIMEOUT, |limits| limits.timeout);
+    // The router's deadline for the body, with the upload's own byte limit.
     let limits = BodyLimit {
         bytes: limit,
-        timeout,
+        ..BodyLimit::of(&request)
     };
     let raw = crate::body::read_within(request, limits).await?;
     if encoding == Encoding::Identity {
