@@ -1,5 +1,5 @@
 //! A stand-in for an OpenAI-compatible chat-completions endpoint, for closer tests run with
-//! `BATON_CLOSER_JUDGE=openai`: it answers every request with all the briefed ids it was sent
+//! `BATON_CLOSER__JUDGE=openai`: it answers every request with all the briefed ids it was sent
 //! (so each pass resolves its briefed commitments), each quoting the session's last message
 //! verbatim as its evidence (or, without one, the first written memory), after an optional
 //! delay, and can be held shut until a test releases it.

@@ -57,7 +57,7 @@ pub struct Baton {
 }
 
 /// The setting that takes the request rate limit out of a test's way.
-pub const UNLIMITED: (&str, &str) = ("BATON_RATE_LIMIT__REQUESTS", "1000000");
+pub const UNLIMITED: (&str, &str) = ("BATON_GATEWAY__RATE_LIMIT_REQUESTS", "1000000");
 
 impl Baton {
     /// Starts `baton serve all` with the test clock on and default limits.
@@ -254,7 +254,7 @@ pub fn base_env(database_url: &str, namespace: &str) -> Vec<(String, String)> {
         ("BATON_NOTIFY__LISTEN", "127.0.0.1:0"),
         ("BATON_LOG", "info"),
         // Hermetic whatever the caller's environment: tests that want the closer say so.
-        ("BATON_CLOSER_ENABLED", "false"),
+        ("BATON_CLOSER__ENABLED", "false"),
         // Many test processes share one Postgres (max_connections 100 by default).
         ("BATON_DATABASE_MAX_CONNECTIONS", "4"),
     ]

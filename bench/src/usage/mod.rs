@@ -10,7 +10,7 @@ use baton_tests::Baton;
 
 pub async fn run() -> anyhow::Result<()> {
     let baton = Baton::start_with(&[
-        ("BATON_RATE_LIMIT__REQUESTS", "10000000"),
+        ("BATON_GATEWAY__RATE_LIMIT_REQUESTS", "10000000"),
         ("BATON_LOG", "warn,baton=info"),
     ])
     .await;

@@ -25,9 +25,9 @@ async fn last_used(admin: &sqlx::PgPool) -> Option<chrono::DateTime<chrono::Utc>
 #[tokio::test]
 async fn bad_key_floods_spend_the_callers_bucket_never_the_tenants() {
     let baton = Baton::start_with(&[
-        ("BATON_RATE_LIMIT__REQUESTS", "5"),
-        ("BATON_RATE_LIMIT__FAILURES", "3"),
-        ("BATON_RATE_LIMIT__WINDOW", "60s"),
+        ("BATON_GATEWAY__RATE_LIMIT_REQUESTS", "5"),
+        ("BATON_GATEWAY__RATE_LIMIT_FAILURES", "3"),
+        ("BATON_GATEWAY__RATE_LIMIT_WINDOW", "60s"),
         ("BATON_GATEWAY__TRUSTED_PROXIES", "127.0.0.1/32, ::1"),
     ])
     .await;

@@ -13,7 +13,7 @@ use baton_tests::tls_proxy::TlsProxy;
 
 use crate::closer::{close, heartbeat, open_briefed, settled_pass};
 
-const ENABLED: (&str, &str) = ("BATON_CLOSER_ENABLED", "true");
+const ENABLED: (&str, &str) = ("BATON_CLOSER__ENABLED", "true");
 
 struct Material {
     ca: String,

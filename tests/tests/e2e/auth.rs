@@ -79,8 +79,8 @@ async fn keys_are_stored_as_prefix_and_hash_only() {
 #[tokio::test]
 async fn over_the_rate_limit_is_429_with_retry_after() {
     let baton = Baton::start_with(&[
-        ("BATON_RATE_LIMIT__REQUESTS", "3"),
-        ("BATON_RATE_LIMIT__WINDOW", "60s"),
+        ("BATON_GATEWAY__RATE_LIMIT_REQUESTS", "3"),
+        ("BATON_GATEWAY__RATE_LIMIT_WINDOW", "60s"),
     ])
     .await;
     let (_, client) = baton.tenant_client("limited").await;

@@ -8,7 +8,7 @@ use uuid::Uuid;
 use baton_tests::judge::FakeJudge;
 use baton_tests::{Baton, Client};
 
-const ENABLED: (&str, &str) = ("BATON_CLOSER_ENABLED", "true");
+const ENABLED: (&str, &str) = ("BATON_CLOSER__ENABLED", "true");
 
 /// A commitment the evidence judge can recognise as done from [`DONE`].
 pub async fn commitment(client: &Client, topic: &str, content: &str) -> String {
@@ -324,8 +324,8 @@ async fn a_resurrection_while_the_judge_decides_fences_the_pass() {
     let judge = FakeJudge::start(Duration::ZERO, true).await;
     let baton = Baton::start_with(&[
         ENABLED,
-        ("BATON_CLOSER_JUDGE", "openai"),
-        ("BATON_CLOSER_JUDGE_URL", judge.url.as_str()),
+        ("BATON_CLOSER__JUDGE", "openai"),
+        ("BATON_CLOSER__JUDGE_URL", judge.url.as_str()),
     ])
     .await;
     let (_, client) = baton.tenant_client("fence").await;
@@ -373,9 +373,9 @@ async fn over_budget_the_pass_is_refused_and_nothing_is_billed() {
     let judge = FakeJudge::start(Duration::ZERO, false).await;
     let baton = Baton::start_with(&[
         ENABLED,
-        ("BATON_CLOSER_JUDGE", "openai"),
-        ("BATON_CLOSER_JUDGE_URL", judge.url.as_str()),
-        ("BATON_CLOSER_MONTHLY_TOKEN_BUDGET", "10"),
+        ("BATON_CLOSER__JUDGE", "openai"),
+        ("BATON_CLOSER__JUDGE_URL", judge.url.as_str()),
+        ("BATON_CLOSER__MONTHLY_TOKEN_BUDGET", "10"),
     ])
     .await;
     let (_, client) = baton.tenant_client("budget").await;

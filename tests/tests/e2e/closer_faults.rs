@@ -75,13 +75,13 @@ async fn killing_the_closer_mid_pass_twenty_times_redoes_the_interrupted_work_an
     // A slow judge keeps passes in flight, so kills land mid-pass.
     let judge = FakeJudge::start(Duration::from_millis(300), false).await;
     let judge_env = [
-        ("BATON_CLOSER_ENABLED", "true"),
-        ("BATON_CLOSER_JUDGE", "openai"),
-        ("BATON_CLOSER_JUDGE_URL", judge.url.as_str()),
+        ("BATON_CLOSER__ENABLED", "true"),
+        ("BATON_CLOSER__JUDGE", "openai"),
+        ("BATON_CLOSER__JUDGE_URL", judge.url.as_str()),
     ];
     let baton = Baton::start_services(
         &["registry", "provenance", "triage", "gateway"],
-        &[("BATON_RATE_LIMIT__REQUESTS", "100000")],
+        &[("BATON_GATEWAY__RATE_LIMIT_REQUESTS", "100000")],
     )
     .await;
     let (_, client) = baton.tenant_client("crash").await;
@@ -197,11 +197,11 @@ async fn sessions_closing_while_the_broker_is_killed_all_reach_the_closer_once_i
     let judge = FakeJudge::start(Duration::from_millis(50), true).await;
     let amqp_url = broker.amqp_url();
     let baton = Baton::start_with(&[
-        ("BATON_CLOSER_ENABLED", "true"),
-        ("BATON_CLOSER_JUDGE", "openai"),
-        ("BATON_CLOSER_JUDGE_URL", judge.url.as_str()),
+        ("BATON_CLOSER__ENABLED", "true"),
+        ("BATON_CLOSER__JUDGE", "openai"),
+        ("BATON_CLOSER__JUDGE_URL", judge.url.as_str()),
         ("BATON_AMQP_URL", amqp_url.as_str()),
-        ("BATON_RATE_LIMIT__REQUESTS", "100000"),
+        ("BATON_GATEWAY__RATE_LIMIT_REQUESTS", "100000"),
     ])
     .await;
     let (_, client) = baton.tenant_client("broker").await;

@@ -26,10 +26,10 @@ use crate::closer::{close, finish, open_briefed, open_briefed_on_done};
 async fn a_duplicate_delivery_of_one_message_id_is_absorbed_by_the_closer_inbox() {
     let judge = FakeJudge::start(Duration::ZERO, false).await;
     let baton = Baton::start_with(&[
-        ("BATON_CLOSER_ENABLED", "true"),
-        ("BATON_CLOSER_JUDGE", "openai"),
-        ("BATON_CLOSER_JUDGE_URL", judge.url.as_str()),
-        ("BATON_CLOSER_MONTHLY_TOKEN_BUDGET", "0"),
+        ("BATON_CLOSER__ENABLED", "true"),
+        ("BATON_CLOSER__JUDGE", "openai"),
+        ("BATON_CLOSER__JUDGE_URL", judge.url.as_str()),
+        ("BATON_CLOSER__MONTHLY_TOKEN_BUDGET", "0"),
     ])
     .await;
     let tenant = baton.create_tenant("dup").await;
@@ -160,7 +160,7 @@ async fn wait_for_queue(connection: &lapin::Connection, queue: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_poison_message_is_dead_lettered_and_others_keep_flowing() {
-    let baton = Baton::start_with(&[("BATON_CLOSER_ENABLED", "true")]).await;
+    let baton = Baton::start_with(&[("BATON_CLOSER__ENABLED", "true")]).await;
     let (_, client) = baton.tenant_client("poison").await;
     let admin = baton.admin().await;
     // Baton declares its own topology as it starts; the test only waits for it.
@@ -210,7 +210,7 @@ async fn a_poison_message_is_dead_lettered_and_others_keep_flowing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_close_message_for_an_unknown_or_open_run_settles_as_not_found_or_not_closed() {
-    let baton = Baton::start_with(&[("BATON_CLOSER_ENABLED", "true")]).await;
+    let baton = Baton::start_with(&[("BATON_CLOSER__ENABLED", "true")]).await;
     let (tenant, client) = baton.tenant_client("strays").await;
     let admin = baton.admin().await;
     let open_run = open_briefed(&client, "still-open", &[]).await;

@@ -27,9 +27,9 @@ const DONE: &str = "Done: migrated the orders table to uuid keys and the suite p
 
 fn judge_env(judge: &FakeJudge) -> [(&'static str, String); 3] {
     [
-        ("BATON_CLOSER_ENABLED", "true".to_string()),
-        ("BATON_CLOSER_JUDGE", "openai".to_string()),
-        ("BATON_CLOSER_JUDGE_URL", judge.url.clone()),
+        ("BATON_CLOSER__ENABLED", "true".to_string()),
+        ("BATON_CLOSER__JUDGE", "openai".to_string()),
+        ("BATON_CLOSER__JUDGE_URL", judge.url.clone()),
     ]
 }
 
@@ -108,7 +108,7 @@ async fn two_sweeps_released_at_once_close_each_lapsed_row_once_and_retry_each_d
     let judge = FakeJudge::start(Duration::ZERO, false).await;
     let baton = Baton::start_services(
         &["registry", "provenance", "triage", "gateway"],
-        &[("BATON_CLOSER_MONTHLY_TOKEN_BUDGET", "0")],
+        &[("BATON_CLOSER__MONTHLY_TOKEN_BUDGET", "0")],
     )
     .await;
     let admin = &baton.admin().await;
@@ -328,7 +328,7 @@ async fn two_closer_replicas_on_one_queue_run_each_pass_once_though_every_close_
     // The judge holds every request until all runs have reached it; under the suite's load
     // that setup may outlast the closer's 30 s judge timeout, which would fail a pass for a
     // reason that is not this test's.
-    env.push(("BATON_CLOSER_JUDGE_TIMEOUT", "300s"));
+    env.push(("BATON_CLOSER__JUDGE_TIMEOUT", "300s"));
     let replicas = [
         baton.spawn_closer(&env).await,
         baton.spawn_closer(&env).await,

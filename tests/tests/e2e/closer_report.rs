@@ -13,7 +13,7 @@ use baton_tests::{Baton, Client, SERVICE_TOKEN, binary};
 
 use crate::closer::{close, heartbeat, open_briefed, open_briefed_on_two, settled_pass};
 
-const ENABLED: (&str, &str) = ("BATON_CLOSER_ENABLED", "true");
+const ENABLED: (&str, &str) = ("BATON_CLOSER__ENABLED", "true");
 const DONE: &str = "Done: migrated the orders table to uuid keys and the suite passes.";
 
 /// `baton report closer --json` for one tenant (or all, with `None`).

@@ -120,9 +120,9 @@ async fn killing_the_closer_between_its_resolves_and_its_write_back_resolves_eac
     const PARTS: usize = 3;
     let judge = FakeJudge::start(Duration::ZERO, false).await;
     let judge_env = [
-        ("BATON_CLOSER_ENABLED", "true"),
-        ("BATON_CLOSER_JUDGE", "openai"),
-        ("BATON_CLOSER_JUDGE_URL", judge.url.as_str()),
+        ("BATON_CLOSER__ENABLED", "true"),
+        ("BATON_CLOSER__JUDGE", "openai"),
+        ("BATON_CLOSER__JUDGE_URL", judge.url.as_str()),
     ];
     let baton = Baton::start_services(&["registry", "provenance", "triage", "gateway"], &[]).await;
     let (_, client) = baton.tenant_client("window").await;

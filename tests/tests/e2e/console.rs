@@ -430,7 +430,7 @@ async fn the_session_page_shows_the_fixture_agent_tree_at_the_apis_cost() {
 
 #[tokio::test]
 async fn undo_on_a_closer_resolve_reopens_the_commitment() {
-    let baton = Baton::start_with(&[UNLIMITED, ("BATON_CLOSER_ENABLED", "true")]).await;
+    let baton = Baton::start_with(&[UNLIMITED, ("BATON_CLOSER__ENABLED", "true")]).await;
     let (tenant, client) = baton.tenant_client("console-undo").await;
     let admin = baton.admin().await;
     let key = console_key(&baton, &tenant).await;

@@ -34,7 +34,7 @@ async fn a_postgres_restart_answers_503_loses_nothing_and_heals_itself() {
     let baton = Baton::start_on_cluster(
         &cluster.admin_url(),
         &[
-            ("BATON_RATE_LIMIT__REQUESTS", "1000000"),
+            ("BATON_GATEWAY__RATE_LIMIT_REQUESTS", "1000000"),
             ("BATON_DATABASE_MAX_CONNECTIONS", "4"),
         ],
     )

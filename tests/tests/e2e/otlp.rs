@@ -111,7 +111,7 @@ async fn a_collector_sees_each_component_its_client_spans_errors_and_fitted_late
         ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
         ("OTEL_BSP_SCHEDULE_DELAY", "100"),
         ("OTEL_METRIC_EXPORT_INTERVAL", "300"),
-        ("BATON_CLOSER_ENABLED", "true"),
+        ("BATON_CLOSER__ENABLED", "true"),
     ])
     .await;
     let (tenant, client) = baton.tenant_client("otlp").await;

@@ -43,7 +43,7 @@ fn command(database_url: &str, args: &[&str]) -> Command {
         )
         .env("BATON_SERVICE_TOKEN", SERVICE_TOKEN)
         .env("BATON_LOG", "debug")
-        .env("BATON_CLOSER_ENABLED", "true")
+        .env("BATON_CLOSER__ENABLED", "true")
         .env("BATON_DATABASE_MAX_CONNECTIONS", "2")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

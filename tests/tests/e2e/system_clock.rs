@@ -35,15 +35,15 @@ async fn the_sweep_closes_a_stale_session_and_retries_a_refused_pass_after_its_b
     let judge = FakeJudge::start(Duration::ZERO, false).await;
     let baton = Baton::start_with(&[
         ("BATON_TEST_CLOCK", "0"),
-        ("BATON_CLOSER_ENABLED", "true"),
-        ("BATON_CLOSER_JUDGE", "openai"),
-        ("BATON_CLOSER_JUDGE_URL", judge.url.as_str()),
+        ("BATON_CLOSER__ENABLED", "true"),
+        ("BATON_CLOSER__JUDGE", "openai"),
+        ("BATON_CLOSER__JUDGE_URL", judge.url.as_str()),
         // Nothing may be spent until the operator raises the budget below.
-        ("BATON_CLOSER_MONTHLY_TOKEN_BUDGET", "0"),
-        ("BATON_CLOSER_BACKOFF_BASE", "2s"),
-        ("BATON_SWEEP_INTERVAL", "1s"),
-        ("BATON_SESSION_LEASE", "60s"),
-        ("BATON_SESSION_GRACE", "1s"),
+        ("BATON_CLOSER__MONTHLY_TOKEN_BUDGET", "0"),
+        ("BATON_CLOSER__BACKOFF_BASE", "2s"),
+        ("BATON_CLOSER__SWEEP_INTERVAL", "1s"),
+        ("BATON_REGISTRY__SESSION_LEASE", "60s"),
+        ("BATON_REGISTRY__SESSION_GRACE", "1s"),
     ])
     .await;
     let (tenant, client) = baton.tenant_client("system-clock").await;

@@ -176,7 +176,7 @@ async fn every_table_in_a_baton_schema_forces_row_level_security_or_is_a_named_e
 
 #[tokio::test]
 async fn as_each_runtime_role_another_tenants_rows_are_invisible_and_untouchable() {
-    let baton = Baton::start_with(&[("BATON_CLOSER_ENABLED", "true")]).await;
+    let baton = Baton::start_with(&[("BATON_CLOSER__ENABLED", "true")]).await;
     let tenant = baton.create_tenant("rls-a").await;
     let a: Uuid = tenant.tenant_id.parse().expect("tenant id");
     let b = Uuid::now_v7();

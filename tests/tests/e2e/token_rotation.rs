@@ -64,7 +64,7 @@ impl Files {
                 self.accepted.display().to_string(),
             ),
             ("BATON_SERVICE_TOKEN_RELOAD", "100ms".to_string()),
-            ("BATON_RATE_LIMIT__REQUESTS", "1000000".to_string()),
+            ("BATON_GATEWAY__RATE_LIMIT_REQUESTS", "1000000".to_string()),
         ] {
             env.push((key.to_string(), value));
         }

@@ -146,7 +146,7 @@ async fn one_trace_spans_the_close_request_the_bus_and_the_closers_resolve() {
         ("BATON_DATABASE_URL", database.url()),
         ("BATON_DATABASE_MAX_CONNECTIONS", "4"),
         ("BATON_BUS_NAMESPACE", namespace.as_str()),
-        ("BATON_CLOSER_ENABLED", "true"),
+        ("BATON_CLOSER__ENABLED", "true"),
     ]);
     let never = baton_kit::shutdown::Shutdown::never;
     let registry_config = baton_registry::RegistryConfig::from_env(&env).expect("config");
