@@ -5,6 +5,7 @@ use uuid::Uuid;
 
 use baton_kit::error::ApiError;
 use baton_kit::grpc::run_events::run_event_ids;
+use baton_kit::grpc::session_read;
 use baton_kit::grpc::{Outbound, OutboundCall};
 use baton_kit::text;
 use baton_proto::provenance::v1 as provenance;
@@ -143,19 +144,13 @@ impl Links {
 
     /// The run's current epoch and closed state (the fence re-check before each resolve).
     pub async fn epoch(&self, call: &OutboundCall, run_id: Uuid) -> Result<(i64, bool), ApiError> {
-        let request = registry::GetSessionRequest {
-            lookup: Some(registry::get_session_request::Lookup::SessionRunId(
-                run_id.to_string(),
-            )),
-        };
-        let session = self
-            .registry
-            .clone()
-            .get_session(self.outbound.request(call, request))
-            .await?
-            .into_inner()
-            .session
-            .ok_or_else(|| ApiError::internal("registry answered no session"))?;
+        let session = session_read::session(
+            &self.registry,
+            &self.outbound,
+            call,
+            session_read::by_run(run_id),
+        )
+        .await?;
         Ok((session.activation_epoch, session.closed_at.is_some()))
     }
 

@@ -9,7 +9,7 @@ use baton_kit::grpc::TracedChannel;
 use uuid::Uuid;
 
 use baton_kit::error::{ApiError, ErrorCode};
-use baton_kit::grpc::{Outbound, OutboundCall};
+use baton_kit::grpc::{Outbound, OutboundCall, session_read};
 use baton_kit::text;
 use baton_proto::provenance::v1 as proto;
 use baton_proto::registry::v1 as registry;
@@ -122,16 +122,9 @@ impl RegistryLink {
 
     /// Reads run `id` from registry: an answer means it is one of the tenant's runs.
     async fn get_run(&self, call: &OutboundCall, id: Uuid) -> Result<(), tonic::Status> {
-        let request = registry::GetSessionRequest {
-            lookup: Some(registry::get_session_request::Lookup::SessionRunId(
-                id.to_string(),
-            )),
-        };
-        self.client
-            .clone()
-            .get_session(self.outbound.request(call, request))
-            .await?;
-        Ok(())
+        session_read::session(&self.client, &self.outbound, call, session_read::by_run(id))
+            .await
+            .map(drop)
     }
 }
 

@@ -8,6 +8,7 @@ use uuid::Uuid;
 use baton_kit::clock::from_timestamp;
 use baton_kit::error::ApiError;
 use baton_kit::grpc::run_events::run_event_ids;
+use baton_kit::grpc::session_read;
 use baton_kit::grpc::{Outbound, OutboundCall};
 use baton_kit::selector::Selector;
 use baton_kit::text;
@@ -79,8 +80,7 @@ impl Links {
         call: &OutboundCall,
         run_id: Uuid,
     ) -> Result<SessionFacts, ApiError> {
-        let lookup = registry::get_session_request::Lookup::SessionRunId(run_id.to_string());
-        self.session(call, lookup).await
+        self.session(call, session_read::by_run(run_id)).await
     }
 
     async fn session(
@@ -88,17 +88,7 @@ impl Links {
         call: &OutboundCall,
         lookup: registry::get_session_request::Lookup,
     ) -> Result<SessionFacts, ApiError> {
-        let request = registry::GetSessionRequest {
-            lookup: Some(lookup),
-        };
-        let session = self
-            .registry
-            .clone()
-            .get_session(self.outbound.request(call, request))
-            .await?
-            .into_inner()
-            .session
-            .ok_or_else(|| ApiError::internal("registry answered no session"))?;
+        let session = session_read::session(&self.registry, &self.outbound, call, lookup).await?;
         Ok(SessionFacts {
             run_id: text::session_run_id("sessionRunId", &session.session_run_id)?,
             live: session.liveness == registry::Liveness::Live as i32,

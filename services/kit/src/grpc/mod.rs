@@ -16,6 +16,7 @@ pub mod local;
 pub mod metadata;
 pub mod run_events;
 pub mod server;
+pub mod session_read;
 pub mod settings;
 pub mod stack;
 pub mod token;
