@@ -19,7 +19,34 @@ use http_body_util::BodyExt;
 use baton_kit::error::ErrorCode;
 
 use crate::response::HttpError;
-use crate::strict::BodyLimit;
+
+/// Largest body accepted when no limit is configured on the router state.
+pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
+
+/// Longest a body may take to arrive when no limit is configured.
+pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The body limits the router was built with, stored as a request extension: most bytes, and
+/// most time for the whole body to arrive (a client dripping its body is cut off).
+#[derive(Debug, Clone, Copy)]
+pub struct BodyLimit {
+    pub bytes: usize,
+    pub timeout: std::time::Duration,
+}
+
+impl BodyLimit {
+    /// The limits the router stored on `request` (the defaults when it stored none).
+    pub fn of<B>(request: &Request<B>) -> BodyLimit {
+        request
+            .extensions()
+            .get::<BodyLimit>()
+            .copied()
+            .unwrap_or(BodyLimit {
+                bytes: DEFAULT_BODY_LIMIT,
+                timeout: DEFAULT_BODY_TIMEOUT,
+            })
+    }
+}
 
 /// Fewest bytes of an oversized body read and discarded before the connection closes.
 const MIN_DRAIN: u64 = 1 << 20;

@@ -20,8 +20,8 @@ use tower::{BoxError, ServiceBuilder};
 
 use baton_kit::error::ErrorCode;
 
+use crate::body::BodyLimit;
 use crate::response::HttpError;
-use crate::strict::BodyLimit;
 
 /// The limits every request of the router meets.
 #[derive(Debug, Clone)]

@@ -18,35 +18,8 @@ use baton_kit::error::ErrorCode;
 use baton_kit::shape_error;
 use baton_kit::text::{self, TextKind};
 
+use crate::body::BodyLimit;
 use crate::response::HttpError;
-
-/// Largest body accepted when no limit is configured on the router state.
-pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
-
-/// Longest a body may take to arrive when no limit is configured.
-pub const DEFAULT_BODY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-/// The body limits the router was built with, stored as a request extension: most bytes, and
-/// most time for the whole body to arrive (a client dripping its body is cut off).
-#[derive(Debug, Clone, Copy)]
-pub struct BodyLimit {
-    pub bytes: usize,
-    pub timeout: std::time::Duration,
-}
-
-impl BodyLimit {
-    /// The limits the router stored on `request` (the defaults when it stored none).
-    pub fn of<B>(request: &Request<B>) -> BodyLimit {
-        request
-            .extensions()
-            .get::<BodyLimit>()
-            .copied()
-            .unwrap_or(BodyLimit {
-                bytes: DEFAULT_BODY_LIMIT,
-                timeout: DEFAULT_BODY_TIMEOUT,
-            })
-    }
-}
 
 /// A route without query parameters: any key is 400, like an unknown key of a route that has
 /// some (a malformed query string too).

@@ -15,9 +15,9 @@ use http::HeaderMap;
 
 use baton_kit::error::ErrorCode;
 
+use crate::body::BodyLimit;
 use crate::body::too_large;
 use crate::response::HttpError;
-use crate::strict::BodyLimit;
 
 /// The encodings an upload may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
