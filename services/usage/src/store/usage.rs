@@ -21,6 +21,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use sqlx::Acquire;
 use uuid::Uuid;
 
 use baton_usage_model::{PriceTable, UsageRecord};
@@ -98,6 +99,13 @@ pub async fn write(
         .collect();
     pending.sort_by(|a, b| (&a.row.agent, &a.row.dedup_key).cmp(&(&b.row.agent, &b.row.dedup_key)));
     let mut deltas: Vec<(Key, Delta)> = Vec::new();
+    if insert_fresh(tx, tenant_id, batch, &pending).await? {
+        for write in pending.drain(..) {
+            written.inserted += 1;
+            written.newest_written_at = written.newest_written_at.max(Some(write.row.at));
+            deltas.push((write.key.clone(), write.delta()));
+        }
+    }
     for _ in 0..MAX_ROUNDS {
         if pending.is_empty() {
             break;
@@ -142,6 +150,32 @@ pub async fn write(
     }
     rollups::apply(tx, tenant_id, &rollups::merge(deltas)).await?;
     Ok(written)
+}
+
+/// The common case first: a batch whose keys no row holds (new usage, the usual upload) is
+/// one plain insert — no conflict arbiter to consult per row, no keys to answer — inside a
+/// savepoint. Any held key fails it as a whole; the savepoint is rolled back and the batch
+/// takes the insert-then-lock rounds of [`write`], which decide each held key. `true` when every
+/// row was inserted. (Measured on the bench's 1,000-row batches: the plain statement costs
+/// Postgres about 15% less than `ON CONFLICT DO NOTHING RETURNING`.)
+async fn insert_fresh(
+    tx: &mut Tx,
+    tenant_id: Uuid,
+    batch: &Batch,
+    writes: &[Write<'_>],
+) -> Result<bool, sqlx::Error> {
+    let mut savepoint = tx.begin().await?;
+    match usage_insert::insert_fresh(&mut savepoint, tenant_id, batch, writes).await {
+        Ok(()) => {
+            savepoint.commit().await?;
+            Ok(true)
+        }
+        Err(error) if usage_insert::held_key(&error) => {
+            savepoint.rollback().await?;
+            Ok(false)
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// Insert-then-lock rounds before a key that keeps vanishing fails the upload.

@@ -5,6 +5,7 @@
 //! with [`Conflict::Replace`].
 
 use chrono::{DateTime, Utc};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::Tx;
@@ -102,12 +103,12 @@ pub(super) enum Conflict {
 }
 
 /// The statement that writes a batch's usage rows, closed by the conflict clause `$conflict` (a
-/// string literal), its 28 parameters bound from the batch and its columns; answers the keys
-/// written, as [`UsageKey`]s.
+/// string literal), its 28 parameters bound from the batch and its columns. `query_as` with
+/// [`UsageKey`] for a clause that answers the keys written, `query` for the plain insert.
 macro_rules! insert_usage {
-    ($conflict:literal, $tenant_id:expr, $batch:expr, $columns:expr) => {
-        sqlx::query_as!(
-            UsageKey,
+    ($query:ident $(, $answer:ty)?; $conflict:literal, $tenant_id:expr, $batch:expr, $columns:expr) => {
+        sqlx::$query!(
+            $($answer,)?
             "INSERT INTO usage.token_usage AS t (tenant_id, agent, dedup_key, session_id, \
                agent_id, agent_kind, project_slug, host_id, model, model_key, at, input, output, \
                cache_read, cache_write_5m, cache_write_1h, service_tier, speed, inference_geo, \
@@ -155,6 +156,30 @@ macro_rules! insert_usage {
     };
 }
 
+/// Writes `writes` in one plain statement: no conflict clause, nothing answered. A key another
+/// row holds fails the statement as a whole (a unique violation of `token_usage_pkey`, which
+/// [`held_key`] tells apart), after waiting for a concurrent upload that holds it uncommitted.
+pub(super) async fn insert_fresh(
+    connection: &mut PgConnection,
+    tenant_id: Uuid,
+    batch: &Batch,
+    writes: &[Write<'_>],
+) -> Result<(), sqlx::Error> {
+    let mut columns = Columns::default();
+    for write in writes {
+        columns.push(write);
+    }
+    insert_usage!(query; "", tenant_id, batch, columns)
+        .execute(connection)
+        .await?;
+    Ok(())
+}
+
+/// Whether [`insert_fresh`] failed because a row already holds one of its keys.
+pub(super) fn held_key(error: &sqlx::Error) -> bool {
+    baton_kit::db::is_unique_violation(error, "token_usage_pkey")
+}
+
 /// The keys a [`write`] wrote, sorted.
 pub(super) struct WrittenKeys(Vec<UsageKey>);
 
@@ -182,7 +207,7 @@ pub(super) async fn write(
     let mut keys =
         match conflict {
             Conflict::Skip => insert_usage!(
-                "ON CONFLICT (tenant_id, agent, dedup_key) DO NOTHING RETURNING agent, dedup_key",
+                query_as, UsageKey; "ON CONFLICT (tenant_id, agent, dedup_key) DO NOTHING RETURNING agent, dedup_key",
                 tenant_id,
                 batch,
                 columns
@@ -194,7 +219,7 @@ pub(super) async fn write(
             // follows the copy, see `store/usage.rs`).
             Conflict::Replace => {
                 insert_usage!(
-                    "ON CONFLICT (tenant_id, agent, dedup_key) DO UPDATE SET \
+                    query_as, UsageKey; "ON CONFLICT (tenant_id, agent, dedup_key) DO UPDATE SET \
                session_id = EXCLUDED.session_id, agent_id = EXCLUDED.agent_id, \
                agent_kind = EXCLUDED.agent_kind, project_slug = EXCLUDED.project_slug, \
                host_id = EXCLUDED.host_id, member = EXCLUDED.member, model = EXCLUDED.model, \
