@@ -124,6 +124,57 @@ async fn a_larger_output_replaces_a_smaller_does_not_and_a_sidechain_yields() {
     assert_eq!(hosts, ["host-a", "host-b"]);
 }
 
+/// A batch of new keys is written by one plain insert; one held key anywhere in it fails that
+/// insert as a whole, and the batch is then written key by key under the collision rule: the
+/// new rows inserted, the held one decided, nothing counted twice.
+#[tokio::test]
+async fn a_batch_of_new_keys_with_one_held_key_inserts_the_new_and_decides_the_held() {
+    let (harness, tenant) = Harness::with_tenant().await;
+    harness.upload(tenant, NOW, full_batch()).await;
+    let mut request = batch("host-a");
+    request.usage = vec![
+        lead("msg_0:req_0", "claude-opus-4-5", "2026-03-01T10:00:30Z", 10),
+        lead("msg_1:req_1", "claude-opus-4-5", "2026-03-01T10:01:00Z", 90),
+        lead("msg_9:req_9", "claude-opus-4-5", "2026-03-01T10:09:00Z", 30),
+    ];
+    let answer = harness.upload(tenant, NOW, request.clone()).await;
+    assert_eq!(
+        (
+            answer.usage_inserted,
+            answer.usage_replaced,
+            answer.usage_unchanged
+        ),
+        (2, 1, 0)
+    );
+    let outputs: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT dedup_key, output FROM usage.token_usage WHERE tenant_id = $1 ORDER BY dedup_key",
+    )
+    .bind(tenant)
+    .fetch_all(&harness.admin)
+    .await
+    .expect("rows");
+    let expected = [
+        ("msg_0:req_0", 10),
+        ("msg_1:req_1", 90),
+        ("msg_2:req_2", 70),
+        ("msg_9:req_9", 30),
+    ]
+    .map(|(key, output)| (key.to_string(), output));
+    assert_eq!(outputs, expected);
+    assert_rollups_consistent(&harness.admin, tenant).await;
+    // Sent again, every key is held: nothing moves.
+    let again = harness.upload(tenant, NOW, request).await;
+    assert_eq!(
+        (
+            again.usage_inserted,
+            again.usage_replaced,
+            again.usage_unchanged
+        ),
+        (0, 0, 3)
+    );
+    assert_rollups_consistent(&harness.admin, tenant).await;
+}
+
 #[tokio::test]
 async fn unknown_references_are_not_found_and_nothing_is_written() {
     let (harness, tenant) = Harness::with_tenant().await;
