@@ -15,8 +15,7 @@ use http::HeaderMap;
 
 use baton_kit::error::ErrorCode;
 
-use crate::body::BodyLimit;
-use crate::body::too_large;
+use crate::body::{BodyLimit, too_large};
 use crate::response::HttpError;
 
 /// The encodings an upload may use.

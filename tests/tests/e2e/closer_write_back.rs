@@ -82,6 +82,33 @@ pub async fn resolves(admin: &PgPool, memories: &[Uuid]) -> i64 {
     .expect("memory_events")
 }
 
+/// Moves the pass on from `gate` to a lock it takes later: once the pass waits at `gate`, takes
+/// `next` (a statement and its row, as [`Held::take`]), releases `gate`, and answers `next`
+/// held once every resolve of `memories` is made and the pass waits at `next` (`step` names it).
+async fn hold_further(
+    admin: &PgPool,
+    memories: &[Uuid],
+    wait: Duration,
+    gate: Held,
+    next: (&'static str, Option<Uuid>),
+    step: &str,
+) -> Held {
+    let lock = &gate;
+    wait_until("the pass waiting at the gate", wait, || async move {
+        lock.waiters(admin).await > 0
+    })
+    .await;
+    let held = Held::take(admin, next.0, next.1).await;
+    gate.release().await;
+    let lock = &held;
+    let what = format!("every resolve made and {step} waiting");
+    wait_until(&what, wait, || async move {
+        resolves(admin, memories).await == memories.len() as i64 && lock.waiters(admin).await > 0
+    })
+    .await;
+    held
+}
+
 /// Where a run's closer is killed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum KillPoint {
@@ -184,28 +211,11 @@ async fn killing_the_closer_between_its_resolves_and_its_write_back_resolves_eac
                 )
                 .await;
                 close(&client, &session).await;
-                let lock = &gate;
-                wait_until("the first resolve waiting", wait, || async move {
-                    lock.waiters(admin).await > 0
-                })
-                .await;
-                let held = Held::take(
-                    admin,
+                let third_mark = (
                     "SELECT 1 FROM closer.verdicts WHERE memory_id = $1 FOR UPDATE",
                     Some(ids[PARTS - 1]),
-                )
-                .await;
-                gate.release().await;
-                let lock = &held;
-                wait_until(
-                    "every resolve made, the third's mark waiting",
-                    wait,
-                    || async move {
-                        resolves(admin, ids).await == PARTS as i64 && lock.waiters(admin).await > 0
-                    },
-                )
-                .await;
-                held
+                );
+                hold_further(admin, ids, wait, gate, third_mark, "the third's mark").await
             }
             KillPoint::AtSettle => {
                 // The claim updates the pass row too, so the row is held only once the claim is
@@ -213,27 +223,11 @@ async fn killing_the_closer_between_its_resolves_and_its_write_back_resolves_eac
                 let gate =
                     Held::take(admin, "LOCK TABLE closer.verdicts IN SHARE MODE", None).await;
                 close(&client, &session).await;
-                let lock = &gate;
-                wait_until("the verdict waiting", wait, || async move {
-                    lock.waiters(admin).await > 0
-                })
-                .await;
-                let held = Held::take(
-                    admin,
+                let settle = (
                     "SELECT 1 FROM closer.passes WHERE session_run_id = $1 FOR NO KEY UPDATE",
                     Some(run.parse().expect("uuid")),
-                )
-                .await;
-                gate.release().await;
-                let lock = &held;
-                wait_until(
-                    "every resolve made and the settle waiting",
-                    wait,
-                    || async move {
-                        resolves(admin, ids).await == PARTS as i64 && lock.waiters(admin).await > 0
-                    },
-                )
-                .await;
+                );
+                let held = hold_further(admin, ids, wait, gate, settle, "the settle").await;
                 let status: String =
                     sqlx::query_scalar("SELECT status FROM triage.runs WHERE session_run_id = $1")
                         .bind(run.parse::<Uuid>().expect("uuid"))

@@ -44,6 +44,15 @@ pub struct Written {
     pub newest_written_at: Option<DateTime<Utc>>,
 }
 
+impl Written {
+    /// Counts `write` as inserted; answers the rollup delta it adds.
+    fn count_insert(&mut self, write: &Write<'_>) -> (Key, Delta) {
+        self.inserted += 1;
+        self.newest_written_at = self.newest_written_at.max(Some(write.row.at));
+        (write.key.clone(), write.delta())
+    }
+}
+
 /// A stored usage row as the collision rule and the rollups see it.
 struct Stored {
     record: UsageRecord,
@@ -100,11 +109,7 @@ pub async fn write(
     pending.sort_by(|a, b| (&a.row.agent, &a.row.dedup_key).cmp(&(&b.row.agent, &b.row.dedup_key)));
     let mut deltas: Vec<(Key, Delta)> = Vec::new();
     if insert_fresh(tx, tenant_id, batch, &pending).await? {
-        for write in pending.drain(..) {
-            written.inserted += 1;
-            written.newest_written_at = written.newest_written_at.max(Some(write.row.at));
-            deltas.push((write.key.clone(), write.delta()));
-        }
+        deltas.extend(pending.drain(..).map(|write| written.count_insert(&write)));
     }
     for _ in 0..MAX_ROUNDS {
         if pending.is_empty() {
@@ -114,9 +119,7 @@ pub async fn write(
         let mut held = Vec::new();
         for write in pending {
             if inserted.contains(&write.row.key()) {
-                written.inserted += 1;
-                written.newest_written_at = written.newest_written_at.max(Some(write.row.at));
-                deltas.push((write.key.clone(), write.delta()));
+                deltas.push(written.count_insert(&write));
             } else {
                 held.push(write);
             }
